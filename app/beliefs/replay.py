@@ -1,0 +1,261 @@
+"""Replay a trace of actions through the belief engine, keeping every step's state at hand.
+
+Each step stores only its diff; a full copy of the flat state is kept every `CHECKPOINT_EVERY` steps, so
+materialising any step costs one dict copy plus a few diffs, and a 1,000-step replay stays in the
+milliseconds.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from app.beliefs.engine import (
+    MISSING,
+    SLOT,
+    ActionArgumentError,
+    BeliefTracker,
+    Change,
+    CellKey,
+    QuirkNote,
+    StepOutcome,
+    UnknownActionError,
+    is_positive,
+)
+from storage.errors import ThinsliceError
+
+CHECKPOINT_EVERY = 32
+_LAYER_NAMES = {"world": "world_state", "first": "first_order", "second": "second_order"}
+
+
+class TraceError(ThinsliceError):
+    """A trace that cannot be replayed: not JSON, wrong shape, unknown action or wrong arguments."""
+
+    def __init__(self, message: str, step: int | None = None) -> None:
+        self.step = step
+        super().__init__(f"step {step} (0-based): {message}" if step is not None else message)
+
+
+class BeliefState:
+    """A read-only view of the state after one step, over the flat cell mapping of the engine."""
+
+    def __init__(self, cells: Mapping[CellKey, Any]) -> None:
+        self.cells = cells
+
+    def get(self, key: CellKey) -> Any:
+        return self.cells.get(key)
+
+    def world(self, entity: str, prop: str) -> Any:
+        return self.cells.get(("world", entity, prop))
+
+    def first(self, person: str, entity: str, prop: str) -> Any:
+        return self.cells.get(("first", person, entity, prop))
+
+    def second(self, person: str, other: str, entity: str, prop: str) -> Any:
+        return self.cells.get(("second", person, other, entity, prop))
+
+    def people(self) -> list[str]:
+        """Thinking entities, in the order they appeared."""
+        return [key[1] for key in self.cells if len(key) == 2 and key[0] == "first"]
+
+    def entities(self) -> list[str]:
+        """Everything the world knows about, in the order it appeared."""
+        return list(dict.fromkeys(key[1] for key in self.cells if key[0] == "world"))
+
+    def is_false_belief(self, key: CellKey) -> bool:
+        """True when a belief cell says something the world contradicts."""
+        belief = self.cells.get(key)
+        if belief is None or key[0] == "world" or len(key) < 4:
+            return False
+        world = self.cells.get(("world", key[-2], key[-1]))
+        if key[-1] == "<knowledge>":
+            return False
+        if is_positive(belief):
+            return belief != world
+        return belief == f"not({world})"
+
+    def to_nested(self) -> dict[str, dict]:
+        """The state with the reference's nesting: world_state / first_order / second_order; sets sorted."""
+        out: dict[str, dict] = {"world_state": {}, "first_order": {}, "second_order": {}}
+        for key, value in self.cells.items():
+            node = out[_LAYER_NAMES[key[0]]]
+            path = key[1:]
+            if value is SLOT:
+                for part in path:
+                    node = node.setdefault(part, {})
+                continue
+            for part in path[:-1]:
+                node = node.setdefault(part, {})
+            node[path[-1]] = sorted(value) if isinstance(value, frozenset) else value
+        return out
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One replayed step: the engine's outcome, with its position in the trace."""
+
+    index: int
+    outcome: StepOutcome
+
+    @property
+    def action(self) -> str:
+        return self.outcome.action
+
+    @property
+    def returned(self) -> bool:
+        return self.outcome.returned
+
+    @property
+    def changed_keys(self) -> frozenset:
+        return frozenset(change[0] for change in self.outcome.changes)
+
+    @property
+    def quirks(self) -> tuple[QuirkNote, ...]:
+        return self.outcome.quirks
+
+    @property
+    def failed_preconditions(self) -> tuple[str, ...]:
+        return self.outcome.failed_preconditions
+
+    def label(self) -> str:
+        """A short human-readable form: `move_object_container(Beth, ball, box)`."""
+        parts = [_short(a) for a in self.outcome.args]
+        parts += [f"{k}={_short(v)}" for k, v in self.outcome.kwargs.items()]
+        return f"{self.outcome.action}({', '.join(parts)})"
+
+
+class Replay:
+    """Every step of a replayed trace; `state_at(i)` is the state after step i (-1: before any step)."""
+
+    def __init__(self, records: list[StepRecord], checkpoints: list[dict]) -> None:
+        self.records = records
+        self._checkpoints = checkpoints
+        self._cache_index: int | None = None
+        self._cache_cells: dict | None = None
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def state_at(self, index: int) -> BeliefState:
+        """The state after step `index`; stepping to a neighbour reuses the last state (no copy)."""
+        if not -1 <= index < len(self.records):
+            raise IndexError(index)
+        return BeliefState(self._cells_at(index))
+
+    def _cells_at(self, index: int) -> dict:
+        current = self._cache_index
+        if current is not None and abs(index - current) <= CHECKPOINT_EVERY // 2:
+            cells = self._cache_cells
+            assert cells is not None
+            if index > current:
+                for i in range(current + 1, index + 1):
+                    _apply_forward(cells, self.records[i].outcome.changes)
+            else:
+                for i in range(current, index, -1):
+                    _apply_backward(cells, self.records[i].outcome.changes)
+        else:
+            base = (index + 1) // CHECKPOINT_EVERY
+            cells = dict(self._checkpoints[base])
+            for i in range(base * CHECKPOINT_EVERY, index + 1):
+                _apply_forward(cells, self.records[i].outcome.changes)
+        # The returned view shares this dict; copy it so a later step does not alter an earlier view.
+        self._cache_index, self._cache_cells = index, cells
+        return dict(cells)
+
+
+def _apply_forward(cells: dict, changes: Iterable[Change]) -> None:
+    for key, _old, new in changes:
+        cells[key] = new
+
+
+def _apply_backward(cells: dict, changes: Sequence[Change]) -> None:
+    for key, old, _new in reversed(changes):
+        if old is MISSING:
+            del cells[key]
+        else:
+            cells[key] = old
+
+
+def parse_steps(trace: Any) -> list[tuple[str, list, dict]]:
+    """Validate the trace shape (an object with `steps`, or a bare list) into (action, args, kwargs)."""
+    steps = trace.get("steps") if isinstance(trace, dict) else trace
+    if not isinstance(steps, list):
+        raise TraceError("the trace must be a JSON object with a 'steps' list")
+    parsed = []
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise TraceError(f"expected an object with action/args/kwargs, got {_short(step)}", index)
+        action = step.get("action")
+        args = step.get("args", [])
+        kwargs = step.get("kwargs", {}) or {}
+        if not isinstance(action, str):
+            raise TraceError("missing or non-string 'action'", index)
+        if not isinstance(args, list):
+            raise TraceError(f"'args' must be a list, got {_short(args)}", index)
+        if not isinstance(kwargs, dict):
+            raise TraceError(f"'kwargs' must be an object, got {_short(kwargs)}", index)
+        parsed.append((action, args, kwargs))
+    return parsed
+
+
+def replay_steps(steps: Any) -> Replay:
+    """Replay a trace (dict with `steps` or a list of steps); raises `TraceError` naming the bad step."""
+    parsed = parse_steps(steps)
+    tracker = BeliefTracker()
+    records: list[StepRecord] = []
+    checkpoints: list[dict] = [{}]
+    for index, (action, args, kwargs) in enumerate(parsed):
+        try:
+            outcome = tracker.apply(action, args, kwargs)
+        except (UnknownActionError, ActionArgumentError) as exc:
+            raise TraceError(str(exc), index) from None
+        records.append(StepRecord(index, outcome))
+        if (index + 1) % CHECKPOINT_EVERY == 0:
+            checkpoints.append(dict(tracker.cells))
+    return Replay(records, checkpoints)
+
+
+def load_trace(text: str) -> Any:
+    """Parse trace JSON text, turning a syntax error into a `TraceError`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+
+
+def step_to_json(record: StepRecord, state: BeliefState) -> dict:
+    """One element of the replay output (see the CLI contract)."""
+    outcome = record.outcome
+    return {
+        "index": record.index,
+        "action": outcome.action,
+        "args": list(outcome.args),
+        "kwargs": dict(outcome.kwargs),
+        "returned": outcome.returned,
+        "story_sentences_added": list(outcome.story_sentences),
+        "state_after": state.to_nested(),
+    }
+
+
+def replay_to_json(trace: Any) -> list[dict]:
+    """The replay CLI's output for a parsed trace: one element per step, plus goal status if a goal is given."""
+    from app.beliefs.goals import evaluate_goal, goal_or_trace_error, vocabulary_from_steps
+
+    replay = replay_steps(trace)
+    goal_spec = trace.get("goal") if isinstance(trace, dict) else None
+    timeline = None
+    if goal_spec is not None:
+        goal = goal_or_trace_error(goal_spec, vocabulary_from_steps(parse_steps(trace)))
+        timeline = evaluate_goal(goal, replay)
+    out = []
+    for record in replay.records:
+        element = step_to_json(record, replay.state_at(record.index))
+        if timeline is not None:
+            element["goal"] = timeline.step_json(record.index)
+        out.append(element)
+    return out
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -1,0 +1,102 @@
+"""Starting the window: application object, store, first-run sample, screenshot mode."""
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
+
+from app.cli import gui_parser
+from app.main_window import MainWindow, screenshot
+from app.sample import import_sample, store_is_empty
+from app.session import Session
+from storage import queries
+from storage.errors import ThinsliceError
+from storage.store import Store, default_store_path
+
+
+def _application() -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+    app.setApplicationName("Thinslice")
+    app.setOrganizationName("Thinslice")
+    return app  # type: ignore[return-value]
+
+
+def run_gui(argv: list[str]) -> int:
+    args = gui_parser().parse_args(argv)
+    app = _application()
+    path = args.db or default_store_path()
+    try:
+        store = Store.open(path)
+    except ThinsliceError as exc:
+        print(f"thinslice: {exc}", file=sys.stderr)
+        if not args.screenshot:
+            QMessageBox.critical(None, "Thinslice cannot open the store", str(exc))
+        return 1
+    try:
+        if args.screenshot:
+            return _screenshot(store, args)
+        window = MainWindow(store, Session(), QSettings())
+        if not args.no_sample and store_is_empty(store):
+            _import_sample_in_background(window)
+        elif args.dataset:
+            window.select_dataset(args.dataset)
+        if args.stimulus:
+            found = queries.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+            if found:
+                name = queries.dataset_name(store.cursor(), found[1])
+                if name:
+                    window.select_dataset(name)
+                window.select_stimulus_id(found[0])
+        window.show()
+        return app.exec()
+    finally:
+        store.close()
+
+
+def _import_sample_in_background(window: MainWindow) -> None:
+    bar = QProgressBar()
+    bar.setRange(0, 100)
+    bar.setMaximumWidth(220)
+    window.statusBar().addPermanentWidget(bar)
+    window.status_message.setText("First run: importing the bundled sample…")
+
+    def done(names: list[str]) -> None:
+        window.statusBar().removeWidget(bar)
+        bar.deleteLater()
+        window.status_message.setText(f"Imported the sample: {', '.join(names)}")
+        window.refresh_datasets()
+
+    def failed(exc: BaseException) -> None:
+        window.statusBar().removeWidget(bar)
+        bar.deleteLater()
+        window.status_message.setText(f"The sample could not be imported: {exc}")
+
+    window.runner.submit("sample-import", lambda token, progress: import_sample(window.store, progress, token),
+                         done, failed, on_progress=lambda f, m: bar.setValue(int(f * 100)), with_progress=True)
+
+
+def _screenshot(store: Store, args) -> int:
+    if not args.no_sample and store_is_empty(store):
+        import_sample(store)
+    window = MainWindow(store, Session(), QSettings())
+    window.resize(1480, 900)
+    if args.dataset and not window.select_dataset(args.dataset):
+        print(f"thinslice: no dataset named {args.dataset!r}", file=sys.stderr)
+        return 1
+    stimulus_id = None
+    if args.stimulus:
+        found = queries.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+        if found is None:
+            print(f"thinslice: no stimulus {args.stimulus!r}", file=sys.stderr)
+            return 1
+        stimulus_id = found[0]
+        name = queries.dataset_name(store.cursor(), found[1])
+        if name:
+            window.select_dataset(name)
+    out = screenshot(window, args.screenshot, stimulus_id)
+    print(str(out))
+    window.close()
+    return 0

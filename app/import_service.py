@@ -1,0 +1,42 @@
+"""Running an import end to end (plan, write, post-import scoring) for the GUI, the CLI and the sample."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from storage.importers.common import ImportOptions
+from storage.importers.plan import ImportPlan
+from storage.importers.registry import detect_importer, get_importer
+from storage.importers.writer import ImportSummary, write_plan
+from storage.store import Store
+
+Progress = Callable[[float, str], None]
+
+
+def plan_import(kind: str, path: Path, options: ImportOptions) -> ImportPlan:
+    """Read `path` with the importer for `kind` ('auto' detects) and return what would be written."""
+    path = Path(path)
+    importer = detect_importer(path) if kind == "auto" else get_importer(kind)
+    return importer.plan(path, options)
+
+
+def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
+               progress: Progress | None = None) -> ImportSummary:
+    """Plan and write one import in a single transaction, then score what needs the app's own logic."""
+    progress = progress or (lambda _f, _m: None)
+    progress(0.0, f"reading {Path(path).name}")
+    plan = plan_import(kind, path, options)
+    summary = write_plan(store, plan, progress=lambda f, m: progress(0.3 + 0.6 * f, m),
+                         should_cancel=options.should_cancel)
+    _after_import(store, summary)
+    progress(1.0, "done")
+    return summary
+
+
+def _after_import(store: Store, summary: ImportSummary) -> None:
+    """Scores that only the app can compute (an NCP trace's success comes from the belief engine)."""
+    try:
+        from app.ncp_scoring import score_dataset_traces
+    except ImportError:
+        return
+    score_dataset_traces(store, summary.dataset_id)

@@ -1,0 +1,154 @@
+"""Grouped accuracy, judge-score means and success rates over polars frames.
+
+Every table is long format (one row per group) with the interval method named in a
+``ci_method`` column, so the store can feed it a frame straight from DuckDB and a chart can
+read it without reshaping.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from app.metrics.intervals import two_sided_z
+
+AGENTVISS_TASKS: tuple[str, ...] = ("Expr", "Char", "Int-Reg", "Int-Out")
+ECHOMIND_JUDGE_CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "VES")
+NCP_FACTORS: tuple[str, ...] = ("goal_order", "goal_size", "false_belief")
+
+
+def wilson_columns(successes: str, n: str, level: float, prefix: str = "ci") -> list[pl.Expr]:
+    """Polars expressions for the Wilson bounds ``{prefix}_low``/``{prefix}_high`` of successes/n."""
+    z = two_sided_z(level)
+    p = pl.col(successes) / pl.col(n)
+    denominator = 1.0 + z * z / pl.col(n)
+    centre = (p + z * z / (2.0 * pl.col(n))) / denominator
+    half_width = z * (p * (1.0 - p) / pl.col(n) + z * z / (4.0 * pl.col(n) ** 2)).sqrt() / denominator
+    return [
+        (centre - half_width).clip(0.0, 1.0).alias(f"{prefix}_low"),
+        (centre + half_width).clip(0.0, 1.0).alias(f"{prefix}_high"),
+    ]
+
+
+def accuracy_table(
+    frame: pl.DataFrame,
+    group_by: Sequence[str] = ("model", "modality"),
+    correct_col: str = "correct",
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """Binary accuracy per group with a Wilson interval.
+
+    Expects ``frame`` to hold the ``group_by`` columns and a boolean ``correct_col``; rows whose
+    correctness is null (unscored) are left out. Returns the group columns plus ``n``,
+    ``n_correct``, ``accuracy``, ``ci_low``, ``ci_high``, ``ci_method`` ("wilson"), sorted by group;
+    groups with no scored row are left out.
+    """
+    keys = list(group_by)
+    # Counting non-null values inside the aggregation avoids copying the frame through a filter.
+    counted = (
+        frame.lazy()
+        .group_by(keys)
+        .agg(pl.col(correct_col).count().alias("n"), pl.col(correct_col).cast(pl.Int64).sum().alias("n_correct"))
+        .filter(pl.col("n") > 0)
+    )
+    return (
+        counted.with_columns((pl.col("n_correct") / pl.col("n")).alias("accuracy"), *wilson_columns("n_correct", "n", level))
+        .with_columns(pl.lit("wilson").alias("ci_method"))
+        .sort(keys)
+        .collect()
+    )
+
+
+def mcq_accuracy_by_type(
+    frame: pl.DataFrame,
+    type_col: str = "question_type",
+    group_by: Sequence[str] = ("model",),
+    correct_col: str = "correct",
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """Multiple-choice accuracy per group and question type (e.g. EchoMind understanding/reasoning).
+
+    Same columns as :func:`accuracy_table`, grouped by ``group_by`` + ``type_col``.
+    """
+    return accuracy_table(frame, [*group_by, type_col], correct_col, level)
+
+
+def judge_means(
+    judgments: pl.DataFrame,
+    group_by: Sequence[str] = ("model", "criterion"),
+    score_col: str = "score",
+    level: float = 0.95,
+    criteria: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Mean judge score per group with a normal interval (mean +- z * SD / sqrt(n)).
+
+    Expects a judgments frame with the ``group_by`` columns (typically model and criterion, plus
+    condition columns such as prompt_setting) and a numeric ``score_col``; null scores are left
+    out. ``criteria`` keeps only those criterion values, in that order. Returns the group columns
+    plus ``n``, ``mean``, ``sd``, ``ci_low``, ``ci_high``, ``ci_method`` ("normal").
+    """
+    keys = list(group_by)
+    z = two_sided_z(level)
+    lazy = judgments.lazy().filter(pl.col(score_col).is_not_null())
+    if criteria is not None:
+        lazy = lazy.filter(pl.col("criterion").is_in(list(criteria)))
+    half_width = z * pl.col("sd") / pl.col("n").sqrt()
+    table = (
+        lazy.group_by(keys)
+        .agg(
+            pl.len().alias("n"),
+            pl.col(score_col).cast(pl.Float64).mean().alias("mean"),
+            pl.col(score_col).cast(pl.Float64).std(ddof=1).alias("sd"),
+        )
+        .with_columns(
+            pl.when(pl.col("n") >= 2).then(pl.col("mean") - half_width).alias("ci_low"),
+            pl.when(pl.col("n") >= 2).then(pl.col("mean") + half_width).alias("ci_high"),
+            pl.lit("normal").alias("ci_method"),
+        )
+    )
+    if criteria is not None and "criterion" in keys:
+        order = pl.col("criterion").replace_strict(list(criteria), list(range(len(criteria))), return_dtype=pl.Int64)
+        others = [k for k in keys if k != "criterion"]
+        return table.sort([*others, order]).collect()
+    return table.sort(keys).collect()
+
+
+def agentviss_task_scores(
+    judgments: pl.DataFrame,
+    group_by: Sequence[str] = ("model", "vision_mode"),
+    score_col: str = "score",
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """AgentViSS judged scores per task (Expr, Char, Int-Reg, Int-Out) and vision mode (VV, DV).
+
+    Expects judgments with ``model``, ``vision_mode``, ``criterion`` (the task name) and
+    ``score``. Returns :func:`judge_means` columns with the tasks in benchmark order and the
+    criterion column renamed ``task``.
+    """
+    table = judge_means(judgments, [*group_by, "criterion"], score_col, level, criteria=AGENTVISS_TASKS)
+    return table.rename({"criterion": "task"})
+
+
+def ncp_success(
+    frame: pl.DataFrame,
+    group_by: Sequence[str] = ("model",),
+    factors: Sequence[str] = NCP_FACTORS,
+    correct_col: str = "correct",
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """NCP goal success rates per model, split by each factor in turn.
+
+    Expects one row per attempt with ``group_by`` columns, a boolean ``correct_col`` (goal
+    reached) and the factor columns: ``goal_order`` (1 or 2), ``goal_size`` (1, 2, 3) and
+    ``false_belief`` (bool). Returns long format: group columns, ``factor`` (column name),
+    ``level`` (its value as text), then the :func:`accuracy_table` columns (``accuracy`` is the
+    success rate).
+    """
+    parts = []
+    for factor in factors:
+        table = accuracy_table(frame, [*group_by, factor], correct_col, level)
+        parts.append(
+            table.with_columns(pl.lit(factor).alias("factor"), pl.col(factor).cast(pl.String).alias("level")).drop(factor)
+        )
+    columns = [*group_by, "factor", "level", "n", "n_correct", "accuracy", "ci_low", "ci_high", "ci_method"]
+    return pl.concat([p.select(columns) for p in parts])

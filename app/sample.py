@@ -1,0 +1,58 @@
+"""The bundled synthetic sample: four small datasets in the shapes of the real releases."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from app.import_service import run_import
+from storage.importers.common import ImportOptions
+from storage.importers.label_sets import add_label_set, read_label_set
+from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.importers.writer import write_plan
+from storage.store import Store
+
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+SAMPLE_ROOT = RESOURCES / "sample"
+LABEL_SET_DIR = RESOURCES / "label_sets"
+
+# (importer kind, folder under resources/sample, dataset name)
+SAMPLE_DATASETS = [
+    ("friendbench", "friendbench", "FriendBench (sample)"),
+    ("echomind", "echomind", "EchoMind (sample)"),
+    ("agentviss", "agentviss", "AgentViSS (sample)"),
+    ("ncp", "ncp", "NCP-ExploreToM (sample)"),
+]
+
+Progress = Callable[[float, str], None]
+
+
+def store_is_empty(store: Store) -> bool:
+    return store.cursor().execute("SELECT count(*) FROM dataset").fetchall()[0][0] == 0
+
+
+def import_label_sets(store: Store) -> int:
+    """Load every label set shipped in resources/label_sets (EchoMind taxonomy, familiarity, cues, ...)."""
+    paths = sorted(LABEL_SET_DIR.glob("*.json"))
+    plan = ImportPlan(DatasetInfo("label sets", "generic", LABEL_SET_DIR, "bundled"), "label_sets")
+    for path in paths:
+        add_label_set(plan, read_label_set(path))
+    write_plan(store, plan, datasetless=True)
+    return len(paths)
+
+
+def import_sample(store: Store, progress: Progress | None = None,
+                  should_cancel: Callable[[], bool] = lambda: False) -> list[str]:
+    """Import every bundled sample dataset (idempotent: importing again updates in place)."""
+    progress = progress or (lambda _f, _m: None)
+    import_label_sets(store)
+    names = []
+    for i, (kind, folder, name) in enumerate(SAMPLE_DATASETS):
+        root = SAMPLE_ROOT / folder
+        if not root.exists():
+            continue
+        progress(i / len(SAMPLE_DATASETS), f"importing {name}")
+        options = ImportOptions(dataset_name=name, should_cancel=should_cancel)
+        run_import(store, kind, root, options)
+        names.append(name)
+    progress(1.0, "sample imported")
+    return names

@@ -1,0 +1,465 @@
+"""Annotations, their history, and label sets: every edit is written with its event in one transaction.
+
+Each public edit commits before it returns, so an edit a caller has seen succeed survives a crash (DuckDB
+makes a commit durable in its write-ahead log). An annotation is never removed: delete sets `deleted_at`
+and restore clears it, so undo and history always have the row to point at.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from storage.errors import ThinsliceError
+from storage.store import Store
+
+# Fields an edit may change; the event's before/after JSON holds these plus `revision` and `deleted`.
+EDITABLE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role")
+_COLUMNS = ("id, stimulus_id, annotator, label_set, label, start_s, end_s, value, note, media_role, revision,"
+            " created_at, updated_at, deleted_at")
+SCOPES = ("interval", "whole", "both")
+
+
+class AnnotationError(ThinsliceError):
+    """An edit that cannot be made as asked (unknown row, bad times, someone else's label)."""
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One label on a stimulus: a time range [start_s, end_s] or, with both None, the whole stimulus."""
+
+    id: int
+    stimulus_id: int
+    annotator: str
+    label_set: str
+    label: str | None
+    start_s: float | None
+    end_s: float | None
+    value: str | None = None
+    note: str | None = None
+    media_role: str | None = None
+    revision: int = 1
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    deleted_at: datetime | None = None
+
+    @property
+    def is_whole(self) -> bool:
+        return self.start_s is None
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+    def state(self) -> dict[str, Any]:
+        """The editable state as stored in an event's before/after JSON."""
+        state: dict[str, Any] = {name: getattr(self, name) for name in EDITABLE_FIELDS}
+        state["revision"] = self.revision
+        state["deleted"] = self.deleted
+        return state
+
+
+@dataclass(frozen=True)
+class AnnotationEvent:
+    """One entry of the history: who did what to which annotation, and its state before and after."""
+
+    id: int
+    annotation_id: int
+    stimulus_id: int
+    annotator: str
+    happened_at: datetime
+    action: str  # create, update, delete, restore
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    id: int
+    name: str
+    scope: str
+    description: str | None
+    source: str | None
+
+
+@dataclass(frozen=True)
+class Label:
+    """A label of a set; `depth` is its level in the set's hierarchy (0 for a top-level label)."""
+
+    id: int
+    label_set: str
+    name: str
+    parent: str | None
+    colour: str | None
+    shortcut: str | None
+    description: str | None
+    ord: int
+    depth: int = 0
+
+
+def _row_to_annotation(row: Sequence[Any]) -> Annotation:
+    return Annotation(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8],
+                      row[9], int(row[10]), row[11], row[12], row[13])
+
+
+def _check_times(start_s: float | None, end_s: float | None) -> None:
+    if (start_s is None) != (end_s is None):
+        raise AnnotationError("A label needs both a start and an end, or neither (a whole-stimulus label).")
+    if start_s is not None:
+        if not (math.isfinite(start_s) and math.isfinite(end_s)):
+            raise AnnotationError(f"Label times must be finite numbers, got {start_s!r}..{end_s!r}.")
+        if start_s < 0 or end_s < start_s:
+            raise AnnotationError(f"A label must satisfy 0 <= start <= end, got {start_s:.3f}..{end_s:.3f} s.")
+
+
+class AnnotationStore:
+    """Typed reads and durable writes of annotations, their events, and label sets on one `Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- reading ---------------------------------------------------------------------------------
+    def get(self, annotation_id: int) -> Annotation:
+        row = self.store.cursor().execute(f"SELECT {_COLUMNS} FROM annotation WHERE id = ?",
+                                          [annotation_id]).fetchone()
+        if row is None:
+            raise AnnotationError(f"There is no annotation {annotation_id}.")
+        return _row_to_annotation(row)
+
+    def for_stimulus(self, stimulus_id: int, *, annotator: str | None = None, label_set: str | None = None,
+             include_deleted: bool = False) -> list[Annotation]:
+        """A stimulus's annotations ordered by start (whole-stimulus labels first), optionally filtered."""
+        where, params = ["stimulus_id = ?"], [stimulus_id]
+        if annotator is not None:
+            where.append("annotator = ?")
+            params.append(annotator)
+        if label_set is not None:
+            where.append("label_set = ?")
+            params.append(label_set)
+        if not include_deleted:
+            where.append("deleted_at IS NULL")
+        rows = self.store.cursor().execute(
+            f"SELECT {_COLUMNS} FROM annotation WHERE {' AND '.join(where)}"
+            " ORDER BY start_s NULLS FIRST, end_s, id", params).fetchall()
+        return [_row_to_annotation(r) for r in rows]
+
+    def for_stimuli(self, stimulus_ids: Iterable[int] | None = None, *, dataset_id: int | None = None,
+                  annotator: str | None = None, label_set: str | None = None,
+                  label: str | None = None, media_role: str | None = None) -> list[Annotation]:
+        """Live annotations of several stimuli (or of a whole dataset), ordered by stimulus and start."""
+        where, params = ["a.deleted_at IS NULL"], []
+        if stimulus_ids is not None:
+            ids = [int(i) for i in stimulus_ids]
+            if not ids:
+                return []
+            where.append(f"a.stimulus_id IN ({', '.join('?' * len(ids))})")
+            params += ids
+        for column, value in (("s.dataset_id", dataset_id), ("a.annotator", annotator),
+                              ("a.label_set", label_set), ("a.label", label), ("a.media_role", media_role)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        cols = ", ".join(f"a.{c.strip()}" for c in _COLUMNS.split(","))
+        rows = self.store.cursor().execute(
+            f"SELECT {cols} FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
+            f" WHERE {' AND '.join(where)} ORDER BY a.stimulus_id, a.start_s NULLS FIRST, a.end_s, a.id",
+            params).fetchall()
+        return [_row_to_annotation(r) for r in rows]
+
+    def annotators(self, stimulus_id: int | None = None) -> list[str]:
+        """Everyone who has a live annotation (on this stimulus, if given), sorted."""
+        sql = "SELECT DISTINCT annotator FROM annotation WHERE deleted_at IS NULL"
+        params: list[Any] = []
+        if stimulus_id is not None:
+            sql += " AND stimulus_id = ?"
+            params.append(stimulus_id)
+        return sorted(r[0] for r in self.store.cursor().execute(sql, params).fetchall())
+
+    def history(self, *, stimulus_id: int | None = None, annotation_id: int | None = None,
+                limit: int | None = None) -> list[AnnotationEvent]:
+        """Events of one annotation or of every annotation on a stimulus, newest first."""
+        if (stimulus_id is None) == (annotation_id is None):
+            raise ValueError("give exactly one of stimulus_id or annotation_id")
+        where = "e.annotation_id = ?" if annotation_id is not None else "a.stimulus_id = ?"
+        sql = ("SELECT e.id, e.annotation_id, a.stimulus_id, e.annotator, e.happened_at, e.action, e.before,"
+               " e.after FROM annotation_event e JOIN annotation a ON a.id = e.annotation_id"
+               f" WHERE {where} ORDER BY e.id DESC")
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        rows = self.store.cursor().execute(sql, [annotation_id if annotation_id is not None else stimulus_id])
+        return [AnnotationEvent(int(r[0]), int(r[1]), int(r[2]), r[3], r[4], r[5],
+                                json.loads(r[6]) if r[6] is not None else None,
+                                json.loads(r[7]) if r[7] is not None else None) for r in rows.fetchall()]
+
+    def stimulus_durations(self, stimulus_ids: Iterable[int]) -> dict[int, float]:
+        """The longest known media duration of each stimulus (stimuli without one are left out)."""
+        ids = [int(i) for i in stimulus_ids]
+        if not ids:
+            return {}
+        rows = self.store.cursor().execute(
+            f"SELECT stimulus_id, max(duration_s) FROM media WHERE stimulus_id IN ({', '.join('?' * len(ids))})"
+            " AND duration_s IS NOT NULL GROUP BY stimulus_id", ids).fetchall()
+        return {int(r[0]): float(r[1]) for r in rows}
+
+    # -- writing ---------------------------------------------------------------------------------
+    def create(self, stimulus_id: int, annotator: str, label_set: str, label: str | None,
+               start_s: float | None = None, end_s: float | None = None, *, value: str | None = None,
+               note: str | None = None, media_role: str | None = None) -> Annotation:
+        """Add a label (time range, or whole stimulus when start and end are None); durable on return."""
+        fields = {"label_set": label_set, "label": label, "start_s": start_s, "end_s": end_s,
+                  "value": value, "note": note, "media_role": media_role}
+        return self.create_many(stimulus_id, annotator, [fields])[0]
+
+    def create_many(self, stimulus_id: int | None, annotator: str,
+                    rows: Sequence[Mapping[str, Any]]) -> list[Annotation]:
+        """Add several labels in one transaction. A row may carry its own `stimulus_id` and `annotator`."""
+        for row in rows:
+            _check_times(row.get("start_s"), row.get("end_s"))
+            if not row.get("label_set"):
+                raise AnnotationError("A label needs a label set.")
+        created = []
+        with self.store.transaction() as cur:
+            for row in rows:
+                who = row.get("annotator") or annotator
+                if not who:
+                    raise AnnotationError("Every edit needs an annotator name.")
+                new_id = cur.execute(
+                    "INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s, value,"
+                    " note, media_role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    [row.get("stimulus_id", stimulus_id), who, *(row.get(f) for f in EDITABLE_FIELDS)],
+                ).fetchall()[0][0]
+                item = self._get(cur, int(new_id))
+                self._event(cur, item.id, who, "create", None, item.state())
+                created.append(item)
+        return created
+
+    def update(self, annotation_id: int, annotator: str, **changes: Any) -> Annotation:
+        """Change fields of a label (move, resize, relabel, value, note); durable on return."""
+        return self.update_many(annotator, [(annotation_id, changes)])[0]
+
+    def update_many(self, annotator: str, edits: Sequence[tuple[int, Mapping[str, Any]]]) -> list[Annotation]:
+        """Apply several updates in one transaction; each bumps the row's revision and writes an event."""
+        for _, changes in edits:
+            unknown = set(changes) - set(EDITABLE_FIELDS)
+            if unknown:
+                raise AnnotationError(f"Cannot edit {', '.join(sorted(unknown))} of an annotation.")
+        results = []
+        with self.store.transaction() as cur:
+            for annotation_id, changes in edits:
+                before = self._get(cur, annotation_id)
+                merged = {**before.state(), **changes}
+                _check_times(merged["start_s"], merged["end_s"])
+                if all(getattr(before, k) == v for k, v in changes.items()):
+                    results.append(before)
+                    continue
+                sets = ", ".join(f"{k} = ?" for k in changes)
+                cur.execute(f"UPDATE annotation SET {sets}, revision = revision + 1,"
+                            " updated_at = current_timestamp WHERE id = ?", [*changes.values(), annotation_id])
+                after = self._get(cur, annotation_id)
+                self._event(cur, annotation_id, annotator, "update", before.state(), after.state())
+                results.append(after)
+        return results
+
+    def delete(self, annotation_id: int, annotator: str) -> Annotation:
+        return self.delete_many([annotation_id], annotator)[0]
+
+    def delete_many(self, annotation_ids: Iterable[int], annotator: str) -> list[Annotation]:
+        """Mark labels deleted in one transaction (already deleted ones are left as they are)."""
+        return self._set_deleted(annotation_ids, annotator, deleted=True)
+
+    def restore(self, annotation_id: int, annotator: str) -> Annotation:
+        return self.restore_many([annotation_id], annotator)[0]
+
+    def restore_many(self, annotation_ids: Iterable[int], annotator: str) -> list[Annotation]:
+        """Bring deleted labels back in one transaction."""
+        return self._set_deleted(annotation_ids, annotator, deleted=False)
+
+    def _set_deleted(self, annotation_ids: Iterable[int], annotator: str, *, deleted: bool) -> list[Annotation]:
+        results = []
+        with self.store.transaction() as cur:
+            for annotation_id in annotation_ids:
+                before = self._get(cur, annotation_id)
+                if before.deleted == deleted:
+                    results.append(before)
+                    continue
+                stamp = "current_timestamp" if deleted else "NULL"
+                cur.execute(f"UPDATE annotation SET deleted_at = {stamp}, revision = revision + 1,"
+                            " updated_at = current_timestamp WHERE id = ?", [annotation_id])
+                after = self._get(cur, annotation_id)
+                self._event(cur, annotation_id, annotator, "delete" if deleted else "restore",
+                            before.state(), after.state())
+                results.append(after)
+        return results
+
+    @staticmethod
+    def _get(cur: duckdb.DuckDBPyConnection, annotation_id: int) -> Annotation:
+        row = cur.execute(f"SELECT {_COLUMNS} FROM annotation WHERE id = ?", [annotation_id]).fetchone()
+        if row is None:
+            raise AnnotationError(f"There is no annotation {annotation_id}.")
+        return _row_to_annotation(row)
+
+    @staticmethod
+    def _event(cur: duckdb.DuckDBPyConnection, annotation_id: int, annotator: str, action: str,
+               before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
+        cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [annotation_id, annotator, action,
+                     json.dumps(before) if before is not None else None,
+                     json.dumps(after) if after is not None else None])
+
+    # -- label sets ------------------------------------------------------------------------------
+    def label_sets(self) -> list[LabelSet]:
+        rows = self.store.cursor().execute(
+            "SELECT id, name, scope, description, source FROM label_set ORDER BY name").fetchall()
+        return [LabelSet(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+
+    def label_set(self, name: str) -> LabelSet | None:
+        row = self.store.cursor().execute(
+            "SELECT id, name, scope, description, source FROM label_set WHERE name = ?", [name]).fetchone()
+        return LabelSet(int(row[0]), row[1], row[2], row[3], row[4]) if row else None
+
+    def labels(self, label_set: str) -> list[Label]:
+        """The labels of a set in hierarchy order: each parent followed by its children (depth-first)."""
+        rows = self.store.cursor().execute(
+            "SELECT l.id, s.name, l.name, l.parent, l.colour, l.shortcut, l.description, l.ord"
+            " FROM label l JOIN label_set s ON s.id = l.label_set_id WHERE s.name = ? ORDER BY l.ord, l.id",
+            [label_set]).fetchall()
+        flat = [Label(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], int(r[7])) for r in rows]
+        names = {label.name for label in flat}
+        children: dict[str | None, list[Label]] = {}
+        for label in flat:
+            parent = label.parent if label.parent in names else None
+            children.setdefault(parent, []).append(label)
+        ordered: list[Label] = []
+
+        def visit(parent: str | None, depth: int) -> None:
+            for label in children.get(parent, []):
+                if any(seen.name == label.name for seen in ordered):
+                    continue  # a cycle in hand-edited data: show each label once
+                ordered.append(Label(label.id, label.label_set, label.name, label.parent, label.colour,
+                                     label.shortcut, label.description, label.ord, depth))
+                visit(label.name, depth + 1)
+
+        visit(None, 0)
+        return ordered
+
+    def save_label_set(self, name: str, scope: str = "both", description: str | None = None,
+                       source: str | None = None) -> LabelSet:
+        """Create a label set, or change the scope/description/source of an existing one."""
+        if scope not in SCOPES:
+            raise AnnotationError(f"A label set's scope is one of {', '.join(SCOPES)}, not {scope!r}.")
+        with self.store.transaction() as cur:
+            self._upsert_set(cur, name, scope, description, source)
+        found = self.label_set(name)
+        assert found is not None
+        return found
+
+    def rename_label_set(self, old: str, new: str) -> None:
+        """Rename a set; annotations that use it follow the new name."""
+        with self.store.transaction() as cur:
+            cur.execute("UPDATE label_set SET name = ? WHERE name = ?", [new, old])
+            cur.execute("UPDATE annotation SET label_set = ? WHERE label_set = ?", [new, old])
+
+    def delete_label_set(self, name: str) -> None:
+        """Remove a set and its labels; refused while live annotations use it."""
+        with self.store.transaction() as cur:
+            used = cur.execute("SELECT count(*) FROM annotation WHERE label_set = ? AND deleted_at IS NULL",
+                               [name]).fetchall()[0][0]
+            if used:
+                raise AnnotationError(f"The label set '{name}' is used by {used} annotations; delete those first.")
+            cur.execute("DELETE FROM label WHERE label_set_id IN (SELECT id FROM label_set WHERE name = ?)", [name])
+            cur.execute("DELETE FROM label_set WHERE name = ?", [name])
+
+    def save_label(self, label_set: str, name: str, *, parent: str | None = None, colour: str | None = None,
+                   shortcut: str | None = None, description: str | None = None, ord: int | None = None) -> None:
+        """Create a label in a set, or replace the parent/colour/shortcut/description of an existing one."""
+        with self.store.transaction() as cur:
+            set_id = self._set_id(cur, label_set)
+            self._upsert_label(cur, set_id, name, parent, colour, shortcut, description, ord)
+
+    def delete_label(self, label_set: str, name: str) -> None:
+        """Remove a label; refused while live annotations use it. Its children move up to its parent."""
+        with self.store.transaction() as cur:
+            used = cur.execute("SELECT count(*) FROM annotation WHERE label_set = ? AND label = ?"
+                               " AND deleted_at IS NULL", [label_set, name]).fetchall()[0][0]
+            if used:
+                raise AnnotationError(f"The label '{name}' is used by {used} annotations; relabel them first.")
+            set_id = self._set_id(cur, label_set)
+            parent = cur.execute("SELECT parent FROM label WHERE label_set_id = ? AND name = ?",
+                                 [set_id, name]).fetchone()
+            cur.execute("UPDATE label SET parent = ? WHERE label_set_id = ? AND parent = ?",
+                        [parent[0] if parent else None, set_id, name])
+            cur.execute("DELETE FROM label WHERE label_set_id = ? AND name = ?", [set_id, name])
+
+    def load_label_set_file(self, path: Path | str) -> LabelSet:
+        """Create or update a label set from a JSON file {name, scope, description, source, labels: [...]}."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise AnnotationError(f"Cannot read the label set file {path}: {exc}") from None
+        if not isinstance(data, dict) or not data.get("name") or not isinstance(data.get("labels"), list):
+            raise AnnotationError(f"{path} is not a label set file: expected an object with 'name' and 'labels'.")
+        scope = data.get("scope", "both")
+        if scope not in SCOPES:
+            raise AnnotationError(f"{path}: scope must be one of {', '.join(SCOPES)}, not {scope!r}.")
+        with self.store.transaction() as cur:
+            set_id = self._upsert_set(cur, data["name"], scope, data.get("description"), data.get("source"))
+            for index, label in enumerate(data["labels"]):
+                if not isinstance(label, dict) or not label.get("name"):
+                    raise AnnotationError(f"{path}: label {index + 1} has no name.")
+                self._upsert_label(cur, set_id, label["name"], label.get("parent"), label.get("colour"),
+                                   label.get("shortcut"), label.get("description"), index)
+        found = self.label_set(data["name"])
+        assert found is not None
+        return found
+
+    def write_label_set_file(self, name: str, path: Path | str) -> None:
+        """Write a set in the same JSON format `load_label_set_file` reads."""
+        found = self.label_set(name)
+        if found is None:
+            raise AnnotationError(f"There is no label set '{name}'.")
+        data = {"name": found.name, "scope": found.scope, "description": found.description,
+                "source": found.source,
+                "labels": [{"name": l.name, "parent": l.parent, "colour": l.colour, "shortcut": l.shortcut,
+                            "description": l.description} for l in self.labels(name)]}
+        Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    @staticmethod
+    def _set_id(cur: duckdb.DuckDBPyConnection, name: str) -> int:
+        row = cur.execute("SELECT id FROM label_set WHERE name = ?", [name]).fetchone()
+        if row is None:
+            raise AnnotationError(f"There is no label set '{name}'.")
+        return int(row[0])
+
+    @staticmethod
+    def _upsert_set(cur: duckdb.DuckDBPyConnection, name: str, scope: str, description: str | None,
+                    source: str | None) -> int:
+        row = cur.execute("SELECT id FROM label_set WHERE name = ?", [name]).fetchone()
+        if row:
+            cur.execute("UPDATE label_set SET scope = ?, description = ?, source = ? WHERE id = ?",
+                        [scope, description, source, row[0]])
+            return int(row[0])
+        return int(cur.execute("INSERT INTO label_set (name, scope, description, source) VALUES (?, ?, ?, ?)"
+                               " RETURNING id", [name, scope, description, source]).fetchall()[0][0])
+
+    @staticmethod
+    def _upsert_label(cur: duckdb.DuckDBPyConnection, set_id: int, name: str, parent: str | None,
+                      colour: str | None, shortcut: str | None, description: str | None, ord: int | None) -> None:
+        row = cur.execute("SELECT id, ord FROM label WHERE label_set_id = ? AND name = ?", [set_id, name]).fetchone()
+        if row:
+            cur.execute("UPDATE label SET parent = ?, colour = ?, shortcut = ?, description = ?, ord = ?"
+                        " WHERE id = ?", [parent, colour, shortcut, description,
+                                          row[1] if ord is None else ord, row[0]])
+            return
+        if ord is None:
+            ord = int(cur.execute("SELECT coalesce(max(ord) + 1, 0) FROM label WHERE label_set_id = ?",
+                                  [set_id]).fetchall()[0][0])
+        cur.execute("INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)", [set_id, name, parent, colour, shortcut, description, ord])

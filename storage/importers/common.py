@@ -1,0 +1,186 @@
+"""Pieces every importer shares: options, safe media paths, and reading tables with line numbers."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from storage.errors import ImportCancelled, ImportFailed, RowProblem
+from storage.importers.plan import ImportPlan
+
+ShouldCancel = Callable[[], bool]
+
+# Fields a source column can be mapped to with --map FIELD=COLUMN (one set for every file of a release).
+MAP_FIELDS: dict[str, str] = {
+    "stimulus": "the stimulus (clip, case, scene, task) id",
+    "label": "ground-truth label of the stimulus",
+    "model": "model name",
+    "modality": "condition: text, audio, video ...",
+    "answer": "the model's or rater's parsed answer",
+    "raw": "the raw output text",
+    "correct": "whether the answer was correct (true/false, 1/0)",
+    "rater": "human rater id",
+    "judge": "judge name",
+    "criterion": "judged criterion (C1..C4, VES, Expr ...)",
+    "score": "judge score",
+    "rationale": "judge's reason",
+    "text": "transcript or stimulus text",
+    "speaker": "speaker of a transcript segment",
+    "start": "start time in seconds",
+    "end": "end time in seconds",
+    "media": "media file path (relative to the dataset root)",
+    "split": "data split",
+    "prompt": "prompt setting (P1/P2/P3, no/basic/enhance)",
+    "vision": "vision mode (VV/DV)",
+    "latency": "response latency in seconds",
+    "response_time": "human response time in seconds",
+}
+
+
+@dataclass
+class ImportOptions:
+    dataset_name: str | None = None
+    mapping: dict[str, str] = field(default_factory=dict)   # FIELD -> source column
+    skip_bad: bool = False
+    allow_outside_root: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)     # importer-specific, e.g. window_s for seamless
+    should_cancel: ShouldCancel = lambda: False
+
+
+class Importer(Protocol):
+    kind: str
+    title: str
+    version: int
+
+    def detect(self, path: Path) -> float:
+        """Confidence 0..1 that `path` (a file or folder) is this importer's format."""
+
+    def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
+        """Read `path` into a plan without writing anything; raise `ImportFailed` for bad input."""
+
+
+class ProblemLog:
+    """Collects bad rows: with skip_bad they are listed and skipped, otherwise the first ones fail the import."""
+
+    def __init__(self, skip_bad: bool, limit: int = 50) -> None:
+        self.skip_bad = skip_bad
+        self.limit = limit
+        self.problems: list[RowProblem] = []
+
+    def add(self, file: str, line: int | None, field_name: str | None, found: Any, expected: str) -> None:
+        shown = found if isinstance(found, str) and found.startswith("<") else repr(found)
+        if isinstance(shown, str) and len(shown) > 80:
+            shown = shown[:77] + "..."
+        self.problems.append(RowProblem(file, line, field_name, shown, expected))
+        if not self.skip_bad and len(self.problems) >= self.limit:
+            raise ImportFailed(self.problems)
+
+    def finish(self, plan: ImportPlan) -> None:
+        """Fail unless skipping; when skipping, keep the list on the plan so it is reported."""
+        if self.problems and not self.skip_bad:
+            raise ImportFailed(self.problems)
+        plan.problems.extend(self.problems)
+
+
+def check_cancel(options: ImportOptions) -> None:
+    if options.should_cancel():
+        raise ImportCancelled()
+
+
+def resolve_media(root: Path, relative: str, allow_outside_root: bool, log: ProblemLog, file: str,
+                  line: int | None) -> tuple[str, bool] | None:
+    """Resolve a media path against the dataset root.
+
+    Returns (path to store, present) or None after logging a problem when the path escapes the root.
+    Stored paths are relative to the root when inside it; a missing file is recorded, not fatal.
+    """
+    root = root.resolve()
+    candidate = Path(relative)
+    full = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    try:
+        stored = str(full.relative_to(root))
+    except ValueError:
+        if not allow_outside_root:
+            log.add(file, line, "media", relative,
+                    f"a path inside the dataset root {root} (use --allow-outside-root to accept it)")
+            return None
+        stored = str(full)
+    return stored, full.is_file()
+
+
+def read_json(path: Path, log_name: str | None = None) -> Any:
+    """Read a JSON file; a syntax or encoding error names the file, line and column."""
+    name = log_name or path.name
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(RowProblem(name, None, None, f"<unreadable: {exc.strerror}>", "a readable file"))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8>",
+                                      "UTF-8 text"))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(RowProblem(name, exc.lineno, None, f"<invalid JSON: {exc.msg} at column {exc.colno}>",
+                                      "well-formed JSON"))
+
+
+def read_jsonl(path: Path, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]:
+    """Records of a JSON-lines file with their line numbers; bad lines go to the log."""
+    records = []
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                log.add(path.name, number, None, "<bytes that are not UTF-8>", "UTF-8 text")
+                continue
+            except json.JSONDecodeError as exc:
+                log.add(path.name, number, None, f"<invalid JSON: {exc.msg}>", "one JSON object per line")
+                continue
+            if not isinstance(value, dict):
+                log.add(path.name, number, None, f"<{type(value).__name__}>", "a JSON object")
+                continue
+            records.append((number, value))
+    return records
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+ANNOTATION_SIDECAR = Path("annotations") / "thinslice_annotations.jsonl"
+
+
+def read_annotation_sidecar(root: Path, plan: ImportPlan, log: ProblemLog) -> None:
+    """Annotations exported by Thinslice next to a dataset (`annotations/thinslice_annotations.jsonl`).
+
+    Each line: {stimulus, annotator, label_set, label, start_s, end_s, value, note, media_role}; start_s and
+    end_s are null for a whole-stimulus label.
+    """
+    path = root / ANNOTATION_SIDECAR
+    if not path.is_file():
+        return
+    rows = []
+    for line, record in read_jsonl(path, log):
+        missing = [k for k in ("stimulus", "annotator", "label_set") if not record.get(k)]
+        if missing:
+            log.add(str(ANNOTATION_SIDECAR), line, missing[0], "<missing>", "a non-empty value")
+            continue
+        start, end = record.get("start_s"), record.get("end_s")
+        if (start is None) != (end is None) or (start is not None and not (
+                isinstance(start, (int, float)) and isinstance(end, (int, float)) and 0 <= start <= end)):
+            log.add(str(ANNOTATION_SIDECAR), line, "start_s/end_s", f"{start!r}..{end!r}",
+                    "both null, or numbers with 0 <= start <= end")
+            continue
+        rows.append({k: record.get(k) for k in ("stimulus", "annotator", "label_set", "label", "start_s",
+                                                 "end_s", "value", "note", "media_role")})
+    if rows:
+        plan.add("annotations", rows)

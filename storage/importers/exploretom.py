@@ -1,0 +1,495 @@
+"""ExploreToM story questions (the released CSV) and NCP-ExploreToM tasks with model action traces.
+
+ExploreToM CSV: one stimulus of kind `story` per row; text = `infilled_story` (else `story_structure` or
+`raw_story`), title = `question`, ground truth = `expected_answer`, meta = nth_order, false_belief, params
+and every other `qprop=`/`sprop=`/`param=` column as it is.
+
+NCP (the release format is not public, so this is ours): a task is a JSON object
+    {"task_id": "...", "goal": [sentence or {holders, entity, property, value}, ...],
+     "context": "...", "false_belief": true, "goal_type": "...",
+     "initial_steps": [{action, args, kwargs}, ...], "reference_trace": [...]}
+in a file holding one task, a list of tasks or {"tasks": [...]}; or a folder of such files (`tasks/` if it
+exists), with model traces under `traces/`. A trace is {"model", "task_id", "steps": [...], "raw_output"}
+(a list of them, {"model", "traces": [...]}, JSON lines, or `traces/<model>/<task_id>.json` with the names
+taken from the path). ExploreToM's golden-trace file ({group: {scenario: {steps, story, questions ...}}})
+reads as one task per scenario with its steps as the reference trace and no goal.
+
+In the store, a task's reference trace (trace steps without a model) is its set-up steps followed by its
+reference steps, and the stimulus meta `setup_steps` says how many of them are set-up: a model's trace is
+played after the set-up. Each model's attempt is a prediction (run conditions all '') whose trace steps
+follow; whether it reached the goal is computed later by the belief engine, so `correct` stays empty.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage.errors import ImportFailed, RowProblem
+from storage.importers.common import (
+    ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl,
+)
+from storage.importers.generic import LINE, read_table
+from storage.importers.goal_text import (
+    CONTAINER, ROOM, GoalAtom, GoalParseError, GoalVocabulary, atom_from_mapping, parse_goal_sentence,
+)
+from storage.importers.plan import DatasetInfo, ImportPlan
+
+STORY_COLUMNS = ("infilled_story", "story_structure", "raw_story")
+NCP_ACTIONS = frozenset({"enter_room", "leave_room", "move_object_container", "leave_container",
+                         "move_object_room", "update_object_state", "location_declaration"})
+# ExploreToM's communication actions appear in its golden traces; NCP itself never uses them.
+EXPLORETOM_ACTIONS = NCP_ACTIONS | {"private_communication", "broadcast_communication"}
+_TRUE = {"true", "1", "yes", "t"}
+_FALSE = {"false", "0", "no", "f"}
+
+
+# ------------------------------------------------------------------------------------------- ExploreToM
+class ExploreToMImporter:
+    kind = "exploretom"
+    title = "ExploreToM story questions (CSV)"
+    version = 1
+
+    def detect(self, path: Path) -> float:
+        path = Path(path)
+        if path.is_dir():
+            files = sorted(path.glob("*.csv"))
+            return 0.85 if files and self.detect(files[0]) else 0.0
+        if path.suffix.lower() != ".csv" or not path.is_file():
+            return 0.0
+        with path.open("rb") as fh:
+            header = fh.readline().decode("utf-8", "replace")
+        names = {c.strip().strip('"') for c in header.split(",")}
+        return 0.95 if "expected_answer" in names and names & set(STORY_COLUMNS) else 0.0
+
+    def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
+        path = Path(path)
+        files = sorted(path.glob("*.csv")) if path.is_dir() else [path]
+        if not files:
+            raise ImportFailed(RowProblem(str(path), None, None, "<no .csv files>", "ExploreToM CSV files"))
+        root = path if path.is_dir() else path.parent
+        plan = ImportPlan(DatasetInfo(name=options.dataset_name or f"ExploreToM {root.name}",
+                                      benchmark="exploretom", root=root, source=str(path)),
+                          importer=self.kind, importer_version=self.version)
+        log = ProblemLog(options.skip_bad)
+        seen: dict[str, str] = {}
+        for file in files:
+            check_cancel(options)
+            self._read_file(file, plan, options, log, seen, prefix=file.stem + ":" if len(files) > 1 else "")
+        read_annotation_sidecar(root, plan, log)
+        log.finish(plan)
+        return plan
+
+    def _read_file(self, file: Path, plan: ImportPlan, options: ImportOptions, log: ProblemLog,
+                   seen: dict[str, str], prefix: str) -> None:
+        frame = read_table(file)
+        columns = [c for c in frame.columns if c != LINE]
+        story = next((c for c in STORY_COLUMNS if c in columns), None)
+        missing = [c for c in ("question", "expected_answer") if c not in columns]
+        if story is None:
+            missing.append(" or ".join(STORY_COLUMNS))
+        if missing:
+            raise ImportFailed(RowProblem(file.name, 1, None, f"<no column {', '.join(missing)}>",
+                                          "ExploreToM columns; the file has " + ", ".join(columns)))
+        id_column = options.mapping.get("stimulus")
+        if id_column and id_column not in columns:
+            raise ImportFailed(RowProblem(file.name, 1, "stimulus", f"<no column {id_column!r}>",
+                                          "one of " + ", ".join(columns)))
+        belief_column = "is_false_belief" if "is_false_belief" in columns else next(
+            (c for c in columns if "is_false_belief" in c), None)
+        extra_columns = [c for c in columns if c.split("=", 1)[0] in ("qprop", "sprop", "param")
+                         and c not in ("qprop=nth_order", "qprop=params")]
+        plan.mapping.update({"stimulus": id_column or "<row number>", "text": story, "title": "question",
+                             "label": "expected_answer"})
+        rows = []
+        for record in frame.iter_rows(named=True):
+            line = record[LINE]
+            external = (record.get(id_column) or "").strip() if id_column else f"{line - 1:06d}"
+            external = prefix + external
+            if not external.strip(":"):
+                log.add(file.name, line, id_column, "<empty>", "a question id")
+                continue
+            if external in seen:
+                log.add(file.name, line, id_column or "row", external, f"a new id (first used at {seen[external]})")
+                continue
+            seen[external] = f"{file.name}:{line}"
+            if not (record.get(story) or "").strip() or not (record.get("question") or "").strip():
+                log.add(file.name, line, story if not (record.get(story) or "").strip() else "question", "<empty>",
+                        "a story and a question")
+                continue
+            meta: dict[str, Any] = {}
+            order_text = (record.get("qprop=nth_order") or "").strip()
+            if order_text:
+                try:
+                    meta["nth_order"] = int(float(order_text))
+                except ValueError:
+                    log.add(file.name, line, "qprop=nth_order", order_text, "a whole number (-1, 1 or 2)")
+                    continue
+            if belief_column:
+                flag = (record.get(belief_column) or "").strip().lower()
+                if flag and flag not in _TRUE | _FALSE:
+                    log.add(file.name, line, belief_column, record.get(belief_column), "True or False")
+                    continue
+                meta["false_belief"] = flag in _TRUE if flag else None
+            if record.get("qprop=params"):
+                meta["params"] = record["qprop=params"]
+            if story != "story_structure" and record.get("story_structure"):
+                meta["story_structure"] = record["story_structure"]
+            for column in extra_columns:
+                if record.get(column) not in (None, ""):
+                    meta[column] = record[column]
+            rows.append({"external_id": external, "kind": "story", "ground_truth": record["expected_answer"],
+                         "title": record["question"], "text": record[story], "meta": dumps(meta),
+                         "split": record.get(options.mapping["split"]) if "split" in options.mapping else None})
+        if rows:
+            plan.add("stimuli", rows)
+
+
+# ------------------------------------------------------------------------------------------- NCP
+class NcpImporter:
+    kind = "ncp"
+    title = "NCP-ExploreToM tasks and model action traces (JSON)"
+    version = 1
+
+    def detect(self, path: Path) -> float:
+        path = Path(path)
+        if path.is_dir():
+            candidates = sorted((path / "tasks").glob("*.json")) if (path / "tasks").is_dir() else []
+            candidates += sorted(path.glob("*.json"))[:3]
+            return 0.8 if any(self._json_kind(f) for f in candidates) else 0.0
+        kind = self._json_kind(path)
+        return {"golden": 0.9, "tasks": 0.8, "traces": 0.6}.get(kind or "", 0.0)
+
+    @staticmethod
+    def _json_kind(path: Path) -> str | None:
+        if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > 50_000_000:
+            return None
+        try:
+            value = json.loads(path.read_text("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, OSError):
+            return None
+        return _shape(value)
+
+    def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
+        path = Path(path)
+        if not path.exists():
+            raise ImportFailed(RowProblem(str(path), None, None, "<no such file or folder>", "an NCP task file"))
+        root = path if path.is_dir() else path.parent
+        plan = ImportPlan(DatasetInfo(name=options.dataset_name or f"NCP-ExploreToM {root.name}",
+                                      benchmark="ncp", root=root, source=str(path)),
+                          importer=self.kind, importer_version=self.version,
+                          mapping={"stimulus": "task_id", "goal": "goal", "setup": "initial_steps",
+                                   "reference": "reference_trace", "text": "context",
+                                   "model": "model", "trace": "steps"})
+        log = ProblemLog(options.skip_bad)
+        task_files, trace_files = _ncp_files(path)
+        tasks: dict[str, str] = {}
+        for file in task_files:
+            check_cancel(options)
+            value = read_json(file, _relative(file, root))
+            kind = _shape(value)
+            if kind == "golden":
+                _read_golden(value, _relative(file, root), plan, log, tasks)
+            elif kind == "tasks":
+                _read_tasks(value, _relative(file, root), plan, log, tasks)
+            elif kind == "traces":
+                trace_files.append(file)
+            else:
+                raise ImportFailed(RowProblem(_relative(file, root), None, None, f"<{type(value).__name__} "
+                                              "without task fields>", "an NCP task (task_id, goal, steps), a "
+                                              "list of tasks, or a model trace (model, task_id, steps)"))
+        for file in trace_files:
+            check_cancel(options)
+            _read_traces(file, root, plan, log, tasks if task_files else None)
+        read_annotation_sidecar(root, plan, log)
+        log.finish(plan)
+        return plan
+
+
+def _relative(file: Path, root: Path) -> str:
+    try:
+        return str(file.relative_to(root)) or file.name
+    except ValueError:
+        return file.name
+
+
+def _ncp_files(path: Path) -> tuple[list[Path], list[Path]]:
+    if path.is_file():
+        return [path], []
+    task_dir = path / "tasks" if (path / "tasks").is_dir() else path
+    tasks = sorted(task_dir.glob("*.json"))
+    traces = sorted(p for p in (path / "traces").rglob("*") if p.suffix.lower() in (".json", ".jsonl")) \
+        if (path / "traces").is_dir() else []
+    return tasks, traces
+
+
+def _shape(value: Any) -> str | None:
+    """golden, tasks or traces: what a parsed JSON file holds (None: none of them)."""
+    if isinstance(value, dict):
+        groups = [v for k, v in value.items() if not k.startswith("_")]
+        if groups and all(isinstance(g, dict) and g and all(isinstance(s, dict) and "steps" in s
+                                                            and "state_after" in (s["steps"] or [{}])[0]
+                                                            for s in g.values()) for g in groups):
+            return "golden"
+        if "model" in value:
+            return "traces"
+        if isinstance(value.get("tasks"), list) or _task_id(value) is not None:
+            return "tasks"
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        if all("model" in v for v in value):
+            return "traces"
+        if all(_task_id(v) is not None for v in value):
+            return "tasks"
+    return None
+
+
+def _task_id(record: dict[str, Any]) -> Any:
+    for key in ("task_id", "id", "name"):
+        if key in record:
+            return record[key]
+    return None
+
+
+def _first(record: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if key in record:
+            return record[key]
+    return None
+
+
+def parse_steps(value: Any, file: str, record: int | None, where: str, log: ProblemLog,
+                known_actions: frozenset[str] | None) -> list[dict[str, Any]] | None:
+    """Check a list of `{action, args, kwargs}` steps (a list `[action, *args]` is accepted too).
+
+    Returns the steps normalised, or None after logging each bad one. With `known_actions`, other action
+    names are errors; without, any name is kept (a model may call an action that does not exist, which the
+    belief engine then shows as failed).
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        log.add(file, record, where, f"<{type(value).__name__}>", "a list of steps")
+        return None
+    steps, ok = [], True
+    for index, step in enumerate(value):
+        field_name = f"{where}[{index}]"
+        if isinstance(step, list) and step and isinstance(step[0], str):
+            step = {"action": step[0], "args": step[1:], "kwargs": {}}
+        if not isinstance(step, dict):
+            log.add(file, record, field_name, f"<{type(step).__name__}>", "a step {action, args, kwargs}")
+            ok = False
+            continue
+        action, args, kwargs = step.get("action"), step.get("args", []), step.get("kwargs", {})
+        args = [] if args is None else args
+        kwargs = {} if kwargs is None else kwargs
+        if not isinstance(action, str) or not action.strip():
+            log.add(file, record, field_name + ".action", action if action is not None else "<missing>",
+                    "an action name")
+            ok = False
+        elif known_actions is not None and action not in known_actions:
+            log.add(file, record, field_name + ".action", action, "one of " + ", ".join(sorted(known_actions)))
+            ok = False
+        elif not isinstance(args, list):
+            log.add(file, record, field_name + ".args", f"<{type(args).__name__}>", "a list")
+            ok = False
+        elif not isinstance(kwargs, dict):
+            log.add(file, record, field_name + ".kwargs", f"<{type(kwargs).__name__}>", "an object")
+            ok = False
+        else:
+            steps.append({"action": action, "args": args, "kwargs": kwargs})
+    return steps if ok else None
+
+
+def _goal_atoms(value: Any, vocab: GoalVocabulary, file: str, record: int, log: ProblemLog
+                ) -> list[GoalAtom] | None:
+    if value is None:
+        return []
+    if isinstance(value, dict) and "atoms" in value:
+        value = value["atoms"]
+    items = value if isinstance(value, list) else [value]
+    atoms, ok = [], True
+    for index, item in enumerate(items):
+        try:
+            if isinstance(item, str):
+                atoms.append(parse_goal_sentence(item, vocab))
+            elif isinstance(item, dict):
+                atoms.append(atom_from_mapping(item, vocab))
+            else:
+                raise GoalParseError(f"a {type(item).__name__}")
+        except GoalParseError as exc:
+            log.add(file, record, f"goal[{index}]", f"<{exc}>",
+                    "a goal sentence or an atom {holders, entity, property, value}")
+            ok = False
+    return atoms if ok else None
+
+
+def goal_type(atom: GoalAtom, vocab: GoalVocabulary) -> str:
+    """One of the four NCP goal types for an atom."""
+    if atom.property == CONTAINER:
+        return "object in container"
+    if atom.property == ROOM:
+        return "person in room" if atom.entity in vocab.people else "object in room"
+    return "object property value"
+
+
+def _bool(value: Any) -> bool | None:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(value)
+
+
+def _add_task(plan: ImportPlan, log: ProblemLog, tasks: dict[str, str], file: str, record: int,
+              task: dict[str, Any], external: str, reference_key: tuple[str, ...]) -> None:
+    if external in tasks:
+        log.add(file, record, "task_id", external, f"a new task id (first used in {tasks[external]})")
+        return
+    tasks[external] = f"{file} record {record}"
+    setup = parse_steps(_first(task, "initial_steps", "setup", "initial_trace", "initial"), file, record,
+                        "initial_steps", log, EXPLORETOM_ACTIONS)
+    reference = parse_steps(_first(task, *reference_key), file, record, reference_key[0], log,
+                            EXPLORETOM_ACTIONS)
+    if setup is None or reference is None:
+        return
+    vocab = GoalVocabulary.from_steps(setup + reference)
+    for key, kind in (("rooms", vocab.rooms), ("containers", vocab.containers), ("people", vocab.people)):
+        if isinstance(task.get(key), list):
+            kind.update(str(v) for v in task[key])
+    if isinstance(task.get("state_types"), dict):
+        vocab.states.update({str(k): "<state_update> " + str(v) for k, v in task["state_types"].items()})
+    atoms = _goal_atoms(_first(task, "goal", "goals", "goal_atoms"), vocab, file, record, log)
+    if atoms is None:
+        return
+    try:
+        false_belief = _bool(_first(task, "false_belief", "is_false_belief", "is_false_belief_story"))
+    except ValueError as exc:
+        log.add(file, record, "false_belief", exc.args[0], "true or false")
+        return
+    context = _first(task, "context", "story", "description")
+    meta: dict[str, Any] = {
+        "goal_size": len(atoms), "goal_order": max((a.order for a in atoms), default=None),
+        "goal_types": sorted({goal_type(a, vocab) for a in atoms}), "false_belief": false_belief,
+        "setup_steps": len(setup), "source": file,
+    }
+    if isinstance(task.get("goal_type"), str):
+        meta["goal_types"] = [task["goal_type"]]
+    for key in ("context_id", "goal_id", "questions", "reference_returned"):
+        if key in task:
+            meta[key] = task[key]
+    plan.add("stimuli", [{"external_id": external, "kind": "ncp_task", "title": task.get("title") or (
+        "; ".join(a.text or "" for a in atoms) if atoms else external),
+        "text": context if isinstance(context, str) else None, "meta": dumps(meta)}])
+    if atoms:
+        plan.add("goal_atoms", [{"stimulus": external, "ord": i, "holders": dumps(list(a.holders)),
+                                 "entity": a.entity, "property": a.property, "value": a.value, "text": a.text}
+                                for i, a in enumerate(atoms)])
+    steps = setup + reference
+    if steps:
+        plan.add("trace_steps", _step_rows(external, None, steps))
+
+
+def _step_rows(stimulus: str, model: str | None, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"stimulus": stimulus, "model": model, "modality": "" if model else None,
+             "prompt_setting": "" if model else None, "vision_mode": "" if model else None,
+             "context": "" if model else None, "step_index": i, "action": s["action"],
+             "args": json.dumps(s["args"], ensure_ascii=False), "kwargs": json.dumps(s["kwargs"], ensure_ascii=False)}
+            for i, s in enumerate(steps)]
+
+
+def _read_tasks(value: Any, file: str, plan: ImportPlan, log: ProblemLog, tasks: dict[str, str]) -> None:
+    records = value["tasks"] if isinstance(value, dict) and "tasks" in value else (
+        value if isinstance(value, list) else [value])
+    for number, task in enumerate(records, start=1):
+        if not isinstance(task, dict):
+            log.add(file, number, None, f"<{type(task).__name__}>", "a task object")
+            continue
+        external = _task_id(task)
+        if not isinstance(external, (str, int)) or not str(external).strip():
+            log.add(file, number, "task_id", external if external is not None else "<missing>", "a task id")
+            continue
+        _add_task(plan, log, tasks, file, number, task, str(external).strip(),
+                  ("reference_trace", "reference_steps", "steps", "trace", "solution"))
+
+
+def _read_golden(value: dict[str, Any], file: str, plan: ImportPlan, log: ProblemLog,
+                 tasks: dict[str, str]) -> None:
+    number = 0
+    for group, scenarios in value.items():
+        if group.startswith("_"):
+            continue
+        for name, scenario in scenarios.items():
+            number += 1
+            steps = scenario.get("steps") or []
+            task = {"steps": [{k: s.get(k) for k in ("action", "args", "kwargs")} for s in steps
+                              if isinstance(s, dict)],
+                    "story": scenario.get("story"),
+                    "is_false_belief_story": scenario.get("is_false_belief_story"),
+                    "questions": scenario.get("questions"),
+                    "reference_returned": [s.get("returned") for s in steps if isinstance(s, dict)],
+                    "title": name}
+            if len(task["steps"]) != len(steps):
+                log.add(file, number, f"{group}.{name}.steps", "<a step that is not an object>",
+                        "steps {action, args, kwargs, returned, state_after}")
+                continue
+            _add_task(plan, log, tasks, file, number, task, f"{group}.{name}", ("steps",))
+
+
+def _read_traces(path: Path, root: Path, plan: ImportPlan, log: ProblemLog, tasks: dict[str, str] | None) -> None:
+    file = _relative(path, root)
+    if path.suffix.lower() == ".jsonl":
+        records = read_jsonl(path, log)
+    else:
+        value = read_json(path, file)
+        if isinstance(value, dict) and isinstance(value.get("traces"), list):
+            base = {k: v for k, v in value.items() if k != "traces"}
+            records = [(i, {**base, **t} if isinstance(t, dict) else t)
+                       for i, t in enumerate(value["traces"], start=1)]
+        elif isinstance(value, list):
+            records = list(enumerate(value, start=1))
+        else:
+            records = [(1, value)]
+    # traces/<model>/<task>.json: names from the path when the record leaves them out
+    parts = path.relative_to(root).parts
+    folder_model = parts[-2] if len(parts) >= 3 and parts[0] == "traces" else None
+    seen: set[tuple[str, str]] = set()
+    predictions, steps_rows = [], []
+    for number, record in records:
+        if not isinstance(record, dict):
+            log.add(file, number, None, f"<{type(record).__name__}>", "a trace object {model, task_id, steps}")
+            continue
+        model = record.get("model") or folder_model
+        task = _task_id(record) if _task_id(record) is not None else (path.stem if folder_model else None)
+        if not isinstance(model, str) or not model.strip():
+            log.add(file, number, "model", model if model is not None else "<missing>", "a model name")
+            continue
+        if not isinstance(task, (str, int)) or not str(task).strip():
+            log.add(file, number, "task_id", task if task is not None else "<missing>", "a task id")
+            continue
+        task = str(task).strip()
+        if tasks is not None and task not in tasks:
+            log.add(file, number, "task_id", task, "the id of a task in this import")
+            continue
+        if (model, task) in seen:
+            log.add(file, number, "model,task_id", f"<a second trace of {model} on {task}>", "one trace each")
+            continue
+        seen.add((model, task))
+        steps = parse_steps(_first(record, "steps", "trace", "actions"), file, number, "steps", log, None)
+        if steps is None:
+            continue
+        raw = record.get("raw_output")
+        predictions.append({"stimulus": task, "model": model, "modality": "", "prompt_setting": "",
+                            "vision_mode": "", "context": "", "raw_output": raw if isinstance(raw, str) else None,
+                            "answer": record.get("answer") if isinstance(record.get("answer"), str) else None,
+                            "latency_s": record.get("latency_s") if isinstance(record.get("latency_s"),
+                                                                               (int, float)) else None,
+                            "meta": dumps({"steps": len(steps), "source": file})})
+        steps_rows += _step_rows(task, model, steps)
+        if isinstance(record.get("organisation"), str):
+            plan.add("models", [{"model": model, "organisation": record["organisation"]}])
+    if predictions:
+        plan.add("predictions", pl.DataFrame(predictions, infer_schema_length=None))
+    if steps_rows:
+        plan.add("trace_steps", steps_rows)

@@ -1,0 +1,509 @@
+"""Any table of stimuli, predictions, judgments or human ratings, read through a column map.
+
+A map is FIELD -> source column with the fields of `MAP_FIELDS`. What the table is follows from the fields
+mapped: a `rater` makes it human ratings; a `judge`, `criterion` or `score` makes it judgments; a `model`
+with an answer, raw output or correctness makes it predictions; anything else is stimuli (with `speaker`,
+`start` or `end` mapped, one row per transcript segment). Without a map the columns are guessed from
+their names.
+
+Every column is read as text and converted with polars expressions, so a million-row file is checked
+and planned without a Python loop over rows; only the bad rows are visited, to name their lines.
+Predictions, judgments and ratings also create a bare stimulus for each id they mention, unless
+`options.extra["stimuli_exist"]` is true (adding outputs to a dataset imported earlier).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage.errors import ImportFailed, RowProblem
+from storage.importers.common import (
+    MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar, read_json, read_jsonl,
+    resolve_media,
+)
+from storage.importers.plan import DatasetInfo, ImportPlan
+
+LINE = "__line"   # 1-based line (CSV: first data row is line 2) or record number of each row
+TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": ","}
+JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+TRUE_WORDS = ["true", "t", "yes", "y", "1", "1.0", "correct"]
+FALSE_WORDS = ["false", "f", "no", "n", "0", "0.0", "incorrect", "wrong"]
+
+# Column names (lower case, spaces and dashes as underscores) that suggest a field when nothing is mapped.
+_NAME_HINTS: dict[str, tuple[str, ...]] = {
+    "stimulus": ("stimulus", "stimulus_id", "id", "item_id", "clip_id", "case_id", "scene_id", "task_id",
+                 "sample_id", "question_id", "qid", "uid"),
+    "label": ("label", "ground_truth", "gold", "target", "expected_answer", "truth", "gt"),
+    "model": ("model", "model_name", "system"),
+    "modality": ("modality", "condition", "input_modality"),
+    "answer": ("answer", "prediction", "pred", "predicted", "parsed_answer", "choice"),
+    "raw": ("raw", "raw_output", "output", "response", "completion", "generation"),
+    "correct": ("correct", "is_correct", "accuracy", "acc"),
+    "rater": ("rater", "annotator", "participant", "worker", "worker_id", "rater_id"),
+    "judge": ("judge", "judge_model", "evaluator"),
+    "criterion": ("criterion", "metric", "dimension", "aspect"),
+    "score": ("score", "rating", "judge_score"),
+    "rationale": ("rationale", "reason", "explanation", "justification"),
+    "text": ("text", "transcript", "utterance", "content", "story", "question"),
+    "speaker": ("speaker", "role", "participant_role"),
+    "start": ("start", "start_s", "start_time", "begin", "onset"),
+    "end": ("end", "end_s", "end_time", "offset_time", "stop"),
+    "media": ("media", "path", "file", "audio", "video", "image", "audio_path", "video_path", "file_path"),
+    "split": ("split", "subset", "partition"),
+    "prompt": ("prompt", "prompt_setting", "prompt_type"),
+    "vision": ("vision", "vision_mode"),
+    "latency": ("latency", "latency_s", "elapsed", "duration_s"),
+    "response_time": ("response_time", "rt", "response_time_s", "reaction_time"),
+}
+_NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",
+            "response_time": "response_time_s"}
+_AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
+_VIDEO = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
+_IMAGE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
+
+
+# ------------------------------------------------------------------------------------------- reading
+def read_table(path: Path, n_rows: int | None = None) -> pl.DataFrame:
+    """Every column of a CSV, TSV, JSONL, JSON or Parquet file as text, plus `LINE`.
+
+    Raises `ImportFailed` naming the file and line for undecodable bytes, ragged rows or broken JSON.
+    """
+    suffix = path.suffix.lower()
+    if suffix in TABLE_SUFFIXES:
+        separator = TABLE_SUFFIXES[suffix]
+        if suffix == ".txt" and b"\t" in _head(path):
+            separator = "\t"
+        return _read_delimited(path, separator, n_rows)
+    if suffix == ".parquet":
+        try:
+            frame = pl.read_parquet(path, n_rows=n_rows)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise ImportFailed(RowProblem(path.name, None, None, f"<unreadable Parquet: {_first_line(exc)}>",
+                                          "a Parquet file"))
+        frame = frame.select([_as_text(frame, c) for c in frame.columns])
+        return frame.with_row_index(LINE, offset=1).with_columns(pl.col(LINE).cast(pl.Int64))
+    if suffix in (".jsonl", ".ndjson"):
+        log = ProblemLog(skip_bad=False, limit=1)
+        records = read_jsonl(path, log)
+        if log.problems:
+            raise ImportFailed(log.problems)
+        return _records_frame(path, records[:n_rows] if n_rows else records)
+    if suffix == ".json":
+        value = read_json(path)
+        rows = _json_rows(value)
+        if rows is None:
+            raise ImportFailed(RowProblem(path.name, None, None, f"<{type(value).__name__}>",
+                                          "a list of objects, or an object holding one"))
+        records = []
+        for number, record in enumerate(rows, start=1):
+            if not isinstance(record, dict):
+                raise ImportFailed(RowProblem(path.name, number, None, f"<{type(record).__name__}>",
+                                              "a JSON object in each record"))
+            records.append((number, record))
+        return _records_frame(path, records[:n_rows] if n_rows else records)
+    raise ImportFailed(RowProblem(path.name, None, None, f"<a {suffix or 'suffix-less'} file>",
+                                  "a .csv, .tsv, .jsonl, .json or .parquet file"))
+
+
+def _head(path: Path, size: int = 65536) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(size)
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _as_text(frame: pl.DataFrame, column: str) -> pl.Expr:
+    dtype = frame.schema[column]
+    if dtype == pl.String:
+        return pl.col(column)
+    if isinstance(dtype, (pl.List, pl.Struct, pl.Array)):
+        return pl.col(column).map_elements(lambda v: json.dumps(v if not hasattr(v, "to_list") else v.to_list()),
+                                           return_dtype=pl.String).alias(column)
+    return pl.col(column).cast(pl.String)
+
+
+def _read_delimited(path: Path, separator: str, n_rows: int | None) -> pl.DataFrame:
+    try:
+        frame = pl.read_csv(path, separator=separator, infer_schema=False, n_rows=n_rows,
+                            empty_string_is_null=False, raise_if_empty=True)
+    except pl.exceptions.NoDataError:
+        raise ImportFailed(RowProblem(path.name, 1, None, "<an empty file>", "a header line with column names"))
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise ImportFailed(_locate_csv_problem(path, separator, exc))
+    if not frame.width or not any(frame.columns):
+        raise ImportFailed(RowProblem(path.name, 1, None, "<no column names>", "a header line with column names"))
+    duplicated = [c for c in frame.columns if re.search(r"_duplicated_\d+$", c)]
+    if duplicated:
+        raise ImportFailed(RowProblem(path.name, 1, duplicated[0].rsplit("_duplicated_", 1)[0],
+                                      "<a column name used twice>", "unique column names"))
+    return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
+
+
+def _locate_csv_problem(path: Path, separator: str, exc: Exception) -> RowProblem:
+    """Find the line polars refused, reading the file once more in Python (only on this failure path)."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = raw[: bad.start].count(b"\n") + 1
+        return RowProblem(path.name, line, None, f"<byte 0x{raw[bad.start]:02x} that is not UTF-8>", "UTF-8 text")
+    reader = csv.reader(raw.decode("utf-8").splitlines(), delimiter=separator)
+    width = None
+    for row in reader:
+        if width is None:
+            width = len(row)
+        elif len(row) > width:
+            return RowProblem(path.name, reader.line_num, None, f"<{len(row)} fields>",
+                              f"at most {width} fields, as in the header")
+    return RowProblem(path.name, None, None, f"<unreadable table: {_first_line(exc)}>",
+                      "a well-formed delimited table (quotes closed, one record per line)")
+
+
+def _json_rows(value: Any) -> list[Any] | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in ("data", "rows", "records", "items", "results", "predictions"):
+            if isinstance(value.get(key), list):
+                return value[key]
+        lists = [v for v in value.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+        if len(lists) == 1:
+            return lists[0]
+    return None
+
+
+def _records_frame(path: Path, records: list[tuple[int, dict[str, Any]]]) -> pl.DataFrame:
+    columns: dict[str, None] = {}
+    for _, record in records:
+        for key in record:
+            columns.setdefault(str(key), None)
+    if not columns:
+        raise ImportFailed(RowProblem(path.name, None, None, "<no records>", "at least one record with fields"))
+    data: dict[str, list[Any]] = {name: [] for name in columns}
+    data[LINE] = []
+    for number, record in records:
+        data[LINE].append(number)
+        for name in columns:
+            value = record.get(name)
+            if value is None or isinstance(value, str):
+                data[name].append(value)
+            elif isinstance(value, (dict, list)):
+                data[name].append(json.dumps(value, ensure_ascii=False))
+            else:
+                data[name].append(json.dumps(value) if isinstance(value, bool) else str(value))
+    schema = {name: pl.String for name in columns}
+    schema[LINE] = pl.Int64
+    return pl.DataFrame(data, schema=schema).select([LINE, *columns])
+
+
+# ------------------------------------------------------------------------------------------- mapping
+def _norm(name: str) -> str:
+    return re.sub(r"[\s\-./]+", "_", name.strip().lower())
+
+
+def guess_mapping(columns: list[str]) -> dict[str, str]:
+    """Fields whose usual names appear among `columns` (each column used once, first hint wins)."""
+    by_norm = {_norm(c): c for c in reversed(columns)}
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    for field_name, hints in _NAME_HINTS.items():
+        for hint in hints:
+            column = by_norm.get(hint)
+            if column is not None and column not in used:
+                mapping[field_name] = column
+                used.add(column)
+                break
+    return mapping
+
+
+def table_kind(mapping: dict[str, str]) -> str:
+    """What a mapped table holds: human_ratings, judgments, predictions, segments or stimuli."""
+    if "rater" in mapping:
+        return "human_ratings"
+    if {"judge", "criterion", "score"} & mapping.keys():
+        return "judgments"
+    if "model" in mapping and {"answer", "raw", "correct"} & mapping.keys():
+        return "predictions"
+    if {"speaker", "start", "end"} & mapping.keys():
+        return "segments"
+    return "stimuli"
+
+
+def preview(path: Path, options: ImportOptions | None = None, n: int = 20
+            ) -> tuple[list[str], list[tuple[str | None, ...]], dict[str, str]]:
+    """The first `n` rows as text, the columns, and the mapping that would be used (given or guessed)."""
+    frame = read_table(Path(path), n_rows=n).drop(LINE)
+    mapping = dict(options.mapping) if options and options.mapping else guess_mapping(frame.columns)
+    return frame.columns, [tuple(row) for row in frame.head(n).iter_rows()], mapping
+
+
+# ------------------------------------------------------------------------------------------- importer
+class GenericImporter:
+    kind = "generic"
+    title = "Any table (CSV, TSV, JSONL, JSON, Parquet) with a column map"
+    version = 1
+
+    def detect(self, path: Path) -> float:
+        """A weak yes for any single table file, so that it is the last resort."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        return 0.1 if path.is_file() and (suffix in TABLE_SUFFIXES or suffix in JSON_SUFFIXES
+                                          or suffix == ".parquet") else 0.0
+
+    def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
+        path = Path(path)
+        if not path.is_file():
+            raise ImportFailed(RowProblem(str(path), None, None, "<not a file>", "one table file"))
+        frame = read_table(path)
+        check_cancel(options)
+        columns = [c for c in frame.columns if c != LINE]
+        mapping = dict(options.mapping) if options.mapping else guess_mapping(columns)
+        _check_mapping(path.name, mapping, columns)
+        root = path.parent
+        plan = ImportPlan(
+            DatasetInfo(name=options.dataset_name or f"Generic {path.stem}",
+                        benchmark=str(options.extra.get("benchmark", "generic")), root=root, source=str(path)),
+            importer=self.kind, importer_version=self.version, mapping=mapping)
+        log = ProblemLog(options.skip_bad)
+        kind = table_kind(mapping)
+        typed = _typed(frame, mapping, path.name, log, kind)
+        check_cancel(options)
+        build = {"human_ratings": _human_ratings, "judgments": _judgments, "predictions": _predictions,
+                 "segments": _segments, "stimuli": _stimuli}[kind]
+        build(plan, typed, mapping, options, path.name, log)
+        if "media" in mapping:
+            _media(plan, typed, root, options, path.name, log)
+        plan.notes.append(f"read {typed.height} rows of {path.name} as {kind.replace('_', ' ')}")
+        read_annotation_sidecar(root, plan, log)
+        log.finish(plan)
+        return plan
+
+
+def _check_mapping(file: str, mapping: dict[str, str], columns: list[str]) -> None:
+    problems = []
+    for field_name, column in mapping.items():
+        if field_name not in MAP_FIELDS:
+            problems.append(RowProblem(file, None, field_name, "<an unknown field>",
+                                       "one of " + ", ".join(MAP_FIELDS)))
+        elif column not in columns:
+            problems.append(RowProblem(file, 1, field_name, f"<no column {column!r}>",
+                                       "one of the columns " + ", ".join(repr(c) for c in columns)))
+    if problems:
+        raise ImportFailed(problems)
+    if "stimulus" not in mapping and table_kind(mapping) not in ("stimuli",):
+        raise ImportFailed(RowProblem(file, 1, "stimulus", "<not mapped>",
+                                      "--map stimulus=COLUMN naming the id column; columns are "
+                                      + ", ".join(repr(c) for c in columns)))
+    if table_kind(mapping) == "judgments" and "model" not in mapping:
+        raise ImportFailed(RowProblem(file, 1, "model", "<not mapped>",
+                                      "--map model=COLUMN: judgments belong to a model's output"))
+
+
+def _report(frame: pl.DataFrame, bad: pl.Expr, column: str, field_name: str, file: str, log: ProblemLog,
+            expected: str) -> pl.DataFrame:
+    """Log the rows where `bad` holds (at most the log's limit are visited) and return the others."""
+    flagged = frame.filter(bad)
+    if flagged.height:
+        for line, found in flagged.select(LINE, column).head(log.limit).iter_rows():
+            log.add(file, line, field_name, found if found else "<empty>", expected)
+        if flagged.height > log.limit and log.skip_bad:
+            log.add(file, None, field_name, f"<{flagged.height - log.limit} more such rows>", expected)
+        return frame.filter(~bad)
+    return frame
+
+
+def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: ProblemLog, kind: str) -> pl.DataFrame:
+    """Rename mapped columns to fields, convert types, drop (and log) the rows that do not convert."""
+    exprs = [pl.col(LINE)]
+    for field_name, column in mapping.items():
+        exprs.append(pl.col(column).str.strip_chars().alias(f"_src_{field_name}"))
+    typed = frame.select(exprs)
+    required = ["stimulus"] if kind != "stimuli" else []
+    required += {"human_ratings": ["rater"], "judgments": ["model"], "predictions": ["model"]}.get(kind, [])
+    for field_name in required:
+        if field_name in mapping:
+            src = f"_src_{field_name}"
+            typed = _report(typed, pl.col(src).is_null() | (pl.col(src) == ""), src, mapping[field_name], file,
+                            log, f"a {MAP_FIELDS[field_name]}")
+    for field_name, target in _NUMERIC.items():
+        if field_name in mapping:
+            src = f"_src_{field_name}"
+            value = pl.col(src).cast(pl.Float64, strict=False)
+            typed = typed.with_columns(value.alias(target))
+            typed = _report(typed, (pl.col(src) != "") & pl.col(target).is_null(), src, mapping[field_name],
+                            file, log, "a number")
+    if "correct" in mapping:
+        src = pl.col("_src_correct").str.to_lowercase()
+        typed = typed.with_columns(
+            pl.when(src.is_in(TRUE_WORDS)).then(True).when(src.is_in(FALSE_WORDS)).then(False)
+            .otherwise(None).alias("correct"))
+        typed = _report(typed, (pl.col("_src_correct") != "") & pl.col("correct").is_null(), "_src_correct",
+                        mapping["correct"], file, log, "true/false, yes/no or 1/0")
+    if "start" in mapping and "end" in mapping:
+        typed = _report(typed, pl.col("end_s") < pl.col("start_s"), "_src_end", mapping["end"], file, log,
+                        "an end time not before the start time")
+    texts = {f: f"_src_{f}" for f in mapping if f not in _NUMERIC and f != "correct"}
+    return typed.with_columns([pl.when(pl.col(src) == "").then(None).otherwise(pl.col(src)).alias(f)
+                               for f, src in texts.items()])
+
+
+def _col(frame: pl.DataFrame, name: str, default: str | None = None) -> pl.Expr:
+    if name in frame.columns:
+        return pl.col(name) if default is None else pl.col(name).fill_null(default)
+    return pl.lit(default, dtype=pl.String)
+
+
+def _duplicates(frame: pl.DataFrame, keys: list[str], file: str, log: ProblemLog, what: str) -> pl.DataFrame:
+    dup = pl.struct(keys).is_duplicated() & ~pl.struct(keys).is_first_distinct()
+    first = frame.filter(dup)
+    if first.height:
+        for row in first.head(log.limit).iter_rows(named=True):
+            ident = ", ".join(f"{k}={row[k]!r}" for k in keys)
+            log.add(file, row[LINE], ",".join(keys), f"<a second row with {ident}>", f"one {what} per key")
+        return frame.filter(~dup)
+    return frame
+
+
+def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, options: ImportOptions) -> None:
+    if options.extra.get("stimuli_exist"):
+        return
+    exprs = [pl.col("stimulus").alias("external_id"), pl.lit("generic").alias("kind")]
+    if "label" in typed.columns:
+        exprs.append(pl.col("label").alias("ground_truth"))
+    if "split" in typed.columns:
+        exprs.append(pl.col("split"))
+    plan.add("stimuli", typed.select(exprs).unique(subset=["external_id"], keep="first", maintain_order=True))
+
+
+def _run_key(typed: pl.DataFrame) -> list[pl.Expr]:
+    return [pl.col("model"), _col(typed, "modality", "").alias("modality"),
+            _col(typed, "prompt", "").alias("prompt_setting"), _col(typed, "vision", "").alias("vision_mode"),
+            pl.lit("").alias("context")]
+
+
+def _predictions(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
+                 file: str, log: ProblemLog) -> None:
+    typed = typed.with_columns(_run_key(typed))
+    typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode"], file, log,
+                        "prediction")
+    correct = pl.col("correct") if "correct" in typed.columns else pl.lit(None, dtype=pl.Boolean)
+    if "correct" not in typed.columns and "label" in typed.columns and "answer" in typed.columns:
+        # an answer is right when it equals the ground truth, ignoring case and surrounding space
+        correct = (pl.when(pl.col("answer").is_null() | pl.col("label").is_null()).then(None)
+                   .otherwise(pl.col("answer").str.to_lowercase() == pl.col("label").str.to_lowercase()))
+    plan.add("predictions", typed.select(
+        pl.col("stimulus"), pl.col("model"), "modality", "prompt_setting", "vision_mode", "context",
+        _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer"), correct.alias("correct"),
+        (pl.col("latency_s") if "latency_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("latency_s"),
+    ))
+    _stimuli_for(plan, typed, options)
+
+
+def _judgments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
+               file: str, log: ProblemLog) -> None:
+    # without a criterion column, the score column's own name says what was judged
+    criterion = _col(typed, "criterion", mapping.get("score", "score"))
+    typed = typed.with_columns(*_run_key(typed), _col(typed, "judge", "").alias("judge"),
+                               criterion.alias("criterion"))
+    typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode", "judge",
+                                "criterion"], file, log, "judgment")
+    scale = options.extra.get("scale_max")
+    plan.add("judgments", typed.select(
+        "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "judge", "criterion",
+        (pl.col("score") if "score" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("score"),
+        pl.lit(float(scale) if scale is not None else None, dtype=pl.Float64).alias("scale_max"),
+        _col(typed, "rationale").alias("rationale")))
+    if {"answer", "raw"} & mapping.keys():
+        plan.add("predictions", typed.unique(subset=["stimulus", "model", "modality", "prompt_setting",
+                                                     "vision_mode"], keep="first", maintain_order=True).select(
+            "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context",
+            _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer")))
+    _stimuli_for(plan, typed, options)
+
+
+def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
+                   file: str, log: ProblemLog) -> None:
+    condition = _col(typed, "modality", "")
+    if "prompt" in typed.columns:
+        condition = pl.concat_str([condition, pl.col("prompt").fill_null("")], separator=" ").str.strip_chars()
+    typed = typed.with_columns(condition.alias("condition"))
+    typed = _duplicates(typed, ["stimulus", "rater", "condition"], file, log, "rating")
+    correct = pl.col("correct") if "correct" in typed.columns else pl.lit(None, dtype=pl.Boolean)
+    if "correct" not in typed.columns and "label" in typed.columns and "answer" in typed.columns:
+        correct = pl.col("answer").str.to_lowercase() == pl.col("label").str.to_lowercase()
+    plan.add("human_ratings", typed.select(
+        "stimulus", "rater", "condition", _col(typed, "answer").alias("answer"), correct.alias("correct"),
+        (pl.col("response_time_s") if "response_time_s" in typed.columns
+         else pl.lit(None, dtype=pl.Float64)).alias("response_time_s")))
+    _stimuli_for(plan, typed, options)
+
+
+def _with_ids(typed: pl.DataFrame) -> pl.DataFrame:
+    if "stimulus" in typed.columns:
+        return typed
+    return typed.with_columns(pl.format("row{}", pl.col(LINE)).alias("stimulus"))
+
+
+def _stimuli(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
+             file: str, log: ProblemLog) -> None:
+    typed = _with_ids(typed)
+    typed = _report(typed, pl.col("stimulus").is_null(), "stimulus", "stimulus", file, log, "a stimulus id")
+    typed = _duplicates(typed, ["stimulus"], file, log, "stimulus")
+    plan.add("stimuli", typed.select(
+        pl.col("stimulus").alias("external_id"), pl.lit("generic").alias("kind"),
+        _col(typed, "label").alias("ground_truth"), _col(typed, "split").alias("split"),
+        _col(typed, "text").alias("text")))
+    if options.extra.get("stimuli_exist"):
+        plan.frames.pop("stimuli")
+
+
+def _segments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
+              file: str, log: ProblemLog) -> None:
+    typed = _with_ids(typed)
+    typed = _report(typed, pl.col("stimulus").is_null(), "stimulus", "stimulus", file, log, "a stimulus id")
+    plan.add("segments", typed.select(
+        "stimulus", (pl.int_range(pl.len()).over("stimulus")).cast(pl.Int32).alias("ord"),
+        _col(typed, "speaker").alias("speaker"),
+        (pl.col("start_s") if "start_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("start_s"),
+        (pl.col("end_s") if "end_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("end_s"),
+        _col(typed, "text").alias("text")))
+    _stimuli_for(plan, typed, options)
+
+
+def media_role(path: str) -> str:
+    """The media role a file's extension suggests for a generic stimulus."""
+    suffix = Path(path).suffix.lower()
+    if suffix in _AUDIO:
+        return "audio"
+    if suffix in _VIDEO:
+        return "video"
+    if suffix in _IMAGE:
+        return "image:group"
+    return "file"
+
+
+def _media(plan: ImportPlan, typed: pl.DataFrame, root: Path, options: ImportOptions, file: str,
+           log: ProblemLog) -> None:
+    pairs = _with_ids(typed).select("stimulus", "media", LINE).drop_nulls(["media"]).unique(
+        subset=["stimulus", "media"], keep="first", maintain_order=True)
+    rows, missing = [], 0
+    for stimulus, relative, line in pairs.iter_rows():
+        check_cancel(options)
+        resolved = resolve_media(root, relative, options.allow_outside_root, log, file, line)
+        if resolved is None:
+            continue
+        stored, present = resolved
+        missing += not present
+        rows.append({"stimulus": stimulus, "role": media_role(stored), "path": stored, "present": present,
+                     "offset_s": 0.0})
+    if rows:
+        plan.add("media", rows)
+    if missing:
+        plan.notes.append(f"{missing} media files missing")

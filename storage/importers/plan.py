@@ -1,0 +1,104 @@
+"""What an importer produces: the unified model as polars frames, checked and ready to write.
+
+Importers only read files and build an `ImportPlan`; `storage.importers.writer.write_plan` writes a plan
+in one transaction. So a dry run is a plan that is never written, and every importer gets the same
+all-or-nothing, idempotent write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage.errors import RowProblem
+
+# Columns of each frame. `stimulus` columns hold the dataset's own external ids; the writer maps them to
+# store ids. Run conditions (modality, prompt_setting, vision_mode, context) are '' when not applicable.
+RUN_KEY = {"model": pl.String, "modality": pl.String, "prompt_setting": pl.String,
+           "vision_mode": pl.String, "context": pl.String}
+
+FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
+    "stimuli": {"external_id": pl.String, "kind": pl.String, "ground_truth": pl.String,
+                "split": pl.String, "title": pl.String, "text": pl.String, "meta": pl.String},
+    "media": {"stimulus": pl.String, "role": pl.String, "path": pl.String, "present": pl.Boolean,
+              "offset_s": pl.Float64, "duration_s": pl.Float64, "sample_rate": pl.Int32},
+    "segments": {"stimulus": pl.String, "ord": pl.Int32, "speaker": pl.String, "start_s": pl.Float64,
+                 "end_s": pl.Float64, "text": pl.String, "words": pl.String, "media_role": pl.String},
+    "models": {"model": pl.String, "organisation": pl.String},
+    "predictions": {"stimulus": pl.String, **RUN_KEY, "raw_output": pl.String, "answer": pl.String,
+                    "correct": pl.Boolean, "latency_s": pl.Float64, "meta": pl.String},
+    "judgments": {"stimulus": pl.String, **RUN_KEY, "judge": pl.String, "criterion": pl.String,
+                  "score": pl.Float64, "scale_max": pl.Float64, "rationale": pl.String},
+    "human_ratings": {"stimulus": pl.String, "rater": pl.String, "condition": pl.String,
+                      "answer": pl.String, "correct": pl.Boolean, "response_time_s": pl.Float64},
+    "label_sets": {"name": pl.String, "scope": pl.String, "description": pl.String, "source": pl.String},
+    "labels": {"label_set": pl.String, "name": pl.String, "parent": pl.String, "colour": pl.String,
+               "shortcut": pl.String, "description": pl.String, "ord": pl.Int32},
+    "annotations": {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String,
+                    "label": pl.String, "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String,
+                    "note": pl.String, "media_role": pl.String},
+    # model NULL: the task's reference trace; otherwise the trace of that run's prediction
+    "trace_steps": {"stimulus": pl.String, **RUN_KEY, "step_index": pl.Int32, "action": pl.String,
+                    "args": pl.String, "kwargs": pl.String},
+    "goal_atoms": {"stimulus": pl.String, "ord": pl.Int32, "holders": pl.String, "entity": pl.String,
+                   "property": pl.String, "value": pl.String, "text": pl.String},
+    "aggregate_results": {"model": pl.String, "source": pl.String, "metric_group": pl.String,
+                          "metric": pl.String, "value": pl.Float64, "value_text": pl.String},
+}
+
+
+def empty_frame(table: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=FRAME_SCHEMAS[table])
+
+
+def conform(table: str, frame: pl.DataFrame | list[dict[str, Any]]) -> pl.DataFrame:
+    """Give a frame exactly the table's columns and types (missing columns become null)."""
+    schema = FRAME_SCHEMAS[table]
+    if isinstance(frame, list):
+        frame = pl.DataFrame(frame, schema_overrides={k: v for k, v in schema.items()},
+                             infer_schema_length=None) if frame else empty_frame(table)
+    exprs = []
+    for name, dtype in schema.items():
+        if name in frame.columns:
+            exprs.append(pl.col(name).cast(dtype, strict=False).alias(name))
+        else:
+            exprs.append(pl.lit(None, dtype=dtype).alias(name))
+    return frame.select(exprs)
+
+
+@dataclass
+class DatasetInfo:
+    name: str
+    benchmark: str
+    root: Path
+    source: str
+    synthetic: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ImportPlan:
+    """Everything one import will write. Frames are keyed by the names in `FRAME_SCHEMAS`."""
+
+    dataset: DatasetInfo
+    importer: str
+    importer_version: int = 1
+    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
+    mapping: dict[str, str] = field(default_factory=dict)   # target field -> source column, as detected/used
+    problems: list[RowProblem] = field(default_factory=list)  # rows skipped with --skip-bad
+    notes: list[str] = field(default_factory=list)            # e.g. "3 media files missing"
+
+    def frame(self, table: str) -> pl.DataFrame:
+        return self.frames.get(table, empty_frame(table))
+
+    def add(self, table: str, frame: pl.DataFrame | list[dict[str, Any]]) -> None:
+        new = conform(table, frame)
+        if table in self.frames and self.frames[table].height:
+            self.frames[table] = pl.concat([self.frames[table], new], how="vertical")
+        else:
+            self.frames[table] = new
+
+    def counts(self) -> dict[str, int]:
+        return {name: self.frame(name).height for name in FRAME_SCHEMAS}

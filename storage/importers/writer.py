@@ -1,0 +1,414 @@
+"""Writes an `ImportPlan` into the store: one transaction, upserts by natural keys.
+
+Re-importing the same release updates rows in place (no duplicate stimuli, models, runs or predictions);
+a plan that brings only a new model's outputs adds only those. Any failure or a cancel rolls back, so the
+store is exactly as it was.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import duckdb
+import polars as pl
+
+from storage.errors import ImportCancelled, ImportFailed, RowProblem
+from storage.importers.plan import ImportPlan
+from storage.store import Store
+
+Progress = Callable[[float, str], None]
+ShouldCancel = Callable[[], bool]
+
+RUN_COLS = ["model", "modality", "prompt_setting", "vision_mode", "context"]
+
+
+@dataclass
+class ImportSummary:
+    dataset: str
+    dataset_id: int
+    written: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _check_unique(frame: pl.DataFrame, keys: list[str], table: str) -> list[RowProblem]:
+    if frame.height == 0:
+        return []
+    dup = frame.group_by(keys).len().filter(pl.col("len") > 1)
+    problems = []
+    for row in dup.head(20).iter_rows(named=True):
+        ident = ", ".join(f"{k}={row[k]!r}" for k in keys)
+        problems.append(RowProblem(table, None, ",".join(keys), f"{row['len']} rows with {ident}",
+                                   "each to appear once"))
+    return problems
+
+
+def validate(plan: ImportPlan) -> None:
+    """Raise `ImportFailed` for a plan that cannot be written as it is (duplicate ids, empty keys).
+
+    Duplicates of compound keys (predictions, judgments, ratings) are found after ids are resolved, in SQL.
+    """
+    problems: list[RowProblem] = []
+    problems += _check_unique(plan.frame("stimuli"), ["external_id"], "stimuli")
+    for table, column in [("stimuli", "external_id"), ("predictions", "stimulus"), ("predictions", "model"),
+                          ("judgments", "criterion"), ("human_ratings", "rater"), ("media", "path")]:
+        frame = plan.frame(table)
+        if frame.height and frame[column].null_count():
+            problems.append(RowProblem(table, None, column, f"{frame[column].null_count()} empty values",
+                                       "a value in every row"))
+    if problems:
+        raise ImportFailed(problems)
+
+
+class _Writer:
+    def __init__(self, cur: duckdb.DuckDBPyConnection, plan: ImportPlan, progress: Progress,
+                 should_cancel: ShouldCancel) -> None:
+        self.cur = cur
+        self.plan = plan
+        self.progress = progress
+        self.should_cancel = should_cancel
+        self.written: dict[str, int] = {}
+        self._registered: list[str] = []
+
+    def step(self, fraction: float, message: str) -> None:
+        if self.should_cancel():
+            raise ImportCancelled()
+        self.progress(fraction, message)
+
+    def register(self, name: str, frame: pl.DataFrame) -> None:
+        self.cur.register(name, frame.to_arrow())
+        self._registered.append(name)
+
+    def release(self) -> None:
+        for name in self._registered:
+            try:
+                self.cur.unregister(name)
+            except duckdb.Error:
+                pass
+
+    def scalar(self, sql: str, params: list | None = None):
+        return self.cur.execute(sql, params or []).fetchall()[0][0]
+
+    def refuse_duplicates(self, table: str, label: str, keys: dict[str, str]) -> None:
+        """Fail when the incoming rows of `table` name the same key twice (e.g. one model answering twice)."""
+        cols = ", ".join(keys)
+        rows = self.cur.execute(f"SELECT {cols}, count(*) FROM {table} GROUP BY ALL HAVING count(*) > 1"
+                                " LIMIT 20").fetchall()
+        if rows:
+            raise ImportFailed([RowProblem(label, None, ",".join(keys.values()),
+                                           f"{r[-1]} rows for the same {', '.join(keys.values())} ({r[:-1]})",
+                                           "each to appear once") for r in rows])
+
+    # -- tables ---------------------------------------------------------------------------------
+    def dataset(self) -> int:
+        info = self.plan.dataset
+        found = self.cur.execute("SELECT id FROM dataset WHERE name = ?", [info.name]).fetchall()
+        existing = found[0] if found else None
+        values = [info.benchmark, str(info.root), info.source, info.synthetic, self.plan.importer,
+                  self.plan.importer_version, json.dumps(info.meta)]
+        if existing:
+            self.cur.execute(
+                "UPDATE dataset SET benchmark=?, root=?, source=?, synthetic=?, importer=?, importer_version=?,"
+                " meta=?, imported_at=current_timestamp WHERE id=?", [*values, existing[0]])
+            return int(existing[0])
+        return int(self.scalar(
+            "INSERT INTO dataset (name, benchmark, root, source, synthetic, importer, importer_version, meta)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", [info.name, *values]))
+
+    def stimuli(self, dataset_id: int) -> None:
+        frame = self.plan.frame("stimuli")
+        if frame.height:
+            self.register("f_stimuli", frame)
+            self.cur.execute(
+                "UPDATE stimulus SET kind=f.kind, ground_truth=f.ground_truth, split=f.split, title=f.title,"
+                " text=f.text, meta=f.meta FROM f_stimuli f"
+                " WHERE stimulus.dataset_id=? AND stimulus.external_id=f.external_id", [dataset_id])
+            self.cur.execute(
+                "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta)"
+                " SELECT ?, f.external_id, f.kind, f.ground_truth, f.split, f.title, f.text, f.meta"
+                " FROM f_stimuli f WHERE NOT EXISTS (SELECT 1 FROM stimulus s"
+                " WHERE s.dataset_id=? AND s.external_id=f.external_id)", [dataset_id, dataset_id])
+            self.written["stimuli"] = frame.height
+        # every later table refers to stimuli by external id through this map
+        self.cur.execute("CREATE OR REPLACE TEMP TABLE stim_map AS SELECT id AS stimulus_id, external_id"
+                         " FROM stimulus WHERE dataset_id=?", [dataset_id])
+        referenced = [self.plan.frame(t).select(pl.col("stimulus")) for t in
+                      ("media", "segments", "predictions", "judgments", "human_ratings", "annotations",
+                       "trace_steps", "goal_atoms") if self.plan.frame(t).height]
+        if referenced:
+            self.register("f_refs", pl.concat(referenced).unique())
+            unknown = self.cur.execute(
+                "SELECT stimulus FROM f_refs WHERE stimulus NOT IN (SELECT external_id FROM stim_map)"
+                " ORDER BY 1 LIMIT 20").fetchall()
+            if unknown:
+                raise ImportFailed([RowProblem("import", None, "stimulus", repr(u[0]),
+                                               "an id of a stimulus in this dataset") for u in unknown])
+
+    _DEFAULTS = {"offset_s": "coalesce(f.offset_s, 0)", "present": "coalesce(f.present, false)",
+                 "ord": "coalesce(f.ord, 0)"}
+
+    def replace_per_stimulus(self, table: str, sql_table: str, columns: list[str]) -> None:
+        frame = self.plan.frame(table)
+        if not frame.height:
+            return
+        name = f"f_{table}"
+        self.register(name, frame)
+        self.cur.execute(f"DELETE FROM {sql_table} WHERE stimulus_id IN (SELECT m.stimulus_id FROM stim_map m"
+                         f" JOIN (SELECT DISTINCT stimulus FROM {name}) f ON f.stimulus = m.external_id)")
+        cols = ", ".join(columns)
+        sel = ", ".join(self._DEFAULTS.get(c, f"f.{c}") for c in columns)
+        self.cur.execute(f"INSERT INTO {sql_table} (stimulus_id, {cols}) SELECT m.stimulus_id, {sel}"
+                         f" FROM {name} f JOIN stim_map m ON m.external_id = f.stimulus")
+        self.written[table] = frame.height
+
+    def models(self) -> None:
+        names = [self.plan.frame(t).select("model") for t in
+                 ("models", "predictions", "judgments", "trace_steps", "aggregate_results")
+                 if self.plan.frame(t).height]
+        if not names:
+            return
+        all_names = pl.concat(names).drop_nulls().unique()
+        orgs = self.plan.frame("models")
+        self.register("f_model_names", all_names)
+        self.register("f_models", orgs)
+        self.cur.execute("INSERT INTO model (name) SELECT model FROM f_model_names"
+                         " WHERE model NOT IN (SELECT name FROM model)")
+        self.cur.execute("UPDATE model SET organisation = f.organisation FROM f_models f"
+                         " WHERE model.name = f.model AND f.organisation IS NOT NULL")
+        self.written["models"] = all_names.height
+
+    def runs(self, dataset_id: int) -> None:
+        keys = [self.plan.frame(t).select(RUN_COLS) for t in ("predictions", "judgments", "trace_steps")
+                if self.plan.frame(t).height]
+        keys = [k.filter(pl.col("model").is_not_null()) for k in keys]
+        if keys:
+            frame = pl.concat(keys).with_columns(
+                [pl.col(c).fill_null("") for c in RUN_COLS[1:]]).unique()
+            self.register("f_runs", frame)
+            self.cur.execute(
+                "INSERT INTO run (dataset_id, model_id, modality, prompt_setting, vision_mode, context)"
+                " SELECT ?, m.id, f.modality, f.prompt_setting, f.vision_mode, f.context FROM f_runs f"
+                " JOIN model m ON m.name = f.model WHERE NOT EXISTS (SELECT 1 FROM run r WHERE"
+                " r.dataset_id=? AND r.model_id=m.id AND r.modality=f.modality AND"
+                " r.prompt_setting=f.prompt_setting AND r.vision_mode=f.vision_mode AND r.context=f.context)",
+                [dataset_id, dataset_id])
+            self.written["runs"] = frame.height
+        self.cur.execute(
+            "CREATE OR REPLACE TEMP TABLE run_map AS SELECT r.id AS run_id, m.name AS model, r.modality,"
+            " r.prompt_setting, r.vision_mode, r.context FROM run r JOIN model m ON m.id = r.model_id"
+            " WHERE r.dataset_id = ?", [dataset_id])
+
+    _RUN_JOIN = ("JOIN run_map r ON r.model = f.model AND r.modality = coalesce(f.modality, '')"
+                 " AND r.prompt_setting = coalesce(f.prompt_setting, '') AND r.vision_mode ="
+                 " coalesce(f.vision_mode, '') AND r.context = coalesce(f.context, '')"
+                 " JOIN stim_map s ON s.external_id = f.stimulus")
+
+    def predictions(self) -> None:
+        frame = self.plan.frame("predictions")
+        if frame.height:
+            self.register("f_predictions", frame)
+            self.cur.execute(
+                "CREATE OR REPLACE TEMP TABLE pred_in AS SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer,"
+                f" f.correct, f.latency_s, f.meta FROM f_predictions f {self._RUN_JOIN}")
+            self.refuse_duplicates("pred_in", "predictions", {"run_id": "model and condition",
+                                                              "stimulus_id": "stimulus"})
+            existing = self.scalar("SELECT count(*) FROM prediction WHERE run_id IN"
+                                   " (SELECT DISTINCT run_id FROM pred_in)")
+        if frame.height and not existing:
+            self.cur.execute("INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s,"
+                             " meta) SELECT * FROM pred_in")
+            self.written["predictions"] = frame.height
+        elif frame.height:
+            self.cur.execute(
+                "UPDATE prediction SET raw_output=p.raw_output, answer=p.answer, correct=p.correct,"
+                " latency_s=p.latency_s, meta=p.meta FROM pred_in p"
+                " WHERE prediction.run_id=p.run_id AND prediction.stimulus_id=p.stimulus_id"
+                " AND prediction.run_id IN (SELECT DISTINCT run_id FROM pred_in)")
+            self.cur.execute(
+                "INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
+                " SELECT p.* FROM pred_in p ANTI JOIN (SELECT run_id, stimulus_id FROM prediction"
+                " WHERE run_id IN (SELECT DISTINCT run_id FROM pred_in)) e"
+                " ON e.run_id = p.run_id AND e.stimulus_id = p.stimulus_id")
+            self.written["predictions"] = frame.height
+        # judgments and traces may arrive without an answer: they still hang off a prediction
+        for table in ("judgments", "trace_steps"):
+            other = self.plan.frame(table)
+            other = other.filter(pl.col("model").is_not_null()) if other.height else other
+            if not other.height:
+                continue
+            self.register(f"f_{table}_keys", other.select(["stimulus", *RUN_COLS]).unique())
+            self.cur.execute(
+                "INSERT INTO prediction (run_id, stimulus_id) SELECT DISTINCT r.run_id, s.stimulus_id"
+                f" FROM f_{table}_keys f {self._RUN_JOIN} WHERE NOT EXISTS (SELECT 1 FROM prediction p"
+                " WHERE p.run_id = r.run_id AND p.stimulus_id = s.stimulus_id)")
+
+    def judgments(self) -> None:
+        frame = self.plan.frame("judgments")
+        if not frame.height:
+            return
+        self.register("f_judgments", frame)
+        self.cur.execute(
+            "CREATE OR REPLACE TEMP TABLE judg_in AS SELECT p.id AS prediction_id, coalesce(f.judge, '') AS judge,"
+            " f.criterion, f.score, f.scale_max, f.rationale FROM f_judgments f"
+            f" {self._RUN_JOIN} JOIN prediction p ON p.run_id = r.run_id AND p.stimulus_id = s.stimulus_id")
+        self.refuse_duplicates("judg_in", "judgments", {"prediction_id": "prediction", "judge": "judge",
+                                                         "criterion": "criterion"})
+        self.cur.execute(
+            "DELETE FROM judgment WHERE EXISTS (SELECT 1 FROM judg_in j WHERE j.prediction_id ="
+            " judgment.prediction_id AND j.judge = judgment.judge AND j.criterion = judgment.criterion)")
+        self.cur.execute("INSERT INTO judgment (prediction_id, judge, criterion, score, scale_max, rationale)"
+                         " SELECT * FROM judg_in")
+        self.written["judgments"] = frame.height
+
+    def human_ratings(self) -> None:
+        frame = self.plan.frame("human_ratings")
+        if not frame.height:
+            return
+        self.register("f_human", frame)
+        self.cur.execute(
+            "CREATE OR REPLACE TEMP TABLE human_in AS SELECT s.stimulus_id, f.rater, coalesce(f.condition, '')"
+            " AS condition, f.answer, f.correct, f.response_time_s FROM f_human f"
+            " JOIN stim_map s ON s.external_id = f.stimulus")
+        self.refuse_duplicates("human_in", "human ratings", {"stimulus_id": "stimulus", "rater": "rater",
+                                                             "condition": "condition"})
+        self.cur.execute(
+            "DELETE FROM human_rating WHERE EXISTS (SELECT 1 FROM human_in h WHERE h.stimulus_id ="
+            " human_rating.stimulus_id AND h.rater = human_rating.rater AND h.condition = human_rating.condition)")
+        self.cur.execute("INSERT INTO human_rating (stimulus_id, rater, condition, answer, correct,"
+                         " response_time_s) SELECT * FROM human_in")
+        self.written["human_ratings"] = frame.height
+
+    def labels(self) -> None:
+        sets = self.plan.frame("label_sets")
+        labels = self.plan.frame("labels")
+        if sets.height:
+            self.register("f_label_sets", sets)
+            self.cur.execute("UPDATE label_set SET scope=coalesce(f.scope, 'both'), description=f.description,"
+                             " source=f.source FROM f_label_sets f WHERE label_set.name = f.name")
+            self.cur.execute("INSERT INTO label_set (name, scope, description, source) SELECT f.name,"
+                             " coalesce(f.scope, 'both'), f.description, f.source FROM f_label_sets f"
+                             " WHERE f.name NOT IN (SELECT name FROM label_set)")
+            self.written["label_sets"] = sets.height
+        if labels.height:
+            self.register("f_labels", labels)
+            self.cur.execute("INSERT INTO label_set (name) SELECT DISTINCT label_set FROM f_labels"
+                             " WHERE label_set NOT IN (SELECT name FROM label_set)")
+            self.cur.execute(
+                "UPDATE label SET parent=f.parent, colour=f.colour, shortcut=f.shortcut, description=f.description,"
+                " ord=coalesce(f.ord, 0) FROM f_labels f JOIN label_set ls ON ls.name = f.label_set"
+                " WHERE label.label_set_id = ls.id AND label.name = f.name")
+            self.cur.execute(
+                "INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord)"
+                " SELECT ls.id, f.name, f.parent, f.colour, f.shortcut, f.description, coalesce(f.ord, 0)"
+                " FROM f_labels f JOIN label_set ls ON ls.name = f.label_set WHERE NOT EXISTS"
+                " (SELECT 1 FROM label l WHERE l.label_set_id = ls.id AND l.name = f.name)")
+            self.written["labels"] = labels.height
+
+    def annotations(self) -> None:
+        frame = self.plan.frame("annotations")
+        if not frame.height:
+            return
+        self.register("f_annotations", frame)
+        # identical live annotations are not added twice, so a re-import changes nothing
+        self.cur.execute(
+            "CREATE OR REPLACE TEMP TABLE ann_new AS SELECT nextval('seq_annotation') AS id, s.stimulus_id,"
+            " f.annotator, f.label_set, f.label, f.start_s, f.end_s, f.value, f.note, f.media_role"
+            " FROM f_annotations f JOIN stim_map s ON s.external_id = f.stimulus WHERE NOT EXISTS ("
+            " SELECT 1 FROM annotation a WHERE a.deleted_at IS NULL AND a.stimulus_id = s.stimulus_id"
+            " AND a.annotator = f.annotator AND a.label_set = f.label_set"
+            " AND a.label IS NOT DISTINCT FROM f.label AND a.start_s IS NOT DISTINCT FROM f.start_s"
+            " AND a.end_s IS NOT DISTINCT FROM f.end_s AND a.value IS NOT DISTINCT FROM f.value)")
+        self.cur.execute("INSERT INTO annotation (id, stimulus_id, annotator, label_set, label, start_s, end_s,"
+                         " value, note, media_role) SELECT * FROM ann_new")
+        self.cur.execute(
+            "INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+            " SELECT id, annotator, 'import', NULL, to_json(struct_pack(label_set := label_set, label := label,"
+            " start_s := start_s, end_s := end_s, value := value, note := note)) FROM ann_new")
+        self.written["annotations"] = int(self.scalar("SELECT count(*) FROM ann_new"))
+
+    def trace_steps(self) -> None:
+        frame = self.plan.frame("trace_steps")
+        if not frame.height:
+            return
+        self.register("f_trace", frame)
+        self.cur.execute(
+            "CREATE OR REPLACE TEMP TABLE trace_in AS SELECT s.stimulus_id, p.id AS prediction_id, f.step_index,"
+            " f.action, f.args, f.kwargs FROM f_trace f JOIN stim_map s ON s.external_id = f.stimulus"
+            " LEFT JOIN run_map r ON r.model = f.model AND r.modality = coalesce(f.modality, '')"
+            " AND r.prompt_setting = coalesce(f.prompt_setting, '') AND r.vision_mode ="
+            " coalesce(f.vision_mode, '') AND r.context = coalesce(f.context, '')"
+            " LEFT JOIN prediction p ON p.run_id = r.run_id AND p.stimulus_id = s.stimulus_id")
+        self.cur.execute(
+            "DELETE FROM trace_step WHERE EXISTS (SELECT 1 FROM trace_in t WHERE t.stimulus_id ="
+            " trace_step.stimulus_id AND t.prediction_id IS NOT DISTINCT FROM trace_step.prediction_id)")
+        self.cur.execute("INSERT INTO trace_step (stimulus_id, prediction_id, step_index, action, args, kwargs)"
+                         " SELECT * FROM trace_in")
+        self.written["trace_steps"] = frame.height
+
+    def aggregate_results(self, dataset_id: int) -> None:
+        frame = self.plan.frame("aggregate_results")
+        if not frame.height:
+            return
+        self.register("f_agg", frame)
+        self.cur.execute(
+            "DELETE FROM aggregate_result WHERE dataset_id = ? AND EXISTS (SELECT 1 FROM f_agg f JOIN model m"
+            " ON m.name = f.model WHERE m.id = aggregate_result.model_id AND f.source = aggregate_result.source"
+            " AND coalesce(f.metric_group, '') = aggregate_result.metric_group"
+            " AND f.metric = aggregate_result.metric)", [dataset_id])
+        self.cur.execute(
+            "INSERT INTO aggregate_result (dataset_id, model_id, source, metric_group, metric, value, value_text)"
+            " SELECT ?, m.id, f.source, coalesce(f.metric_group, ''), f.metric, f.value, f.value_text"
+            " FROM f_agg f JOIN model m ON m.name = f.model", [dataset_id])
+        self.written["aggregate_results"] = frame.height
+
+
+def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = None,
+               should_cancel: ShouldCancel | None = None, datasetless: bool = False) -> ImportSummary:
+    """Write `plan` in one transaction. Raises `ImportFailed` or `ImportCancelled`; the store is then unchanged.
+
+    `datasetless` writes only the plan's label sets and labels (they belong to no dataset).
+    """
+    validate(plan)
+    progress = progress or (lambda _f, _m: None)
+    should_cancel = should_cancel or (lambda: False)
+    if datasetless:
+        with store.transaction() as cur:
+            w = _Writer(cur, plan, progress, should_cancel)
+            try:
+                w.labels()
+            finally:
+                w.release()
+        return ImportSummary(plan.dataset.name, -1, w.written, list(plan.notes))
+    with store.transaction() as cur:
+        w = _Writer(cur, plan, progress, should_cancel)
+        try:
+            w.step(0.0, "dataset")
+            dataset_id = w.dataset()
+            w.step(0.05, "stimuli")
+            w.stimuli(dataset_id)
+            w.step(0.15, "media and transcripts")
+            w.replace_per_stimulus("media", "media", ["role", "path", "present", "offset_s", "duration_s",
+                                                      "sample_rate"])
+            w.replace_per_stimulus("segments", "segment", ["ord", "speaker", "start_s", "end_s", "text",
+                                                           "words", "media_role"])
+            w.replace_per_stimulus("goal_atoms", "goal_atom", ["ord", "holders", "entity", "property",
+                                                               "value", "text"])
+            w.step(0.25, "models and runs")
+            w.models()
+            w.runs(dataset_id)
+            w.step(0.35, "predictions")
+            w.predictions()
+            w.step(0.65, "judgments")
+            w.judgments()
+            w.step(0.75, "human ratings")
+            w.human_ratings()
+            w.step(0.85, "labels and annotations")
+            w.labels()
+            w.annotations()
+            w.step(0.9, "traces")
+            w.trace_steps()
+            w.aggregate_results(dataset_id)
+            w.step(1.0, "done")
+        finally:
+            w.release()
+    return ImportSummary(plan.dataset.name, dataset_id, w.written, list(plan.notes))

@@ -1,0 +1,533 @@
+"""Decoding audio on demand and the min/max peak pyramid that waveforms are drawn from.
+
+WAV/FLAC/OGG/AIFF go through soundfile; audio inside containers (MP4, MKV, MOV, M4A ...) through PyAV,
+streamed block by block so that an hour of audio is never held as float32. Every function honours a
+window (`offset_s`, `duration_s`) inside the file: a stimulus may be a 20 s cut of a long recording.
+Slow functions take `should_cancel()`, checked while streaming; when it returns True they raise
+`DecodeCancelled` and write nothing to the cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SOUNDFILE_SUFFIXES = frozenset({".wav", ".flac", ".ogg", ".oga", ".aif", ".aiff"})
+BUCKET_SIZE = 256
+LEVEL_FACTOR = 4
+# Short clips keep their samples so that a view zoomed to single samples is exact (4 M samples is
+# 87 s at 48 kHz, 16 MB).
+KEEP_SAMPLES_UP_TO = 1 << 22
+BLOCK_FRAMES = 1 << 16
+QUERY_UNITS_PER_PIXEL = 8
+CACHE_FORMAT = 1
+
+ShouldCancel = Callable[[], bool]
+
+
+class MediaError(Exception):
+    """A media file cannot be used; the message names the file and the reason."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path.name}: {reason}")
+
+
+class DecodeCancelled(Exception):
+    """The caller's `should_cancel()` returned True while decoding."""
+
+
+@dataclass(frozen=True)
+class AudioSamples:
+    """Mono float32 samples and their rate."""
+
+    samples: np.ndarray
+    sample_rate: int
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / self.sample_rate
+
+
+@dataclass(frozen=True)
+class MediaInfo:
+    """What a probe found: duration in seconds (None if unknown) and which tracks exist."""
+
+    duration_s: float | None
+    has_audio: bool
+    has_video: bool
+    sample_rate: int | None
+
+
+# ----- opening and probing -----------------------------------------------------------------------------
+def _check_exists(path: Path) -> None:
+    if not path.exists():
+        raise MediaError(path, "file not found")
+    if not path.is_file():
+        raise MediaError(path, "not a file")
+    if path.stat().st_size == 0:
+        raise MediaError(path, "file is empty")
+
+
+def _uses_soundfile(path: Path) -> bool:
+    return path.suffix.lower() in SOUNDFILE_SUFFIXES
+
+
+def _soundfile_open(path: Path):
+    import soundfile
+
+    try:
+        return soundfile.SoundFile(str(path))
+    except (RuntimeError, soundfile.LibsndfileError) as exc:  # LibsndfileError is a RuntimeError
+        raise MediaError(path, f"not a readable audio file ({_short(exc)})") from exc
+
+
+def _av_open(path: Path):
+    import av
+
+    try:
+        return av.open(str(path))
+    except (av.FFmpegError, OSError, ValueError) as exc:
+        raise MediaError(path, f"not a readable media file ({_short(exc)})") from exc
+
+
+def _short(exc: BaseException) -> str:
+    """The library's own reason without the path it repeats (the file name is already in the message)."""
+    for attribute in ("error_string", "strerror"):  # libsndfile, FFmpeg
+        text = getattr(exc, attribute, None)
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    return str(exc).strip() or type(exc).__name__
+
+
+def probe(path: Path | str) -> MediaInfo:
+    """Read the headers of `path`: duration and tracks. Raises MediaError if missing or unreadable."""
+    path = Path(path)
+    _check_exists(path)
+    if _uses_soundfile(path):
+        try:
+            with _soundfile_open(path) as f:
+                return MediaInfo(f.frames / f.samplerate, True, False, f.samplerate)
+        except MediaError:
+            pass  # a mislabelled container: let FFmpeg try
+    container = _av_open(path)
+    try:
+        audio = [s for s in container.streams if s.type == "audio"]
+        video = [s for s in container.streams if s.type == "video"]
+        if not audio and not video:
+            raise MediaError(path, "no audio or video track")
+        duration = container.duration / 1_000_000 if container.duration else None
+        rate = audio[0].codec_context.sample_rate if audio else None
+        return MediaInfo(duration, bool(audio), bool(video), rate)
+    finally:
+        container.close()
+
+
+# ----- streaming --------------------------------------------------------------------------------------
+def open_audio_blocks(
+    path: Path | str,
+    offset_s: float = 0.0,
+    duration_s: float | None = None,
+    should_cancel: ShouldCancel | None = None,
+) -> tuple[int, Iterator[np.ndarray]]:
+    """Open `path` and return (sample rate, iterator of mono float32 blocks) for the window
+    [offset_s, offset_s + duration_s) of the file. Raises MediaError at once if the file cannot be
+    opened; the iterator raises DecodeCancelled when `should_cancel()` turns True."""
+    path = Path(path)
+    _check_exists(path)
+    cancel = should_cancel or (lambda: False)
+    if _uses_soundfile(path):
+        try:
+            handle = _soundfile_open(path)
+        except MediaError:
+            handle = None
+        if handle is not None:
+            return handle.samplerate, _soundfile_blocks(handle, offset_s, duration_s, cancel)
+    container = _av_open(path)
+    streams = [s for s in container.streams if s.type == "audio"]
+    if not streams:
+        container.close()
+        raise MediaError(path, "no audio track")
+    stream = streams[0]
+    rate = stream.codec_context.sample_rate
+    if not rate:
+        container.close()
+        raise MediaError(path, "audio track without a sample rate")
+    return rate, _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel)
+
+
+def _window(rate: int, offset_s: float, duration_s: float | None) -> tuple[int, int | None]:
+    start = max(0, int(round(offset_s * rate)))
+    end = None if duration_s is None else start + max(0, int(round(duration_s * rate)))
+    return start, end
+
+
+def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel) -> Iterator[np.ndarray]:
+    with handle:
+        start, end = _window(handle.samplerate, offset_s, duration_s)
+        end = handle.frames if end is None else min(end, handle.frames)
+        if start >= end:
+            return
+        handle.seek(start)
+        remaining = end - start
+        while remaining > 0:
+            if cancel():
+                raise DecodeCancelled()
+            block = handle.read(min(BLOCK_FRAMES, remaining), dtype="float32", always_2d=True)
+            if len(block) == 0:
+                break
+            remaining -= len(block)
+            yield block[:, 0].copy() if block.shape[1] == 1 else block.mean(axis=1, dtype=np.float32)
+
+
+def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel) -> Iterator[np.ndarray]:
+    import av
+
+    start, end = _window(rate, offset_s, duration_s)
+    if end is None and stream.duration:
+        # Encoders pad the last frame; the track's own duration says where the audio really ends.
+        end = int(round(stream.duration * stream.time_base * rate))
+    try:
+        if start > 0:
+            # Land before the window so the decoder has warmed up; samples before it are dropped by pts.
+            target = max(0.0, offset_s - 1.0)
+            container.seek(int(target / stream.time_base), stream=stream, backward=True)
+        # fltp keeps channels apart so that they can be averaged exactly, whatever the codec gives.
+        resampler = av.AudioResampler(format="fltp")
+        position: int | None = None
+        for count, packet in enumerate(container.demux(stream)):
+            if count % 32 == 0 and cancel():
+                raise DecodeCancelled()
+            for frame in packet.decode():
+                if frame.pts is not None:
+                    position = int(round(frame.pts * frame.time_base * rate))
+                elif position is None:
+                    position = 0
+                for out in resampler.resample(frame):
+                    planes = out.to_ndarray()
+                    mono = planes[0] if planes.shape[0] == 1 else planes.mean(axis=0, dtype=np.float32)
+                    block_start = position
+                    position += len(mono)
+                    lo = max(start, block_start) - block_start
+                    hi = len(mono) if end is None else min(end, position) - block_start
+                    if hi > lo:
+                        yield np.ascontiguousarray(mono[lo:hi], dtype=np.float32)
+            if end is not None and position is not None and position >= end:
+                return
+    except av.FFmpegError as exc:
+        raise MediaError(path, f"decoding failed ({_short(exc)})") from exc
+    finally:
+        container.close()
+
+
+def decode_segment(
+    path: Path | str, t0: float, t1: float | None, should_cancel: ShouldCancel | None = None
+) -> AudioSamples:
+    """Decode [t0, t1) of the file (file time, seconds; t1=None: to the end) to mono float32."""
+    rate, blocks = open_audio_blocks(path, t0, None if t1 is None else max(0.0, t1 - t0), should_cancel)
+    parts = list(blocks)
+    samples = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    return AudioSamples(samples, rate)
+
+
+# ----- the peak pyramid --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PeakSlice:
+    """Per-pixel min/max for [t0, t1): pixel i covers t0 + i*(t1-t0)/n. NaN where there is no audio.
+
+    `samples_per_unit` is the resolution the slice was made from (1 = raw samples)."""
+
+    t0: float
+    t1: float
+    mins: np.ndarray
+    maxs: np.ndarray
+    samples_per_unit: int
+
+
+class PeakPyramid:
+    """Min/max summaries of a mono signal: level k holds buckets of bucket_size * factor**k samples.
+
+    Short clips also keep their samples, so that a deeply zoomed view is exact. Times are seconds
+    from the start of the window the pyramid was built for.
+    """
+
+    def __init__(
+        self,
+        sample_rate: int,
+        n_samples: int,
+        level0: tuple[np.ndarray, np.ndarray],
+        samples: np.ndarray | None = None,
+        bucket_size: int = BUCKET_SIZE,
+        factor: int = LEVEL_FACTOR,
+    ) -> None:
+        self.sample_rate = int(sample_rate)
+        self.n_samples = int(n_samples)
+        self.bucket_size = bucket_size
+        self.factor = factor
+        self.samples = samples
+        self.levels: list[tuple[np.ndarray, np.ndarray]] = [level0]
+        mins, maxs = level0
+        while len(mins) > 64:
+            usable = (len(mins) // factor) * factor
+            tail_min, tail_max = mins[usable:], maxs[usable:]
+            next_min = mins[:usable].reshape(-1, factor).min(axis=1)
+            next_max = maxs[:usable].reshape(-1, factor).max(axis=1)
+            if len(tail_min):
+                next_min = np.append(next_min, tail_min.min())
+                next_max = np.append(next_max, tail_max.max())
+            mins, maxs = next_min, next_max
+            self.levels.append((mins, maxs))
+
+    @property
+    def duration_s(self) -> float:
+        return self.n_samples / self.sample_rate
+
+    @property
+    def nbytes(self) -> int:
+        size = sum(a.nbytes + b.nbytes for a, b in self.levels)
+        return size + (self.samples.nbytes if self.samples is not None else 0)
+
+    def _resolutions(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        out = []
+        if self.samples is not None:
+            out.append((1, self.samples, self.samples))
+        for k, (mins, maxs) in enumerate(self.levels):
+            out.append((self.bucket_size * self.factor**k, mins, maxs))
+        return out
+
+    def query(self, t0: float, t1: float, n_pixels: int) -> PeakSlice:
+        """Min/max per pixel for the view [t0, t1) drawn `n_pixels` wide.
+
+        Uses the coarsest level that still has eight units per pixel, so the cost depends on the pixel
+        count, not on the file length. Where pixel edges fall on unit boundaries the result equals
+        a direct min/max of the samples; elsewhere a pixel also covers the rest of the units its edges
+        fall in (never less than its own samples, at most one unit more).
+        """
+        n_pixels = max(1, int(n_pixels))
+        if t1 <= t0:
+            t1 = t0 + 1.0 / self.sample_rate
+        per_pixel = (t1 - t0) * self.sample_rate / n_pixels
+        choices = self._resolutions()
+        unit, mins_u, maxs_u = choices[0]
+        for candidate in choices:
+            # Eight or more units per pixel: a pixel edge then errs by at most 1/8 pixel, invisible,
+            # while the work stays proportional to the pixel count.
+            if candidate[0] * QUERY_UNITS_PER_PIXEL <= per_pixel:
+                unit, mins_u, maxs_u = candidate
+        # Edges on whole samples: finer means nothing, and it keeps floor/ceil exact on unit boundaries.
+        edges = np.round(t0 * self.sample_rate + np.arange(n_pixels + 1, dtype=np.float64) * per_pixel)
+        out_min = np.full(n_pixels, np.nan, dtype=np.float32)
+        out_max = np.full(n_pixels, np.nan, dtype=np.float32)
+        valid = (edges[:-1] < self.n_samples) & (edges[1:] > 0)
+        if self.n_samples == 0 or not valid.any():
+            return PeakSlice(t0, t1, out_min, out_max, unit)
+        n_units = len(mins_u)
+        starts = np.clip(np.floor(edges[:-1][valid] / unit).astype(np.int64), 0, n_units - 1)
+        last_edge = edges[1:][valid][-1]
+        stop = int(min(n_units, max(starts[-1] + 1, np.ceil(last_edge / unit))))
+        # reduceat reduces starts[i]..starts[i+1] (one unit when they are equal) and the last to `stop`;
+        # the unit holding a pixel's right edge is added too, so that a pixel never misses a peak.
+        last = np.clip(np.ceil(edges[1:][valid] / unit).astype(np.int64) - 1, 0, n_units - 1)
+        out_min[valid] = np.minimum(np.minimum.reduceat(mins_u[:stop], starts), mins_u[last])
+        out_max[valid] = np.maximum(np.maximum.reduceat(maxs_u[:stop], starts), maxs_u[last])
+        return PeakSlice(t0, t1, out_min, out_max, unit)
+
+
+class PeakBuilder:
+    """Accumulates level 0 of a pyramid from blocks as they stream in; `finish()` makes the pyramid."""
+
+    def __init__(self, sample_rate: int, bucket_size: int = BUCKET_SIZE) -> None:
+        self.sample_rate = sample_rate
+        self.bucket_size = bucket_size
+        self._mins: list[np.ndarray] = []
+        self._maxs: list[np.ndarray] = []
+        self._carry = np.zeros(0, dtype=np.float32)
+        self._samples: list[np.ndarray] | None = []
+        self.n_samples = 0
+
+    def add(self, block: np.ndarray) -> None:
+        block = np.asarray(block, dtype=np.float32)
+        self.n_samples += len(block)
+        if self._samples is not None:
+            if self.n_samples <= KEEP_SAMPLES_UP_TO:
+                self._samples.append(block)
+            else:
+                self._samples = None
+        data = np.concatenate([self._carry, block]) if len(self._carry) else block
+        full = (len(data) // self.bucket_size) * self.bucket_size
+        if full:
+            buckets = data[:full].reshape(-1, self.bucket_size)
+            self._mins.append(buckets.min(axis=1))
+            self._maxs.append(buckets.max(axis=1))
+        self._carry = data[full:].copy()
+
+    def finish(self) -> PeakPyramid:
+        mins, maxs = list(self._mins), list(self._maxs)
+        if len(self._carry):
+            mins.append(self._carry.min(keepdims=True))
+            maxs.append(self._carry.max(keepdims=True))
+        level0 = (
+            np.concatenate(mins) if mins else np.zeros(0, np.float32),
+            np.concatenate(maxs) if maxs else np.zeros(0, np.float32),
+        )
+        samples = None
+        if self._samples is not None:
+            samples = np.concatenate(self._samples) if self._samples else np.zeros(0, np.float32)
+        return PeakPyramid(self.sample_rate, self.n_samples, level0, samples, self.bucket_size)
+
+
+# ----- cache ------------------------------------------------------------------------------------------
+def peak_cache_dir() -> Path:
+    """$THINSLICE_HOME/cache/peaks if THINSLICE_HOME is set, else the user's cache folder."""
+    home = os.environ.get("THINSLICE_HOME")
+    if home:
+        return Path(home) / "cache" / "peaks"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "thinslice" / "peaks"
+
+
+def peak_cache_path(path: Path | str, offset_s: float = 0.0, duration_s: float | None = None) -> Path:
+    """Where the pyramid of this file window is cached: keyed by path, size, mtime and window."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{CACHE_FORMAT}|{path}|{stat.st_size}|{stat.st_mtime_ns}|{offset_s!r}|{duration_s!r}"
+    return peak_cache_dir() / f"{hashlib.sha1(key.encode()).hexdigest()}.npz"
+
+
+def _load_cached(cache_file: Path) -> PeakPyramid | None:
+    try:
+        with np.load(cache_file, allow_pickle=False) as data:
+            meta = data["meta"]
+            samples = data["samples"] if "samples" in data.files else None
+            return PeakPyramid(
+                int(meta[0]), int(meta[1]), (data["mins"], data["maxs"]), samples, int(meta[2]), int(meta[3])
+            )
+    except (OSError, KeyError, ValueError):
+        return None  # unreadable cache entry: rebuild it
+
+
+def _store_cached(cache_file: Path, pyramid: PeakPyramid) -> None:
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    meta = np.array([pyramid.sample_rate, pyramid.n_samples, pyramid.bucket_size, pyramid.factor], np.int64)
+    arrays = {"meta": meta, "mins": pyramid.levels[0][0], "maxs": pyramid.levels[0][1]}
+    if pyramid.samples is not None:
+        arrays["samples"] = pyramid.samples
+    # Write then rename, so that a crash or a concurrent reader never sees half a file.
+    fd, tmp = tempfile.mkstemp(dir=cache_file.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            np.savez(handle, **arrays)
+        os.replace(tmp, cache_file)
+    except OSError:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def build_peaks(
+    path: Path | str,
+    offset_s: float = 0.0,
+    duration_s: float | None = None,
+    should_cancel: ShouldCancel | None = None,
+) -> PeakPyramid:
+    """Stream the file window once and build its pyramid (no cache)."""
+    rate, blocks = open_audio_blocks(path, offset_s, duration_s, should_cancel)
+    builder = PeakBuilder(rate)
+    for block in blocks:
+        builder.add(block)
+    return builder.finish()
+
+
+def load_peaks(
+    path: Path | str,
+    offset_s: float = 0.0,
+    duration_s: float | None = None,
+    should_cancel: ShouldCancel | None = None,
+    use_cache: bool = True,
+) -> PeakPyramid:
+    """The pyramid of [offset_s, offset_s + duration_s) of `path`, from the cache when the file is
+    unchanged, otherwise built by streaming and then cached. Raises MediaError or DecodeCancelled."""
+    path = Path(path)
+    _check_exists(path)
+    cache_file = peak_cache_path(path, offset_s, duration_s) if use_cache else None
+    if cache_file is not None and cache_file.exists():
+        cached = _load_cached(cache_file)
+        if cached is not None:
+            return cached
+    pyramid = build_peaks(path, offset_s, duration_s, should_cancel)
+    if cache_file is not None:
+        _store_cached(cache_file, pyramid)
+    return pyramid
+
+
+# ----- sources for playback ---------------------------------------------------------------------------
+class SampleSource:
+    """Mono float32 samples of a stimulus, readable from any position by an audio callback."""
+
+    sample_rate: int
+    n_frames: int
+
+    def read(self, start: int, count: int) -> np.ndarray:
+        """`count` samples from `start` (zeros outside the stimulus)."""
+        raise NotImplementedError
+
+
+class ArraySource(SampleSource):
+    """Samples held in memory (clips)."""
+
+    def __init__(self, audio: AudioSamples) -> None:
+        self.samples = audio.samples
+        self.sample_rate = audio.sample_rate
+        self.n_frames = len(audio.samples)
+
+    def read(self, start: int, count: int) -> np.ndarray:
+        out = np.zeros(count, dtype=np.float32)
+        lo, hi = max(0, start), min(self.n_frames, start + count)
+        if hi > lo:
+            out[lo - start : hi - start] = self.samples[lo:hi]
+        return out
+
+
+class SoundFileSource(SampleSource):
+    """Samples read from a WAV/FLAC file on demand (long recordings), within a window."""
+
+    def __init__(self, path: Path, offset_s: float = 0.0, duration_s: float | None = None) -> None:
+        self._handle = _soundfile_open(path)
+        self.sample_rate = self._handle.samplerate
+        self._start, end = _window(self.sample_rate, offset_s, duration_s)
+        end = self._handle.frames if end is None else min(end, self._handle.frames)
+        self.n_frames = max(0, end - self._start)
+        self._lock = threading.Lock()
+
+    def read(self, start: int, count: int) -> np.ndarray:
+        out = np.zeros(count, dtype=np.float32)
+        lo, hi = max(0, start), min(self.n_frames, start + count)
+        if hi > lo:
+            with self._lock:
+                self._handle.seek(self._start + lo)
+                block = self._handle.read(hi - lo, dtype="float32", always_2d=True)
+            out[lo - start : lo - start + len(block)] = block.mean(axis=1) if block.shape[1] > 1 else block[:, 0]
+        return out
+
+
+def open_sample_source(
+    path: Path | str,
+    offset_s: float = 0.0,
+    duration_s: float | None = None,
+    should_cancel: ShouldCancel | None = None,
+    max_in_memory_s: float = 900.0,
+) -> SampleSource:
+    """A playback source for the window: WAV/FLAC longer than `max_in_memory_s` are read from disk on
+    demand, everything else is decoded into memory."""
+    path = Path(path)
+    info = probe(path)
+    long = info.duration_s is None or (duration_s or info.duration_s) > max_in_memory_s
+    if long and _uses_soundfile(path):
+        return SoundFileSource(path, offset_s, duration_s)
+    end = None if duration_s is None else offset_s + duration_s
+    return ArraySource(decode_segment(path, offset_s, end, should_cancel))

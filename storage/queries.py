@@ -1,0 +1,310 @@
+"""Typed read queries for the browser: datasets, the filtered stimulus list, one stimulus in full, a summary.
+
+The stimulus table never holds a whole table in Qt: `stimulus_ids` returns the ordered ids of a filter (a
+numpy array, cheap even for a million rows) and `stimulus_rows` fetches one page of them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from storage.records import (Dataset, GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
+                             StimulusDetail, TraceStepRecord, Word)
+
+OUTCOMES = ("correct", "incorrect")
+
+
+@dataclass(frozen=True)
+class StimulusFilter:
+    """What the filter bar asks for. Empty fields do not filter."""
+
+    dataset_id: int | None = None
+    benchmark: str | None = None
+    kind: str | None = None
+    modality: str | None = None        # restricts which predictions count for the per-model outcome filters
+    ground_truth: str | None = None
+    text: str | None = None            # matched against id, title, text and metadata
+    model_outcomes: tuple[tuple[str, str], ...] = ()   # (model name, "correct"|"incorrect")
+    models_disagree: bool = False      # the compared models gave different answers
+    compared_models: tuple[str, ...] = ()
+    stimulus_ids: tuple[int, ...] | None = None   # set by drill-downs from charts and failure filters
+
+
+SORT_COLUMNS = {"id": "s.external_id", "kind": "s.kind", "truth": "s.ground_truth", "title": "s.title"}
+
+
+@dataclass(frozen=True)
+class StimulusRow:
+    id: int
+    external_id: str
+    kind: str
+    ground_truth: str | None
+    title: str | None
+    outcomes: dict[str, bool | None] = field(default_factory=dict)   # model -> correct (any modality: majority)
+    human_share_correct: float | None = None
+    human_n: int = 0
+    n_predictions: int = 0
+
+
+def list_datasets(cur: duckdb.DuckDBPyConnection) -> list[Dataset]:
+    rows = cur.execute(
+        "SELECT d.id, d.name, d.benchmark, d.root, coalesce(d.source, ''), d.synthetic,"
+        " (SELECT count(*) FROM stimulus s WHERE s.dataset_id = d.id) FROM dataset d ORDER BY d.name").fetchall()
+    return [Dataset(*r) for r in rows]
+
+
+def dataset_models(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[str]:
+    rows = cur.execute("SELECT DISTINCT m.name FROM run r JOIN model m ON m.id = r.model_id"
+                       " WHERE r.dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()
+    return [r[0] for r in rows]
+
+
+def dataset_facets(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> dict[str, list[str]]:
+    """Values the filter bar offers for this dataset."""
+    kinds = [r[0] for r in cur.execute("SELECT DISTINCT kind FROM stimulus WHERE dataset_id=? ORDER BY 1",
+                                       [dataset_id]).fetchall()]
+    truths = [r[0] for r in cur.execute(
+        "SELECT ground_truth FROM stimulus WHERE dataset_id=? AND ground_truth IS NOT NULL"
+        " GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 50", [dataset_id]).fetchall()]
+    modalities = [r[0] for r in cur.execute(
+        "SELECT DISTINCT modality FROM run WHERE dataset_id=? AND modality <> '' ORDER BY 1",
+        [dataset_id]).fetchall()]
+    return {"kind": kinds, "ground_truth": truths, "modality": modalities,
+            "model": dataset_models(cur, dataset_id)}
+
+
+def _filter_sql(f: StimulusFilter) -> tuple[str, list[Any]]:
+    where, params = ["TRUE"], []
+    if f.dataset_id is not None:
+        where.append("s.dataset_id = ?")
+        params.append(f.dataset_id)
+    if f.benchmark:
+        where.append("s.dataset_id IN (SELECT id FROM dataset WHERE benchmark = ?)")
+        params.append(f.benchmark)
+    if f.kind:
+        where.append("s.kind = ?")
+        params.append(f.kind)
+    if f.ground_truth:
+        where.append("s.ground_truth = ?")
+        params.append(f.ground_truth)
+    if f.text:
+        where.append("(s.external_id ILIKE ? OR coalesce(s.title, '') ILIKE ? OR coalesce(s.text, '') ILIKE ?"
+                     " OR coalesce(CAST(s.meta AS VARCHAR), '') ILIKE ?)")
+        params += [f"%{f.text}%"] * 4
+    if f.stimulus_ids is not None:
+        where.append("list_contains(?, s.id)")
+        params.append(list(f.stimulus_ids))
+    modality_sql = " AND r.modality = ?" if f.modality else ""
+    for model, outcome in f.model_outcomes:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        where.append(
+            "s.id IN (SELECT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m"
+            f" ON m.id = r.model_id WHERE m.name = ?{modality_sql} GROUP BY p.stimulus_id"
+            f" HAVING avg(CAST(p.correct AS INTEGER)) {'>= 0.5' if outcome == 'correct' else '< 0.5'})")
+        params += [model] + ([f.modality] if f.modality else [])
+    if f.models_disagree:
+        models = list(f.compared_models)
+        model_sql = " AND list_contains(?, m.name)" if models else ""
+        where.append(
+            "s.id IN (SELECT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m"
+            f" ON m.id = r.model_id WHERE p.answer IS NOT NULL{modality_sql}{model_sql}"
+            " GROUP BY p.stimulus_id HAVING count(DISTINCT lower(trim(p.answer))) > 1)")
+        params += ([f.modality] if f.modality else []) + ([models] if models else [])
+    elif f.modality:
+        where.append("s.id IN (SELECT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id"
+                     " WHERE r.modality = ?)")
+        params.append(f.modality)
+    return " AND ".join(where), params
+
+
+def stimulus_ids(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str = "id",
+                 descending: bool = False) -> np.ndarray:
+    """Ordered ids of every stimulus the filter admits (the whole-table query: run it off the GUI thread)."""
+    where, params = _filter_sql(f)
+    order = SORT_COLUMNS.get(sort, "s.external_id")
+    direction = "DESC" if descending else "ASC"
+    rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} {direction} NULLS LAST, s.id",
+                       params).fetchnumpy()
+    return np.asarray(rows["id"], dtype=np.int64)
+
+
+def stimulus_rows(cur: duckdb.DuckDBPyConnection, ids: list[int], models: list[str],
+                  modality: str | None = None) -> list[StimulusRow]:
+    """One page of the table: the stimuli with these ids, in this order, with compared models' outcomes."""
+    if not ids:
+        return []
+    base = cur.execute(
+        "SELECT s.id, s.external_id, s.kind, s.ground_truth, s.title FROM stimulus s"
+        " WHERE list_contains(?, s.id)", [ids]).fetchall()
+    modality_sql = " AND r.modality = ?" if modality else ""
+    outcome_rows = cur.execute(
+        "SELECT p.stimulus_id, m.name, avg(CAST(p.correct AS INTEGER)), count(*) FROM prediction p"
+        " JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
+        f" WHERE list_contains(?, p.stimulus_id){modality_sql} GROUP BY ALL",
+        [ids] + ([modality] if modality else [])).fetchall()
+    human_rows = cur.execute(
+        "SELECT stimulus_id, avg(CAST(correct AS INTEGER)), count(*) FROM human_rating"
+        " WHERE list_contains(?, stimulus_id)" + (" AND condition = ?" if modality else "") + " GROUP BY 1",
+        [ids] + ([modality] if modality else [])).fetchall()
+    outcomes: dict[int, dict[str, bool | None]] = {}
+    counts: dict[int, int] = {}
+    for sid, model, share, n in outcome_rows:
+        counts[sid] = counts.get(sid, 0) + n
+        if model in models:
+            outcomes.setdefault(sid, {})[model] = None if share is None else share >= 0.5
+    humans = {sid: (share, n) for sid, share, n in human_rows}
+    by_id = {r[0]: r for r in base}
+    result = []
+    for sid in ids:
+        r = by_id.get(sid)
+        if r is None:
+            continue
+        share, n = humans.get(sid, (None, 0))
+        result.append(StimulusRow(r[0], r[1], r[2], r[3], r[4], outcomes.get(sid, {}), share, n,
+                                  counts.get(sid, 0)))
+    return result
+
+
+def _json(value: Any, default: Any) -> Any:
+    if value is None:
+        return default
+    if isinstance(value, (dict, list)):
+        return value
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> StimulusDetail | None:
+    """Everything the detail area and the predictions panel show for one stimulus."""
+    head = cur.execute(
+        "SELECT s.id, s.dataset_id, d.name, d.benchmark, s.external_id, s.kind, s.ground_truth, s.split,"
+        " s.title, s.text, s.meta, d.root FROM stimulus s JOIN dataset d ON d.id = s.dataset_id WHERE s.id = ?",
+        [stimulus_id]).fetchall()
+    if not head:
+        return None
+    head = head[0]
+    if head is None:
+        return None
+    root = Path(head[11])
+    media = []
+    for role, path, present, offset, duration, rate in cur.execute(
+            "SELECT role, path, present, offset_s, duration_s, sample_rate FROM media WHERE stimulus_id = ?"
+            " ORDER BY role", [stimulus_id]).fetchall():
+        full = Path(path) if Path(path).is_absolute() else root / path
+        media.append(MediaRef(role, full, bool(present) and full.is_file(), offset or 0.0, duration, rate))
+    segments = []
+    for ord_, speaker, start, end, text, words, media_role in cur.execute(
+            "SELECT ord, speaker, start_s, end_s, text, words, media_role FROM segment WHERE stimulus_id = ?"
+            " ORDER BY ord, start_s", [stimulus_id]).fetchall():
+        word_list = tuple(Word(str(w.get("word", "")), float(w["start"]), float(w["end"]))
+                          for w in _json(words, []) if w.get("start") is not None and w.get("end") is not None)
+        segments.append(Segment(ord_, speaker or "", start, end, text or "", word_list, media_role))
+    judgments: dict[int, list[Judgment]] = {}
+    for pid, judge, criterion, score, scale, rationale in cur.execute(
+            "SELECT j.prediction_id, j.judge, j.criterion, j.score, j.scale_max, j.rationale FROM judgment j"
+            " JOIN prediction p ON p.id = j.prediction_id WHERE p.stimulus_id = ? ORDER BY j.criterion",
+            [stimulus_id]).fetchall():
+        judgments.setdefault(pid, []).append(Judgment(judge, criterion, score, scale, rationale))
+    predictions = []
+    for row in cur.execute(
+            "SELECT p.id, m.name, r.modality, r.prompt_setting, r.vision_mode, r.context, p.answer, p.raw_output,"
+            " p.correct, p.latency_s, r.is_live FROM prediction p JOIN run r ON r.id = p.run_id"
+            " JOIN model m ON m.id = r.model_id WHERE p.stimulus_id = ?"
+            " ORDER BY m.name, r.modality, r.prompt_setting, r.vision_mode, r.context", [stimulus_id]).fetchall():
+        pid = row[0]
+        predictions.append(Prediction(pid, row[1], row[2] or None, row[3] or None, row[4] or None, row[5] or None,
+                                      row[6], row[7], row[8], row[9], bool(row[10]),
+                                      tuple(judgments.get(pid, []))))
+    human = []
+    rows = cur.execute("SELECT condition, answer, count(*), sum(CAST(coalesce(correct, false) AS INTEGER))"
+                       " FROM human_rating WHERE stimulus_id = ? GROUP BY 1, 2 ORDER BY 1, 2",
+                       [stimulus_id]).fetchall()
+    by_condition: dict[str, list[tuple[str, int, int]]] = {}
+    for condition, answer, n, n_correct in rows:
+        by_condition.setdefault(condition or "", []).append((answer or "", n, n_correct))
+    for condition, answers in by_condition.items():
+        human.append(HumanSplit(condition or "-", sum(a[1] for a in answers), {a[0]: a[1] for a in answers},
+                                sum(a[2] for a in answers)))
+    atoms = tuple(GoalAtomRecord(o, tuple(_json(h, [])), e, p, v, t or "") for o, h, e, p, v, t in cur.execute(
+        "SELECT ord, holders, entity, property, value, text FROM goal_atom WHERE stimulus_id = ? ORDER BY ord",
+        [stimulus_id]).fetchall())
+    n_ann = cur.execute("SELECT count(*) FROM annotation WHERE stimulus_id = ? AND deleted_at IS NULL",
+                        [stimulus_id]).fetchall()[0][0]
+    return StimulusDetail(head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7], head[8], head[9],
+                          _json(head[10], {}), tuple(media), tuple(segments), tuple(predictions), tuple(human),
+                          atoms, int(n_ann))
+
+
+def trace_steps(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> dict[int | None, list[TraceStepRecord]]:
+    """Trace steps of a task keyed by prediction id (None: the task's reference/set-up trace)."""
+    result: dict[int | None, list[TraceStepRecord]] = {}
+    for pid, idx, action, args, kwargs in cur.execute(
+            "SELECT prediction_id, step_index, action, args, kwargs FROM trace_step WHERE stimulus_id = ?"
+            " ORDER BY prediction_id NULLS FIRST, step_index", [stimulus_id]).fetchall():
+        result.setdefault(pid, []).append(TraceStepRecord(idx, action, _json(args, []), _json(kwargs, {})))
+    return result
+
+
+SUMMARY_TABLES = {
+    "stimuli": "SELECT count(*) FROM stimulus s WHERE s.dataset_id = ?",
+    "media": "SELECT count(*) FROM media m JOIN stimulus s ON s.id = m.stimulus_id WHERE s.dataset_id = ?",
+    "media_missing": "SELECT count(*) FROM media m JOIN stimulus s ON s.id = m.stimulus_id"
+                     " WHERE s.dataset_id = ? AND NOT m.present",
+    "segments": "SELECT count(*) FROM segment g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
+    "models": "SELECT count(DISTINCT model_id) FROM run WHERE dataset_id = ?",
+    "runs": "SELECT count(*) FROM run WHERE dataset_id = ?",
+    "predictions": "SELECT count(*) FROM prediction p JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
+    "judgments": "SELECT count(*) FROM judgment j JOIN prediction p ON p.id = j.prediction_id"
+                 " JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
+    "human_ratings": "SELECT count(*) FROM human_rating h JOIN stimulus s ON s.id = h.stimulus_id"
+                     " WHERE s.dataset_id = ?",
+    "annotations": "SELECT count(*) FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
+                   " WHERE s.dataset_id = ? AND a.deleted_at IS NULL",
+    "trace_steps": "SELECT count(*) FROM trace_step t JOIN stimulus s ON s.id = t.stimulus_id WHERE s.dataset_id = ?",
+    "goal_atoms": "SELECT count(*) FROM goal_atom g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
+    "aggregate_results": "SELECT count(*) FROM aggregate_result WHERE dataset_id = ?",
+}
+
+
+def info_summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Counts per dataset and per benchmark (what `thinslice info` prints)."""
+    datasets = []
+    totals: dict[str, dict[str, int]] = {}
+    for ds in list_datasets(cur):
+        counts = {name: int(cur.execute(sql, [ds.id]).fetchall()[0][0]) for name, sql in SUMMARY_TABLES.items()}
+        datasets.append({"name": ds.name, "benchmark": ds.benchmark, "synthetic": ds.synthetic,
+                         "root": ds.root, "counts": counts})
+        bench = totals.setdefault(ds.benchmark, {k: 0 for k in SUMMARY_TABLES} | {"datasets": 0})
+        bench["datasets"] += 1
+        for k, v in counts.items():
+            bench[k] += v
+    version = cur.execute("SELECT max(version) FROM schema_version").fetchall()[0][0]
+    return {"schema_version": int(version or 0), "datasets": datasets, "benchmarks": totals,
+            "label_sets": int(cur.execute("SELECT count(*) FROM label_set").fetchall()[0][0])}
+
+
+def find_stimulus(cur: duckdb.DuckDBPyConnection, ref: str, dataset_name: str | None = None) -> tuple[int, int] | None:
+    """(stimulus id, dataset id) for an external id (optionally within a dataset) or a numeric store id."""
+    params: list[Any] = [ref]
+    sql = ("SELECT s.id, s.dataset_id FROM stimulus s JOIN dataset d ON d.id = s.dataset_id"
+           " WHERE s.external_id = ?")
+    if dataset_name:
+        sql += " AND d.name = ?"
+        params.append(dataset_name)
+    rows = cur.execute(sql + " ORDER BY s.id LIMIT 1", params).fetchall()
+    if not rows and ref.isdigit():
+        rows = cur.execute("SELECT id, dataset_id FROM stimulus WHERE id = ?", [int(ref)]).fetchall()
+    return (int(rows[0][0]), int(rows[0][1])) if rows else None
+
+
+def dataset_name(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> str | None:
+    rows = cur.execute("SELECT name FROM dataset WHERE id = ?", [dataset_id]).fetchall()
+    return rows[0][0] if rows else None

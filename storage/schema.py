@@ -1,0 +1,242 @@
+"""The store's tables, as numbered migrations. A store at any older version is upgraded in place.
+
+Version 1 is the unified model of the four benchmarks. Later versions only add; nothing is dropped,
+so an old store opens without loss.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+_V1_TABLES = ["dataset", "stimulus", "media", "segment", "model", "run", "prediction", "judgment",
+              "human_rating", "label_set", "label", "annotation", "annotation_event", "trace_step",
+              "goal_atom"]
+
+V1 = "\n".join(f"CREATE SEQUENCE IF NOT EXISTS seq_{t} START 1;" for t in _V1_TABLES) + """
+CREATE TABLE dataset (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_dataset'),
+    name VARCHAR NOT NULL UNIQUE,
+    benchmark VARCHAR NOT NULL,          -- friendbench, echomind, agentviss, ncp, exploretom, seamless, generic
+    root VARCHAR NOT NULL,               -- folder that media paths are relative to
+    source VARCHAR,                      -- where the files came from
+    synthetic BOOLEAN NOT NULL DEFAULT false,
+    importer VARCHAR,
+    importer_version INTEGER,
+    imported_at TIMESTAMP DEFAULT current_timestamp,
+    meta JSON
+);
+CREATE TABLE stimulus (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_stimulus'),
+    dataset_id BIGINT NOT NULL,
+    external_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,               -- dyad, echomind_script, echomind_mcq, agentviss_scene, ncp_task, story, generic
+    ground_truth VARCHAR,
+    split VARCHAR,
+    title VARCHAR,
+    text VARCHAR,
+    meta JSON,
+    UNIQUE (dataset_id, external_id)
+);
+CREATE TABLE media (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_media'),
+    stimulus_id BIGINT NOT NULL,
+    role VARCHAR NOT NULL,
+    path VARCHAR NOT NULL,               -- relative to the dataset root unless absolute was allowed
+    present BOOLEAN NOT NULL DEFAULT true,
+    offset_s DOUBLE NOT NULL DEFAULT 0,
+    duration_s DOUBLE,
+    sample_rate INTEGER,
+    meta JSON
+);
+CREATE TABLE segment (
+    id BIGINT NOT NULL DEFAULT nextval('seq_segment'),
+    stimulus_id BIGINT NOT NULL,
+    ord INTEGER NOT NULL,
+    speaker VARCHAR,
+    start_s DOUBLE,
+    end_s DOUBLE,
+    text VARCHAR,
+    words JSON,                          -- [{word, start, end}]
+    media_role VARCHAR
+);
+CREATE TABLE model (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_model'),
+    name VARCHAR NOT NULL UNIQUE,
+    organisation VARCHAR,
+    meta JSON
+);
+CREATE TABLE run (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_run'),
+    dataset_id BIGINT NOT NULL,
+    model_id BIGINT NOT NULL,
+    modality VARCHAR NOT NULL DEFAULT '',
+    prompt_setting VARCHAR NOT NULL DEFAULT '',
+    vision_mode VARCHAR NOT NULL DEFAULT '',
+    context VARCHAR NOT NULL DEFAULT '',
+    is_live BOOLEAN NOT NULL DEFAULT false,
+    params JSON,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    UNIQUE (dataset_id, model_id, modality, prompt_setting, vision_mode, context)
+);
+-- The large tables (predictions, judgments, ratings, segments, steps, events) carry no key index: ids come from
+-- sequences and upserts join on natural keys, which keeps a million-row load fast.
+CREATE TABLE prediction (
+    id BIGINT NOT NULL DEFAULT nextval('seq_prediction'),
+    run_id BIGINT NOT NULL,
+    stimulus_id BIGINT NOT NULL,
+    raw_output VARCHAR,
+    answer VARCHAR,
+    correct BOOLEAN,
+    latency_s DOUBLE,
+    meta JSON
+);
+CREATE TABLE judgment (
+    id BIGINT NOT NULL DEFAULT nextval('seq_judgment'),
+    prediction_id BIGINT NOT NULL,
+    judge VARCHAR NOT NULL DEFAULT '',
+    criterion VARCHAR NOT NULL,
+    score DOUBLE,
+    scale_max DOUBLE,
+    rationale VARCHAR
+);
+CREATE TABLE human_rating (
+    id BIGINT NOT NULL DEFAULT nextval('seq_human_rating'),
+    stimulus_id BIGINT NOT NULL,
+    rater VARCHAR NOT NULL,
+    condition VARCHAR NOT NULL DEFAULT '',
+    answer VARCHAR,
+    correct BOOLEAN,
+    response_time_s DOUBLE
+);
+CREATE TABLE label_set (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_label_set'),
+    name VARCHAR NOT NULL UNIQUE,
+    scope VARCHAR NOT NULL DEFAULT 'both',   -- interval, whole, both
+    description VARCHAR,
+    source VARCHAR
+);
+CREATE TABLE label (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_label'),
+    label_set_id BIGINT NOT NULL,
+    name VARCHAR NOT NULL,
+    parent VARCHAR,
+    colour VARCHAR,
+    shortcut VARCHAR,
+    description VARCHAR,
+    ord INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (label_set_id, name)
+);
+CREATE TABLE annotation (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_annotation'),
+    stimulus_id BIGINT NOT NULL,
+    annotator VARCHAR NOT NULL,
+    label_set VARCHAR NOT NULL,
+    label VARCHAR,
+    start_s DOUBLE,                      -- NULL start and end: a whole-stimulus label
+    end_s DOUBLE,
+    value VARCHAR,
+    note VARCHAR,
+    media_role VARCHAR,
+    revision INTEGER NOT NULL DEFAULT 1,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    updated_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    deleted_at TIMESTAMP
+);
+CREATE TABLE annotation_event (
+    id BIGINT NOT NULL DEFAULT nextval('seq_annotation_event'),
+    annotation_id BIGINT NOT NULL,
+    annotator VARCHAR NOT NULL,
+    happened_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    action VARCHAR NOT NULL,             -- create, update, delete, restore
+    before JSON,
+    after JSON
+);
+CREATE TABLE trace_step (
+    id BIGINT NOT NULL DEFAULT nextval('seq_trace_step'),
+    stimulus_id BIGINT NOT NULL,
+    prediction_id BIGINT,                -- NULL: the task's reference trace
+    step_index INTEGER NOT NULL,
+    action VARCHAR NOT NULL,
+    args JSON,
+    kwargs JSON
+);
+CREATE TABLE goal_atom (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_goal_atom'),
+    stimulus_id BIGINT NOT NULL,
+    ord INTEGER NOT NULL,
+    holders JSON NOT NULL,               -- [] world fact, [p] first order, [p, q] second order
+    entity VARCHAR NOT NULL,
+    property VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    text VARCHAR
+);
+CREATE INDEX idx_stimulus_dataset ON stimulus(dataset_id);
+CREATE INDEX idx_media_stimulus ON media(stimulus_id);
+CREATE INDEX idx_segment_stimulus ON segment(stimulus_id);
+CREATE INDEX idx_annotation_stimulus ON annotation(stimulus_id);
+"""
+
+# Version 2: aggregate results (leaderboards publish per-model figures without per-item outputs), and a
+# checksum per media file so a moved file can be recognised.
+V2 = """
+CREATE SEQUENCE IF NOT EXISTS seq_aggregate_result START 1;
+CREATE TABLE aggregate_result (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_aggregate_result'),
+    dataset_id BIGINT NOT NULL,
+    model_id BIGINT NOT NULL,
+    source VARCHAR NOT NULL,
+    metric_group VARCHAR NOT NULL DEFAULT '',
+    metric VARCHAR NOT NULL,
+    value DOUBLE,
+    value_text VARCHAR
+);
+ALTER TABLE media ADD COLUMN checksum VARCHAR;
+"""
+
+# Version 3: live runs record what was sent and what it cost.
+V3 = """
+ALTER TABLE prediction ADD COLUMN prompt VARCHAR;
+ALTER TABLE prediction ADD COLUMN tokens_in INTEGER;
+ALTER TABLE prediction ADD COLUMN tokens_out INTEGER;
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+    ).fetchall()[0][0]
+    if not exists:
+        return 0
+    rows = con.execute("SELECT max(version) FROM schema_version").fetchall()
+    return int(rows[0][0] or 0)
+
+
+def migrate(con: duckdb.DuckDBPyConnection, target: int = LATEST_VERSION) -> list[int]:
+    """Apply every migration above the store's version up to `target`, each in its own transaction.
+
+    Returns the versions applied.
+    """
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP DEFAULT current_timestamp)"
+    )
+    applied: list[int] = []
+    version = current_version(con)
+    for number in range(version + 1, target + 1):
+        step = MIGRATIONS[number - 1]
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if callable(step):
+                step(con)
+            else:
+                con.execute(step)
+            con.execute("INSERT INTO schema_version (version) VALUES (?)", [number])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(number)
+    return applied

@@ -1,0 +1,176 @@
+"""What others said about the stimulus: every model's answer, judge scores by criterion, the human split."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (QHeaderView, QLabel, QProgressBar, QSplitter, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget, QGridLayout, QScrollArea, QFrame)
+
+from storage.records import HumanSplit, Prediction, StimulusDetail
+
+RIGHT = QColor("#2e7d32")
+WRONG = QColor("#c62828")
+
+
+def verdict(correct: bool | None) -> str:
+    return "" if correct is None else ("✓ right" if correct else "✗ wrong")
+
+
+class PredictionsPanel(QWidget):
+    """A tree of predictions grouped by model, judge bars for the selected one, and the human split."""
+
+    predictionSelected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["Model / condition", "Answer", "", "Judges"])
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self.tree.setColumnWidth(0, 118)
+        self.tree.setColumnWidth(1, 74)
+        self.tree.setColumnWidth(2, 62)
+        self.tree.currentItemChanged.connect(self._current_changed)
+        self.judges = QWidget()
+        self.judges_layout = QGridLayout(self.judges)
+        self.judges_layout.setContentsMargins(4, 4, 4, 4)
+        judges_scroll = QScrollArea()
+        judges_scroll.setWidgetResizable(True)
+        judges_scroll.setWidget(self.judges)
+        judges_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.human = QLabel()
+        self.human.setWordWrap(True)
+        self.human.setTextFormat(Qt.TextFormat.RichText)
+        self.human.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        split = QSplitter(Qt.Orientation.Vertical)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.summary)
+        top_layout.addWidget(self.tree)
+        split.addWidget(top)
+        split.addWidget(judges_scroll)
+        split.addWidget(self.human)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setStretchFactor(2, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split)
+        self._predictions: dict[int, Prediction] = {}
+        self.set_detail(None)
+
+    def set_detail(self, detail: StimulusDetail | None) -> None:
+        self.tree.clear()
+        self._predictions = {}
+        self._show_judges(None)
+        if detail is None:
+            self.summary.setText("No stimulus selected.")
+            self.human.setText("")
+            return
+        by_model: dict[str, list[Prediction]] = {}
+        for p in detail.predictions:
+            by_model.setdefault(p.model, []).append(p)
+            self._predictions[p.id] = p
+        n_right = sum(1 for p in detail.predictions if p.correct)
+        n_scored = sum(1 for p in detail.predictions if p.correct is not None)
+        truth = f"truth <b>{detail.ground_truth}</b> · " if detail.ground_truth else ""
+        scored = f"{n_right} of {n_scored} right" if n_scored else "no scored answers"
+        self.summary.setText(f"{truth}{len(by_model)} models, {len(detail.predictions)} predictions, {scored}")
+        first_child = None
+        for model, preds in by_model.items():
+            parent = QTreeWidgetItem([model])
+            font = parent.font(0)
+            font.setBold(True)
+            parent.setFont(0, font)
+            scored_preds = [p for p in preds if p.correct is not None]
+            if scored_preds:
+                k = sum(1 for p in scored_preds if p.correct)
+                parent.setText(2, f"{k}/{len(scored_preds)}")
+                parent.setForeground(2, QBrush(RIGHT if k * 2 >= len(scored_preds) else WRONG))
+            if any(p.is_live for p in preds):
+                parent.setText(1, "live")
+            self.tree.addTopLevelItem(parent)
+            for p in preds:
+                item = QTreeWidgetItem([p.condition, p.answer or "—", verdict(p.correct), self._judge_text(p)])
+                item.setData(0, Qt.ItemDataRole.UserRole, p.id)
+                if p.correct is not None:
+                    item.setForeground(2, QBrush(RIGHT if p.correct else WRONG))
+                tip = (p.raw_output or p.answer or "")[:2000]
+                for col in range(4):
+                    item.setToolTip(col, tip)
+                parent.addChild(item)
+                first_child = first_child or item
+            parent.setExpanded(True)
+        if first_child is not None:
+            self.tree.setCurrentItem(first_child)
+        self.human.setText(self._human_html(detail.human, detail.ground_truth))
+
+    @staticmethod
+    def _judge_text(p: Prediction) -> str:
+        parts = []
+        for j in p.judgments:
+            if j.score is None:
+                continue
+            score = f"{j.score:g}" if j.scale_max is None else f"{j.score:g}/{j.scale_max:g}"
+            parts.append(f"{j.criterion} {score}")
+        return "  ".join(parts)
+
+    @staticmethod
+    def _human_html(splits: tuple[HumanSplit, ...], truth: str | None) -> str:
+        if not splits:
+            return "<i>No human ratings for this stimulus.</i>"
+        lines = ["<b>Humans</b>"]
+        for s in splits:
+            answers = ", ".join(f"{a or '—'} {n}" for a, n in sorted(s.answers.items(), key=lambda t: -t[1]))
+            share = "" if s.share_correct is None or truth is None else f" — <b>{s.share_correct:.0%}</b> right"
+            lines.append(f"{s.condition}: {s.n} raters{share}<br/><span style='color:gray'>{answers}</span>")
+        return "<br/>".join(lines)
+
+    def _current_changed(self, current: QTreeWidgetItem | None, _prev: QTreeWidgetItem | None) -> None:
+        pid = current.data(0, Qt.ItemDataRole.UserRole) if current is not None else None
+        prediction = self._predictions.get(pid) if pid is not None else None
+        self._show_judges(prediction)
+        if prediction is not None:
+            self.predictionSelected.emit(prediction.id)
+
+    def _show_judges(self, prediction: Prediction | None) -> None:
+        while self.judges_layout.count():
+            item = self.judges_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        if prediction is None:
+            return
+        title = QLabel(f"<b>{prediction.model}</b> · {prediction.condition}")
+        self.judges_layout.addWidget(title, 0, 0, 1, 3)
+        if not prediction.judgments:
+            self.judges_layout.addWidget(QLabel("<i>No judge scores.</i>"), 1, 0, 1, 3)
+            return
+        for row, j in enumerate(prediction.judgments, start=1):
+            name = QLabel(j.criterion)
+            bar = QProgressBar()
+            scale = j.scale_max or 5.0
+            bar.setRange(0, 100)
+            bar.setValue(int(round(100 * (j.score or 0) / scale)))
+            bar.setFormat(f"{j.score:g} / {scale:g}" if j.score is not None else "—")
+            bar.setMaximumHeight(16)
+            tip = f"{j.judge or 'judge'}: {j.rationale}" if j.rationale else (j.judge or "")
+            for w in (name, bar):
+                w.setToolTip(tip)
+            self.judges_layout.addWidget(name, row, 0)
+            self.judges_layout.addWidget(bar, row, 1)
+        reasons = [f"<b>{j.criterion}</b>: {j.rationale}" for j in prediction.judgments if j.rationale]
+        if reasons:
+            text = QLabel("<br/>".join(reasons))
+            text.setWordWrap(True)
+            small = QFont(text.font())
+            small.setPointSizeF(small.pointSizeF() * 0.92)
+            text.setFont(small)
+            self.judges_layout.addWidget(text, len(prediction.judgments) + 1, 0, 1, 3)
+        self.judges_layout.setRowStretch(len(prediction.judgments) + 2, 1)

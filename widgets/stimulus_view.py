@@ -1,0 +1,125 @@
+"""The centre of the window: what the selected stimulus is, shown by its kind."""
+from __future__ import annotations
+
+import json
+from typing import Protocol
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QFrame, QLabel, QStackedWidget, QTableWidget, QTableWidgetItem, QTextBrowser,
+                               QVBoxLayout, QWidget, QHeaderView, QSplitter)
+
+from storage.records import StimulusDetail
+
+
+class KindPage(Protocol):
+    def set_detail(self, detail: StimulusDetail | None) -> None: ...
+
+
+def _fmt_time(t: float | None) -> str:
+    if t is None:
+        return ""
+    return f"{int(t // 60):02d}:{t % 60:05.2f}"
+
+
+class GenericStimulusPage(QWidget):
+    """Text, media files (present or missing) and the transcript or dialogue, for any kind."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.body = QTextBrowser()
+        self.body.setOpenLinks(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.body)
+
+    def set_detail(self, detail: StimulusDetail | None) -> None:
+        if detail is None:
+            self.body.setHtml("")
+            return
+        parts = []
+        if detail.text:
+            parts.append(f"<p style='font-size:15pt'>{_escape(detail.text)}</p>")
+        if detail.media:
+            rows = "".join(
+                f"<tr><td>{_escape(m.role)}</td><td>{_escape(m.path.name)}</td>"
+                f"<td>{'' if m.present else '<span style=color:#c62828>missing</span>'}</td></tr>"
+                for m in detail.media)
+            parts.append(f"<h4>Media</h4><table cellspacing=6>{rows}</table>")
+        if detail.segments:
+            rows = "".join(
+                f"<tr><td style='color:gray'>{_fmt_time(s.start_s)}</td><td><b>{_escape(s.speaker)}</b></td>"
+                f"<td>{_escape(s.text)}</td></tr>" for s in detail.segments)
+            parts.append(f"<h4>Transcript</h4><table cellspacing=4>{rows}</table>")
+        self.body.setHtml("".join(parts) or "<i>Nothing more to show for this stimulus.</i>")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class StimulusView(QWidget):
+    """Header and metadata above a page chosen by the stimulus kind (player, scene, stepper, generic)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.header = QLabel()
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setWordWrap(True)
+        self.meta = QTableWidget(0, 2)
+        self.meta.setHorizontalHeaderLabels(["Field", "Value"])
+        self.meta.verticalHeader().setVisible(False)
+        self.meta.horizontalHeader().setStretchLastSection(True)
+        self.meta.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.meta.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.meta.setFrameShape(QFrame.Shape.NoFrame)
+        self.pages = QStackedWidget()
+        self.generic = GenericStimulusPage()
+        self.pages.addWidget(self.generic)
+        self._kind_pages: dict[str, QWidget] = {}
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.pages)
+        self.split.addWidget(self.meta)
+        self.split.setStretchFactor(0, 5)
+        self.split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.split, 1)
+        self.detail: StimulusDetail | None = None
+        self.set_detail(None)
+
+    def register_page(self, kinds: list[str], page: QWidget) -> None:
+        """Show `page` (which has `set_detail`) for stimuli of these kinds."""
+        self.pages.addWidget(page)
+        for kind in kinds:
+            self._kind_pages[kind] = page
+
+    def current_page(self) -> QWidget:
+        return self.pages.currentWidget()
+
+    def set_detail(self, detail: StimulusDetail | None) -> None:
+        self.detail = detail
+        if detail is None:
+            self.header.setText("<span style='color:gray; font-size:13pt'>Select a stimulus in the table.</span>")
+            self.meta.setRowCount(0)
+            self.generic.set_detail(None)
+            self.pages.setCurrentWidget(self.generic)
+            return
+        truth = f" · truth <b>{_escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
+        title = f" — {_escape(detail.title)}" if detail.title else ""
+        self.header.setText(
+            f"<span style='font-size:14pt'><b>{_escape(detail.external_id)}</b>{title}</span><br/>"
+            f"<span style='color:gray'>{_escape(detail.dataset_name)} · {_escape(detail.kind)}{truth}"
+            f" · {len(detail.predictions)} predictions · {detail.annotation_count} annotations</span>")
+        rows = [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in detail.meta.items()]
+        if detail.split:
+            rows.insert(0, ("split", detail.split))
+        self.meta.setRowCount(len(rows))
+        for r, (key, value) in enumerate(rows):
+            self.meta.setItem(r, 0, QTableWidgetItem(str(key)))
+            item = QTableWidgetItem(value)
+            item.setToolTip(value)
+            self.meta.setItem(r, 1, item)
+        page = self._kind_pages.get(detail.kind, self.generic)
+        page.set_detail(detail)  # type: ignore[attr-defined]
+        self.pages.setCurrentWidget(page)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
@@ -81,7 +83,10 @@ def _import_sample_in_background(window: MainWindow) -> None:
 def _screenshot(store: Store, args) -> int:
     if not args.no_sample and store_is_empty(store):
         import_sample(store)
-    window = MainWindow(store, Session(), QSettings())
+    # a screenshot shows the default layout and leaves the user's remembered layout alone
+    scratch = tempfile.TemporaryDirectory()
+    settings = QSettings(str(Path(scratch.name) / "screenshot.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(store, Session(), settings)
     window.resize(1480, 900)
     if args.dataset and not window.select_dataset(args.dataset):
         print(f"thinslice: no dataset named {args.dataset!r}", file=sys.stderr)
@@ -99,4 +104,5 @@ def _screenshot(store: Store, args) -> int:
     out = screenshot(window, args.screenshot, stimulus_id)
     print(str(out))
     window.close()
+    scratch.cleanup()
     return 0

@@ -15,6 +15,7 @@ from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.filter_bar import FilterBarView
 from widgets.predictions_panel import PredictionsPanel
+from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
 from widgets.stimulus_view import StimulusView
 from widgets.tasks import TaskRunner
@@ -46,6 +47,8 @@ class MainWindow(QMainWindow):
         self.table_model = StimulusTableModel(self.runner, self._fetch_ids, self._fetch_rows, self)
         self.table = StimulusTableView(self.table_model)
         self.stimulus_view = StimulusView()
+        self.scene_view = SceneView()
+        self.stimulus_view.register_page(["agentviss_scene"], self.scene_view)
         self.predictions = PredictionsPanel()
         self.status_message = QLabel()
         self.store_label = QLabel(f"store: {store.path.name}")
@@ -96,7 +99,7 @@ class MainWindow(QMainWindow):
         self.predictions_dock = self._dock("Predictions", "PredictionsDock", self.predictions,
                                            Qt.DockWidgetArea.RightDockWidgetArea)
         self.setCentralWidget(self.stimulus_view)
-        self.resizeDocks([self.stimuli_dock, self.predictions_dock], [430, 340], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.stimuli_dock, self.predictions_dock], [480, 400], Qt.Orientation.Horizontal)
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)

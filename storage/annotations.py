@@ -80,6 +80,17 @@ class AnnotationEvent:
 
 
 @dataclass(frozen=True)
+class DatasetRef:
+    """What export and import need to know about a dataset."""
+
+    id: int
+    name: str
+    benchmark: str
+    root: str
+    source: str | None
+
+
+@dataclass(frozen=True)
 class LabelSet:
     id: int
     name: str
@@ -172,6 +183,27 @@ class AnnotationStore:
             params).fetchall()
         return [_row_to_annotation(r) for r in rows]
 
+    def export_rows(self, stimulus_ids: Iterable[int], *, annotator: str | None = None,
+                    label_set: str | None = None, label: str | None = None,
+                    media_role: str | None = None) -> list[dict[str, Any]]:
+        """Live labels of the stimuli as plain rows keyed by the dataset's own stimulus id (the sidecar shape),
+        ordered by stimulus, start and id. Fetched as one frame: exporting 100,000 labels stays quick."""
+        ids = [int(i) for i in stimulus_ids]
+        if not ids:
+            return []
+        where, params = ["a.deleted_at IS NULL", f"a.stimulus_id IN ({', '.join('?' * len(ids))})"], list(ids)
+        for column, value in (("a.annotator", annotator), ("a.label_set", label_set), ("a.label", label),
+                              ("a.media_role", media_role)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        frame = self.store.cursor().sql(
+            "SELECT s.external_id AS stimulus, a.annotator, a.label_set, a.label, a.start_s, a.end_s, a.value,"
+            " a.note, a.media_role FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
+            f" WHERE {' AND '.join(where)} ORDER BY s.external_id, a.start_s NULLS FIRST, a.end_s, a.id",
+            params=params).pl()
+        return frame.to_dicts()
+
     def annotators(self, stimulus_id: int | None = None) -> list[str]:
         """Everyone who has a live annotation (on this stimulus, if given), sorted."""
         sql = "SELECT DISTINCT annotator FROM annotation WHERE deleted_at IS NULL"
@@ -206,6 +238,40 @@ class AnnotationStore:
             f"SELECT stimulus_id, max(duration_s) FROM media WHERE stimulus_id IN ({', '.join('?' * len(ids))})"
             " AND duration_s IS NOT NULL GROUP BY stimulus_id", ids).fetchall()
         return {int(r[0]): float(r[1]) for r in rows}
+
+    def dataset(self, name: str | None) -> DatasetRef:
+        """The dataset called `name`, or the only one when `name` is None; a clear error otherwise."""
+        rows = self.store.cursor().execute(
+            "SELECT id, name, benchmark, root, source FROM dataset ORDER BY name").fetchall()
+        refs = [DatasetRef(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+        if name is None and len(refs) == 1:
+            return refs[0]
+        for ref in refs:
+            if ref.name == name:
+                return ref
+        known = ", ".join(repr(r.name) for r in refs) or "none"
+        what = f"There is no dataset {name!r}" if name is not None else "Name a dataset"
+        raise AnnotationError(f"{what}; datasets in the store: {known}.")
+
+    def stimulus_ids(self, dataset_id: int, *, external_id: str | None = None, split: str | None = None,
+                     kind: str | None = None) -> dict[int, str]:
+        """Store id -> the dataset's own id of the dataset's stimuli (optionally filtered), in id order."""
+        where, params = ["dataset_id = ?"], [dataset_id]
+        for column, value in (("external_id", external_id), ("split", split), ("kind", kind)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        rows = self.store.cursor().execute(
+            f"SELECT id, external_id FROM stimulus WHERE {' AND '.join(where)} ORDER BY external_id",
+            params).fetchall()
+        return {int(r[0]): r[1] for r in rows}
+
+    def media_paths(self, dataset_id: int) -> list[str]:
+        """Media paths of a dataset as stored (relative to its root unless absolute)."""
+        rows = self.store.cursor().execute(
+            "SELECT DISTINCT m.path FROM media m JOIN stimulus s ON s.id = m.stimulus_id WHERE s.dataset_id = ?",
+            [dataset_id]).fetchall()
+        return [r[0] for r in rows]
 
     # -- writing ---------------------------------------------------------------------------------
     def create(self, stimulus_id: int, annotator: str, label_set: str, label: str | None,

@@ -12,6 +12,10 @@ RIGHT = QColor("#2e7d32")
 WRONG = QColor("#c62828")
 
 
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br/>")
+
+
 def verdict(correct: bool | None) -> str:
     return "" if correct is None else ("✓ right" if correct else "✗ wrong")
 
@@ -128,7 +132,7 @@ class PredictionsPanel(QWidget):
             return "<i>No human ratings for this stimulus.</i>"
         lines = ["<b>Humans</b>"]
         for s in splits:
-            answers = ", ".join(f"{a or '—'} {n}" for a, n in sorted(s.answers.items(), key=lambda t: -t[1]))
+            answers = ", ".join(f"{_escape(a) or '—'} {n}" for a, n in sorted(s.answers.items(), key=lambda t: -t[1]))
             share = "" if s.share_correct is None or truth is None else f" — <b>{s.share_correct:.0%}</b> right"
             lines.append(f"{s.condition}: {s.n} raters{share}<br/><span style='color:gray'>{answers}</span>")
         return "<br/>".join(lines)
@@ -147,12 +151,22 @@ class PredictionsPanel(QWidget):
                 item.widget().deleteLater()
         if prediction is None:
             return
-        title = QLabel(f"<b>{prediction.model}</b> · {prediction.condition}")
+        title = QLabel(f"<b>{_escape(prediction.model)}</b> · {_escape(prediction.condition)}"
+                       f" {verdict(prediction.correct)}")
         self.judges_layout.addWidget(title, 0, 0, 1, 3)
+        said = prediction.answer or ""
+        if prediction.raw_output and prediction.raw_output != said:
+            said = f"{said}\n\n{prediction.raw_output}" if said else prediction.raw_output
+        answer = QLabel(_escape(said[:3000]) if said else "<i>no answer</i>")
+        answer.setWordWrap(True)
+        answer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        answer.setStyleSheet("QLabel { background: palette(base); padding: 4px; }")
+        self.judges_layout.addWidget(answer, 1, 0, 1, 3)
         if not prediction.judgments:
-            self.judges_layout.addWidget(QLabel("<i>No judge scores.</i>"), 1, 0, 1, 3)
+            self.judges_layout.addWidget(QLabel("<i>No judge scores.</i>"), 2, 0, 1, 3)
+            self.judges_layout.setRowStretch(3, 1)
             return
-        for row, j in enumerate(prediction.judgments, start=1):
+        for row, j in enumerate(prediction.judgments, start=2):
             name = QLabel(j.criterion)
             bar = QProgressBar()
             scale = j.scale_max or 5.0
@@ -172,5 +186,5 @@ class PredictionsPanel(QWidget):
             small = QFont(text.font())
             small.setPointSizeF(small.pointSizeF() * 0.92)
             text.setFont(small)
-            self.judges_layout.addWidget(text, len(prediction.judgments) + 1, 0, 1, 3)
-        self.judges_layout.setRowStretch(len(prediction.judgments) + 2, 1)
+            self.judges_layout.addWidget(text, len(prediction.judgments) + 2, 0, 1, 3)
+        self.judges_layout.setRowStretch(len(prediction.judgments) + 3, 1)

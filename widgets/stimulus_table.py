@@ -204,6 +204,7 @@ class StimulusTableView(QTableView):
         self.verticalHeader().setDefaultSectionSize(22)
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         model.modelReset.connect(self._after_reset)
         self.selectionModel().currentRowChanged.connect(self._current_changed)
 
@@ -213,11 +214,13 @@ class StimulusTableView(QTableView):
         return model
 
     def _after_reset(self) -> None:
-        self.setColumnWidth(0, 110)
-        self.setColumnWidth(1, 72)
+        self.setColumnWidth(0, 128)
+        self.setColumnWidth(1, 92)
         self.setColumnWidth(2, 68)
+        metrics = self.horizontalHeader().fontMetrics()
         for col in range(3, self.table_model().columnCount() - 2):
-            self.setColumnWidth(col, 58)
+            header = str(self.table_model().headerData(col, Qt.Orientation.Horizontal))
+            self.setColumnWidth(col, min(110, max(44, metrics.horizontalAdvance(header) + 14)))
         self.setColumnWidth(self.table_model().columnCount() - 2, 72)
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -106,7 +106,8 @@ class StimulusView(QWidget):
             self.pages.setCurrentWidget(self.generic)
             return
         truth = f" · truth <b>{_escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
-        title = f" — {_escape(detail.title)}" if detail.title else ""
+        shown_title = (detail.title or "").removeprefix(detail.external_id).lstrip(" :—-")
+        title = f" — {_escape(shown_title)}" if shown_title else ""
         self.header.setText(
             f"<span style='font-size:14pt'><b>{_escape(detail.external_id)}</b>{title}</span><br/>"
             f"<span style='color:gray'>{_escape(detail.dataset_name)} · {_escape(detail.kind)}{truth}"

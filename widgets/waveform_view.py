@@ -107,12 +107,18 @@ class WaveformView(QWidget):
         layout.addWidget(self.canvas)
         self._lanes_layout = self.canvas.addLayout(row=0, col=0)
         self._tiers_layout = self.canvas.addLayout(row=1, col=0)
-        self._lanes_layout.setSpacing(2)
-        self._tiers_layout.setSpacing(2)
+        for nested in (self._lanes_layout, self._tiers_layout):
+            nested.setSpacing(2)
+            nested.setContentsMargins(0, 0, 0, 0)
         self.ruler = self._make_plot(ruler=True)
         self.canvas.addItem(self.ruler, row=2, col=0)
         self.ruler.setMaximumHeight(34)
         self.ruler.setMinimumHeight(34)
+        grid = self.canvas.ci.layout
+        grid.setRowStretchFactor(0, 1)  # lanes take the height; tiers and ruler keep theirs
+        grid.setRowStretchFactor(1, 0)
+        grid.setRowStretchFactor(2, 0)
+        self._fit_tiers()
 
 
         self._redraw_timer = QTimer(self)
@@ -213,12 +219,20 @@ class WaveformView(QWidget):
         plot.setMaximumHeight(height)
         self._tiers_layout.addItem(plot, row=len(self._tiers), col=0)
         self._tiers.append(plot)
+        self._fit_tiers()
         return plot
 
     def remove_tier_plot(self, plot: pg.PlotItem) -> None:
         self._remove_row_items(plot)
         self._tiers_layout.removeItem(plot)
         self._tiers.remove(plot)
+        self._fit_tiers()
+
+    def _fit_tiers(self) -> None:
+        # An empty nested layout would otherwise claim a share of the height.
+        height = sum(int(t.maximumHeight()) for t in self._tiers) + 2 * max(0, len(self._tiers) - 1)
+        self._tiers_layout.setMaximumHeight(height)
+        self._tiers_layout.setMinimumHeight(height)
 
     # ----- content -------------------------------------------------------------------------------------
     def set_lane_peaks(self, index: int, pyramid: PeakPyramid | None) -> None:

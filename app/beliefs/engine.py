@@ -116,7 +116,7 @@ class QuirkNote:
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepOutcome:
     """What one action did: its result, the story it told, what changed, who saw it, and why."""
 
@@ -178,7 +178,7 @@ class BeliefTracker:
         self._world_props: dict[str, list[str]] = {}
         self._visible: dict[tuple[str, str], bool] = {}
         self._ctx = _StepContext()
-        self._signatures = {name: inspect.signature(getattr(self, name)) for name in self.ACTIONS}
+        self._parameters = {name: _parameters_of(getattr(self, name)) for name in self.ACTIONS}
 
     # ----- public ---------------------------------------------------------------------------------
     def apply(self, action: str, args: Iterable[Any] = (), kwargs: Mapping[str, Any] | None = None) -> StepOutcome:
@@ -187,21 +187,17 @@ class BeliefTracker:
             raise UnknownActionError(f"unknown action {action!r} (known: {', '.join(self.ACTIONS)})")
         args = tuple(args)
         kwargs = dict(kwargs or {})
-        try:
-            bound = self._signatures[action].bind(*args, **kwargs)
-        except TypeError as exc:
-            raise ActionArgumentError(f"{action}: {exc}") from None
-        bound.apply_defaults()
-        _check_argument_types(action, bound.arguments)
+        arguments = _bind(action, self._parameters[action], args, kwargs)
+        _check_argument_types(action, arguments)
         self._ctx = _StepContext()
         method: Callable[..., bool] = getattr(self, action)
-        returned = bool(method(*bound.args, **bound.kwargs))
+        returned = bool(method(**arguments))
         ctx = self._ctx
         if not returned:
             # Every action checks all its preconditions before writing, so nothing can have changed.
             assert not ctx.changes, f"{action} wrote before failing"
-        peeking = tuple(bound.arguments.get("people_peeking") or ()) if returned else ()
-        distracted = tuple(bound.arguments.get("people_distracted") or ()) if returned else ()
+        peeking = tuple(arguments.get("people_peeking") or ()) if returned else ()
+        distracted = tuple(arguments.get("people_distracted") or ()) if returned else ()
         logged = "leave_room" if action == "leave_container" else action
         return StepOutcome(
             action=action,
@@ -298,7 +294,8 @@ class BeliefTracker:
         if distracted:
             self._note(Quirk.DISTRACTED_GET_SECOND_ORDER,
                        f"{_names(distracted)} did not see the move (no first-order change) but now "
-                       f"believe that everyone present believes the {obj} is in the {container}.")
+                       f"{'believes' if len(distracted) == 1 else 'believe'} that everyone present believes "
+                       f"the {obj} is in the {container}.")
         if container_room_before != room:
             self._note(Quirk.CONTAINER_ROOM_WORLD_ONLY,
                        f"The world now places the {container} in the {room}; no witness believes it.")
@@ -487,10 +484,11 @@ class BeliefTracker:
 
     def _observe(self, entity: str, prop: str, value: Any, witnesses: list[str], real: list[str]) -> None:
         """The usual update: real witnesses believe the fact and believe every witness does too."""
+        set_cell = self._set
         for w in real:
-            self._set(("first", w, entity, prop), value)
+            set_cell(("first", w, entity, prop), value)
             for b in witnesses:
-                self._set(("second", w, b, entity, prop), value)
+                set_cell(("second", w, b, entity, prop), value)
 
     def _learn_topic(self, listener: str, pairs: Iterable[tuple[str, str]], topic: str) -> None:
         self._add_topic(("first", listener, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
@@ -532,10 +530,11 @@ class BeliefTracker:
         return self._visible.get((entity, prop), True)
 
     def _set(self, key: CellKey, value: Any) -> None:
-        old = self.cells.get(key, MISSING)
-        if old is value or old == value:
+        cells = self.cells
+        old = cells.get(key, MISSING)
+        if old == value:
             return
-        self.cells[key] = value
+        cells[key] = value
         self._ctx.changes.append((key, old, value))
         if key[0] == "world":
             props = self._world_props.setdefault(key[1], [])
@@ -570,6 +569,35 @@ class BeliefTracker:
         if prop.startswith(STATE_PREFIX):
             return f"{subject} is {'' if is_true else 'not '}{value}"
         return f"{subject} is {'' if is_true else 'not '}in the {value}"
+
+
+_REQUIRED = _Sentinel("REQUIRED")
+
+
+def _parameters_of(method: Callable) -> tuple[tuple[str, Any], ...]:
+    """(name, default or _REQUIRED) for each parameter of an action method."""
+    return tuple((p.name, _REQUIRED if p.default is inspect.Parameter.empty else p.default)
+                 for p in inspect.signature(method).parameters.values())
+
+
+def _bind(action: str, parameters: tuple[tuple[str, Any], ...], args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Match a step's args/kwargs to the action's parameters, as a Python call would (but cheaper)."""
+    if len(args) > len(parameters):
+        raise ActionArgumentError(f"{action}: takes at most {len(parameters)} arguments, got {len(args)}")
+    arguments = {name: value for (name, _default), value in zip(parameters, args)}
+    known = {name for name, _default in parameters}
+    for name, value in kwargs.items():
+        if name not in known:
+            raise ActionArgumentError(f"{action}: got an unexpected keyword argument {name!r}")
+        if name in arguments:
+            raise ActionArgumentError(f"{action}: got multiple values for argument {name!r}")
+        arguments[name] = value
+    for name, default in parameters:
+        if name not in arguments:
+            if default is _REQUIRED:
+                raise ActionArgumentError(f"{action}: missing a required argument: {name!r}")
+            arguments[name] = default
+    return arguments
 
 
 def _names(people: Iterable[str]) -> str:

@@ -120,7 +120,13 @@ class StepRecord:
     def label(self) -> str:
         """A short human-readable form: `move_object_container(Beth, ball, box)`."""
         parts = [_short(a) for a in self.outcome.args]
-        parts += [f"{k}={_short(v)}" for k, v in self.outcome.kwargs.items()]
+        for name, value in self.outcome.kwargs.items():
+            if name == "people_peeking" and value:
+                parts.append("peeking: " + ", ".join(value))
+            elif name == "people_distracted" and value:
+                parts.append("distracted: " + ", ".join(value))
+            elif name not in ("people_peeking", "people_distracted"):
+                parts.append(_short(value))
         return f"{self.outcome.action}({', '.join(parts)})"
 
 
@@ -136,11 +142,16 @@ class Replay:
     def __len__(self) -> int:
         return len(self.records)
 
-    def state_at(self, index: int) -> BeliefState:
-        """The state after step `index`; stepping to a neighbour reuses the last state (no copy)."""
+    def state_at(self, index: int, shared: bool = False) -> BeliefState:
+        """The state after step `index`. Stepping to a nearby step reuses the last one (a few diffs).
+
+        With `shared`, the view is only valid until the next `state_at` call (no copy: for a viewer
+        that shows one step at a time); otherwise it is an independent snapshot.
+        """
         if not -1 <= index < len(self.records):
             raise IndexError(index)
-        return BeliefState(self._cells_at(index))
+        cells = self._cells_at(index)
+        return BeliefState(cells if shared else dict(cells))
 
     def _cells_at(self, index: int) -> dict:
         current = self._cache_index
@@ -158,9 +169,8 @@ class Replay:
             cells = dict(self._checkpoints[base])
             for i in range(base * CHECKPOINT_EVERY, index + 1):
                 _apply_forward(cells, self.records[i].outcome.changes)
-        # The returned view shares this dict; copy it so a later step does not alter an earlier view.
         self._cache_index, self._cache_cells = index, cells
-        return dict(cells)
+        return cells
 
 
 def _apply_forward(cells: dict, changes: Iterable[Change]) -> None:

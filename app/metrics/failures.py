@@ -69,7 +69,11 @@ def _counts(frame: pl.DataFrame, keys: Sequence[str] | None) -> tuple[pl.Expr, p
 
 def model_wrong(run_key: str) -> StimulusFilter:
     """The run answered and was wrong."""
-    return StimulusFilter(f"{run_key} wrong", lambda f: _definite(pl.col(correct_column(_keys(f, [run_key])[0])) == False))  # noqa: E712
+
+    def build(frame: pl.DataFrame) -> pl.Expr:
+        return _definite(~pl.col(correct_column(_keys(frame, [run_key])[0])))
+
+    return StimulusFilter(f"{run_key} wrong", build)
 
 
 def model_right(run_key: str) -> StimulusFilter:

@@ -188,7 +188,12 @@ def human_signal_detection(
         answer = pl.col("answer").cast(pl.String).str.strip_chars().str.to_lowercase()
         other = pl.when(answer == signal).then(pl.lit(noise)).when(answer == noise).then(pl.lit(signal))
         labelled = ratings.with_columns(
-            pl.when(pl.col("correct")).then(answer).otherwise(other).alias("ground_truth")
+            pl.when(pl.col("correct").is_null())
+            .then(None)
+            .when(pl.col("correct"))
+            .then(answer)
+            .otherwise(other)
+            .alias("ground_truth")
         )
     keys = ["condition", "rater"] if per_rater else ["condition"]
     return signal_detection_table(labelled, keys, "answer", "ground_truth", signal, noise, correction, level)

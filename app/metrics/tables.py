@@ -52,7 +52,9 @@ def accuracy_table(
         .filter(pl.col("n") > 0)
     )
     return (
-        counted.with_columns((pl.col("n_correct") / pl.col("n")).alias("accuracy"), *wilson_columns("n_correct", "n", level))
+        counted.with_columns(
+            (pl.col("n_correct") / pl.col("n")).alias("accuracy"), *wilson_columns("n_correct", "n", level)
+        )
         .with_columns(pl.lit("wilson").alias("ci_method"))
         .sort(keys)
         .collect()
@@ -148,7 +150,9 @@ def ncp_success(
     for factor in factors:
         table = accuracy_table(frame, [*group_by, factor], correct_col, level)
         parts.append(
-            table.with_columns(pl.lit(factor).alias("factor"), pl.col(factor).cast(pl.String).alias("level")).drop(factor)
+            table.with_columns(
+                pl.lit(factor).alias("factor"), pl.col(factor).cast(pl.String).alias("level")
+            ).drop(factor)
         )
     columns = [*group_by, "factor", "level", "n", "n_correct", "accuracy", "ci_low", "ci_high", "ci_method"]
     return pl.concat([p.select(columns) for p in parts])

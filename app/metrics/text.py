@@ -218,7 +218,11 @@ def wer_table(
     description = WER_NORMALIZER if normalize else "none (raw whitespace split)"
     return (
         scored.group_by(list(group_by))
-        .agg(pl.col("wer").is_not_nan().sum().alias("n"), pl.col("wer").is_nan().sum().alias("n_skipped"), pl.col("wer").filter(pl.col("wer").is_not_nan()).mean().alias("wer"))
+        .agg(
+            pl.col("wer").is_not_nan().sum().alias("n"),
+            pl.col("wer").is_nan().sum().alias("n_skipped"),
+            pl.col("wer").filter(pl.col("wer").is_not_nan()).mean().alias("wer"),
+        )
         .with_columns(pl.lit(description).alias("normalizer"))
         .sort(list(group_by))
     )

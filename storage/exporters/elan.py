@@ -72,7 +72,7 @@ class ElanExporter:
             tree = eaf_document(stimulus, grouped[stimulus], context.durations.get(stimulus))
             atomic_write(target, context, lambda temp, tree=tree: tree.write(temp, encoding="UTF-8",
                                                                             xml_declaration=True))
-        return next(iter(targets.values())) if len(targets) == 1 and Path(out_path).suffix else Path(out_path)
+        return Path(out_path)
 
     def read(self, path: Path) -> list[Row]:
         rows: list[Row] = []

@@ -231,23 +231,22 @@ class _SceneBuilder:
             return
         external = _text(self.field(scene, "scene_id"))
         if external is None:
-            log.add(file, number, self.fields["scene_id"], "<missing>", "a scene id")
+            log.add(file, number, "scene_id", "<missing>", "a scene id")
             return
         if external in self.seen:
-            log.add(file, number, self.fields["scene_id"], external, f"a new id (first used in record "
-                                                                     f"{self.seen[external]})")
+            log.add(file, number, "scene_id", external, f"a new id (first used in record {self.seen[external]})")
             return
         self.seen[external] = number
         problems_before = len(log.problems)
         dialogue_raw = self.field(scene, "dialogue_type")
         dialogue_type = canonical(dialogue_raw, DIALOGUE_TYPES)
         if dialogue_raw is not None and dialogue_type is None:
-            log.add(file, number, self.fields["dialogue_type"], dialogue_raw, "one of " + ", ".join(DIALOGUE_TYPES))
+            log.add(file, number, "dialogue_type", dialogue_raw, "one of " + ", ".join(DIALOGUE_TYPES))
         roles, order = self.roles(number, scene)
         turns = self.turns(number, scene, external)
-        results = self.results(number, scene, external)
-        if len(log.problems) > problems_before:
+        if len(log.problems) > problems_before:   # a scene with a bad role or turn is skipped whole
             return
+        results = self.results(number, scene, external)   # a bad result record is skipped alone
         meta = {"dialogue_type": dialogue_type, "conflict_intensity": self.field(scene, "conflict_intensity"),
                 "source": _text(self.field(scene, "source")), "characters": order, "roles": roles,
                 "turns": len(turns[0])}
@@ -278,7 +277,7 @@ class _SceneBuilder:
         for index, (role, key) in enumerate(get_items(scene, self.fields.get("roles", "")) or []):
             name = _text(self.field(role, "role_name", key))
             if name is None:
-                self.log.add(self.file, number, f"roles[{index}].{self.fields.get('role_name')}", "<missing>",
+                self.log.add(self.file, number, f"roles[{index}].role_name", "<missing>",
                              "a role name")
                 continue
             profile = {t: self.field(role, t, key) for t in ROLE_TARGETS[1:]}
@@ -306,7 +305,7 @@ class _SceneBuilder:
             if isinstance(turn, str):   # a bare line of dialogue
                 text = turn
             if text is None:
-                self.log.add(self.file, number, f"turns[{index}].{self.fields.get('turn_text')}", "<missing>",
+                self.log.add(self.file, number, f"turns[{index}].turn_text", "<missing>",
                              "the turn's text")
                 continue
             segments.append({"stimulus": external, "ord": index, "speaker": speaker, "text": _text(text)})
@@ -349,7 +348,7 @@ class _SceneBuilder:
                     checks.append((True, "score", score_raw, "a number"))
             bad = [(t, found, expected) for failed, t, found, expected in checks if failed]
             for target, found, expected in bad:
-                self.log.add(self.file, number, f"{where}.{self.fields.get(target, target)}", found, expected)
+                self.log.add(self.file, number, f"{where}.{target}", found, expected)
             if bad:
                 continue
             judge = _text(self.field(item, "judge", key)) or str(self.constants.get("judge") or "")

@@ -95,7 +95,7 @@ class EchoMindImporter:
                 return 0.0
             if b'"leaderboardData"' in head:
                 return 0.8
-            if any(k in head for k in (b'"ouput_prompt"', b'"prediected_audio_file"', b'"spoken_info"')):
+            if any(k in head for k in (b'"ouput_prompt"', b'"prediected_audio_file"', b'"predicted_answer"')):
                 return 0.7
             return 0.0
         if not path.is_dir():
@@ -306,7 +306,7 @@ class _Reader:
             try:
                 info = soundfile.info(str(self.root / stored) if not Path(stored).is_absolute() else stored)
                 duration, rate = float(info.duration), int(info.samplerate)
-            except (RuntimeError, soundfile.LibsndfileError):
+            except (RuntimeError, OSError):  # libsndfile errors are RuntimeErrors
                 self.notes.append(f"{stored}: not a readable audio file")
         else:
             self.missing_media += 1
@@ -366,14 +366,16 @@ class _Reader:
                 self.log.add(file, line, "case_id", record["case_id"], "a non-empty string or integer id")
                 continue
             if _case_key(case_id) in seen:
-                self.log.add(file, line, "case_id", case_id, f"a case id not already used on line {seen[_case_key(case_id)]}")
+                self.log.add(file, line, "case_id", case_id,
+                             f"a case id not already used on line {seen[_case_key(case_id)]}")
                 continue
             seen[_case_key(case_id)] = line
             spoken = record["spoken_info"]
             label = self.find_label(spoken)
             if label is None:
                 self.log.add(file, line, "spoken_info", spoken,
-                             f"an attribute of the label set '{self.taxonomy.name}' (e.g. 'sad-toned expressive voice')")
+                             f"an attribute of the label set '{self.taxonomy.name}'"
+                             " (e.g. 'sad-toned expressive voice')")
                 continue
             topic = record.get("topic")
             if topic is not None and not isinstance(topic, str):
@@ -412,9 +414,9 @@ class _Reader:
                     "target_label": label.name,
                     "alternative_label": self.sniff_voice_label(record, "alternative"),
                     "voices": sorted(voice_files)}
+            title = " · ".join(part for part in (case_id, label.name, topic) if part)
             self.stimuli.append({"external_id": stimulus, "kind": "echomind_script", "ground_truth": label.name,
-                                 "split": data_type, "title": f"{case_id} · {label.name} · {topic or ''}".rstrip(" ·"),
-                                 "text": text, "meta": dumps(meta)})
+                                 "split": data_type, "title": title, "text": text, "meta": dumps(meta)})
             for voice, name in voice_files.items():
                 self.audio_media(stimulus, f"audio:{voice}", str(audio_rel / name), file, line)
             self.scripts[(data_type, _case_key(case_id))] = {"stimulus": stimulus, "text": text}
@@ -724,6 +726,7 @@ class _Reader:
             self.log.add(file, None, "leaderboardData", f"<{type(entries).__name__}>", "a list of models")
             return
         source = Path(file).name
+        seen: set[tuple[str, str, str]] = set()
         for number, entry in enumerate(entries, start=1):
             info = entry.get("info") if isinstance(entry, dict) else None
             name = info.get("name") if isinstance(info, dict) else None
@@ -739,6 +742,11 @@ class _Reader:
                     continue
                 for metric, value in metrics.items():
                     row = {"model": name.strip(), "source": source, "metric_group": group, "metric": metric}
+                    if (name.strip(), group, metric) in seen:
+                        self.log.add(file, number, f"{group}.{metric}", name,
+                                     "each model's metric once per leaderboard file")
+                        continue
+                    seen.add((name.strip(), group, metric))
                     if isinstance(value, (int, float)) and not isinstance(value, bool):
                         self.aggregates.append({**row, "value": float(value), "value_text": None})
                     elif isinstance(value, str):

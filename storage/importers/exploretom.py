@@ -164,13 +164,15 @@ class NcpImporter:
 
     @staticmethod
     def _json_kind(path: Path) -> str | None:
-        if path.suffix.lower() != ".json" or not path.is_file() or path.stat().st_size > 50_000_000:
+        suffix = path.suffix.lower()
+        if suffix not in (".json", ".jsonl") or not path.is_file() or path.stat().st_size > 50_000_000:
             return None
         try:
-            value = json.loads(path.read_text("utf-8"))
+            with path.open("rb") as fh:
+                value = json.loads(fh.readline() if suffix == ".jsonl" else fh.read())
         except (UnicodeDecodeError, json.JSONDecodeError, OSError):
             return None
-        return _shape(value)
+        return _shape(value) if suffix == ".json" or (isinstance(value, dict) and "steps" in value) else None
 
     def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
         path = Path(path)
@@ -217,7 +219,7 @@ def _relative(file: Path, root: Path) -> str:
 
 def _ncp_files(path: Path) -> tuple[list[Path], list[Path]]:
     if path.is_file():
-        return [path], []
+        return ([], [path]) if path.suffix.lower() == ".jsonl" else ([path], [])
     task_dir = path / "tasks" if (path / "tasks").is_dir() else path
     tasks = sorted(task_dir.glob("*.json"))
     traces = sorted(p for p in (path / "traces").rglob("*") if p.suffix.lower() in (".json", ".jsonl")) \

@@ -4,7 +4,7 @@ A map is FIELD -> source column with the fields of `MAP_FIELDS`. What the table 
 mapped: a `rater` makes it human ratings; a `judge`, `criterion` or `score` makes it judgments; a `model`
 with an answer, raw output or correctness makes it predictions; anything else is stimuli (with `speaker`,
 `start` or `end` mapped, one row per transcript segment). Without a map the columns are guessed from
-their names.
+their names and values.
 
 Every column is read as text and converted with polars expressions, so a million-row file is checked
 and planned without a Python loop over rows; only the bad rows are visited, to name their lines.
@@ -27,6 +27,7 @@ from storage.importers.common import (
     resolve_media,
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.importers.sniff import mapping_of, sniff_frame
 
 LINE = "__line"   # 1-based line (CSV: first data row is line 2) or record number of each row
 TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": ","}
@@ -34,32 +35,6 @@ JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
 TRUE_WORDS = ["true", "t", "yes", "y", "1", "1.0", "correct"]
 FALSE_WORDS = ["false", "f", "no", "n", "0", "0.0", "incorrect", "wrong"]
 
-# Column names (lower case, spaces and dashes as underscores) that suggest a field when nothing is mapped.
-_NAME_HINTS: dict[str, tuple[str, ...]] = {
-    "stimulus": ("stimulus", "stimulus_id", "id", "item_id", "clip_id", "case_id", "scene_id", "task_id",
-                 "sample_id", "question_id", "qid", "uid"),
-    "label": ("label", "ground_truth", "gold", "target", "expected_answer", "truth", "gt"),
-    "model": ("model", "model_name", "system"),
-    "modality": ("modality", "condition", "input_modality"),
-    "answer": ("answer", "prediction", "pred", "predicted", "parsed_answer", "choice"),
-    "raw": ("raw", "raw_output", "output", "response", "completion", "generation"),
-    "correct": ("correct", "is_correct", "accuracy", "acc"),
-    "rater": ("rater", "annotator", "participant", "worker", "worker_id", "rater_id"),
-    "judge": ("judge", "judge_model", "evaluator"),
-    "criterion": ("criterion", "metric", "dimension", "aspect"),
-    "score": ("score", "rating", "judge_score"),
-    "rationale": ("rationale", "reason", "explanation", "justification"),
-    "text": ("text", "transcript", "utterance", "content", "story", "question"),
-    "speaker": ("speaker", "role", "participant_role"),
-    "start": ("start", "start_s", "start_time", "begin", "onset"),
-    "end": ("end", "end_s", "end_time", "offset_time", "stop"),
-    "media": ("media", "path", "file", "audio", "video", "image", "audio_path", "video_path", "file_path"),
-    "split": ("split", "subset", "partition"),
-    "prompt": ("prompt", "prompt_setting", "prompt_type"),
-    "vision": ("vision", "vision_mode"),
-    "latency": ("latency", "latency_s", "elapsed", "duration_s"),
-    "response_time": ("response_time", "rt", "response_time_s", "reaction_time"),
-}
 _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",
             "response_time": "response_time_s"}
 _AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
@@ -204,23 +179,9 @@ def _records_frame(path: Path, records: list[tuple[int, dict[str, Any]]]) -> pl.
 
 
 # ------------------------------------------------------------------------------------------- mapping
-def _norm(name: str) -> str:
-    return re.sub(r"[\s\-./]+", "_", name.strip().lower())
-
-
-def guess_mapping(columns: list[str]) -> dict[str, str]:
-    """Fields whose usual names appear among `columns` (each column used once, first hint wins)."""
-    by_norm = {_norm(c): c for c in reversed(columns)}
-    mapping: dict[str, str] = {}
-    used: set[str] = set()
-    for field_name, hints in _NAME_HINTS.items():
-        for hint in hints:
-            column = by_norm.get(hint)
-            if column is not None and column not in used:
-                mapping[field_name] = column
-                used.add(column)
-                break
-    return mapping
+def guess_mapping(frame: pl.DataFrame) -> dict[str, str]:
+    """Fields guessed from a table's column names and values (see `storage.importers.sniff`)."""
+    return mapping_of(sniff_frame(frame.drop(LINE, strict=False), fields=list(MAP_FIELDS)))
 
 
 def table_kind(mapping: dict[str, str]) -> str:
@@ -239,8 +200,9 @@ def table_kind(mapping: dict[str, str]) -> str:
 def preview(path: Path, options: ImportOptions | None = None, n: int = 20
             ) -> tuple[list[str], list[tuple[str | None, ...]], dict[str, str]]:
     """The first `n` rows as text, the columns, and the mapping that would be used (given or guessed)."""
-    frame = read_table(Path(path), n_rows=n).drop(LINE)
-    mapping = dict(options.mapping) if options and options.mapping else guess_mapping(frame.columns)
+    frame = read_table(Path(path), n_rows=max(n, 200))
+    mapping = dict(options.mapping) if options and options.mapping else guess_mapping(frame)
+    frame = frame.drop(LINE)
     return frame.columns, [tuple(row) for row in frame.head(n).iter_rows()], mapping
 
 
@@ -264,7 +226,7 @@ class GenericImporter:
         frame = read_table(path)
         check_cancel(options)
         columns = [c for c in frame.columns if c != LINE]
-        mapping = dict(options.mapping) if options.mapping else guess_mapping(columns)
+        mapping = dict(options.mapping) if options.mapping else guess_mapping(frame)
         _check_mapping(path.name, mapping, columns)
         root = path.parent
         plan = ImportPlan(
@@ -360,7 +322,21 @@ def _col(frame: pl.DataFrame, name: str, default: str | None = None) -> pl.Expr:
     return pl.lit(default, dtype=pl.String)
 
 
+def _constant(column: pl.Series) -> bool:
+    first = column[0]
+    return first is not None and bool((column == first).all())
+
+
 def _duplicates(frame: pl.DataFrame, keys: list[str], file: str, log: ProblemLog, what: str) -> pl.DataFrame:
+    """Log and drop second rows with the same key. A hash of the key answers "none" quickly for big tables."""
+    if frame.height < 2:
+        return frame
+    varying = [k for k in keys if not _constant(frame.get_column(k))] or keys[:1]
+    hashed = pl.lit(0, dtype=pl.UInt64)
+    for seed, key in enumerate(varying):
+        hashed = hashed.xor(pl.col(key).fill_null("").hash(seed=seed + 1))
+    if frame.select(hashed.n_unique()).item() == frame.height:
+        return frame
     dup = pl.struct(keys).is_duplicated() & ~pl.struct(keys).is_first_distinct()
     first = frame.filter(dup)
     if first.height:

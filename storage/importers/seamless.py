@@ -29,6 +29,7 @@ import soundfile as sf
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import (ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar,
                                       read_json, resolve_media)
+from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import Table, read_table
 
@@ -37,6 +38,8 @@ SNAP_RADIUS_S = 5.0
 VIDEO_SUFFIXES = (".mp4", ".mov", ".mkv", ".webm", ".avi")
 AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".m4a", ".ogg", ".opus")
 FAMILIARITY = ("familiar", "stranger")
+# label sets a dyad is annotated with: familiar/stranger per clip, vocal cues as time ranges
+LABEL_SET_FILES = ("friendbench_familiarity.json", "vocal_cues.json")
 
 
 # -- pieces FriendBench shares ---------------------------------------------------------------------------
@@ -249,7 +252,7 @@ class SeamlessImporter:
         return 0.3 if (path / "relationships.csv").is_file() else 0.0
 
     def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
-        path = Path(path)
+        path = Path(path).resolve()
         root = path if path.is_dir() else path.parent
         if not root.is_dir():
             raise ImportFailed(RowProblem(str(path), None, None, "<no such folder>", "a Seamless Interaction folder"))
@@ -337,6 +340,8 @@ class SeamlessImporter:
             plan.notes.append(f"{missing} media files missing")
         if unlabelled:
             plan.notes.append(f"{unlabelled} interactions without a row in relationships.csv")
+        for file_name in LABEL_SET_FILES:
+            add_label_set(plan, bundled_label_set(file_name))
         read_annotation_sidecar(root, plan, log)
         log.finish(plan)
         return plan

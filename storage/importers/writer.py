@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 import polars as pl
@@ -29,6 +30,7 @@ class ImportSummary:
     dataset_id: int
     written: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)   # rows left out with --skip-bad, each with where and why
 
 
 def _check_unique(frame: pl.DataFrame, keys: list[str], table: str) -> list[RowProblem]:
@@ -104,7 +106,9 @@ class _Writer:
         info = self.plan.dataset
         found = self.cur.execute("SELECT id FROM dataset WHERE name = ?", [info.name]).fetchall()
         existing = found[0] if found else None
-        values = [info.benchmark, str(info.root), info.source, info.synthetic, self.plan.importer,
+        # a folder that says it is synthetic is marked so, whatever the importer knew
+        synthetic = info.synthetic or (Path(info.root) / "SYNTHETIC.md").is_file()
+        values = [info.benchmark, str(info.root), info.source, synthetic, self.plan.importer,
                   self.plan.importer_version, json.dumps(info.meta)]
         if existing:
             self.cur.execute(
@@ -411,4 +415,5 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
             w.step(1.0, "done")
         finally:
             w.release()
-    return ImportSummary(plan.dataset.name, dataset_id, w.written, list(plan.notes))
+    return ImportSummary(plan.dataset.name, dataset_id, w.written, list(plan.notes),
+                         [str(p) for p in plan.problems])

@@ -1,0 +1,91 @@
+"""`thinslice import`: bring a release or a results table into the store, all or nothing."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from app.import_service import plan_import, run_import
+from storage.errors import ImportFailed
+from storage.importers.common import MAP_FIELDS, ImportOptions
+from storage.importers.registry import detect_importer, importers
+from storage.store import Store, default_store_path
+
+
+def _parser() -> argparse.ArgumentParser:
+    fields = "\n".join(f"  {name:<14} {help_}" for name, help_ in MAP_FIELDS.items())
+    parser = argparse.ArgumentParser(
+        prog="thinslice import", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Import a benchmark release or a results table. One set of --map options applies to every "
+                    "file of a release.",
+        epilog=f"fields a column can be mapped to (--map FIELD=COLUMN):\n{fields}")
+    parser.add_argument("kind", nargs="?", help="importer kind (see --list), or 'auto' to detect")
+    parser.add_argument("path", nargs="?", type=Path, help="release folder or file")
+    parser.add_argument("--list", action="store_true", help="list the importer kinds and exit")
+    parser.add_argument("--db", type=Path, default=None, help=f"store file (default: {default_store_path()})")
+    parser.add_argument("--dataset", help="dataset name to import into (default: from the release)")
+    parser.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
+                        help="map a target field to a source column")
+    parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
+                        help="importer option, e.g. window_s=20 snap_to_turn=true (Seamless)")
+    parser.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
+    parser.add_argument("--skip-bad", action="store_true", help="skip malformed rows and list each one")
+    parser.add_argument("--allow-outside-root", action="store_true",
+                        help="accept media paths outside the dataset folder")
+    return parser
+
+
+def _parse_pairs(pairs: list[str], what: str) -> dict[str, str]:
+    result = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise ImportFailed(f"--{what} {pair!r}: expected NAME=VALUE")
+        result[key.strip()] = value.strip()
+    return result
+
+
+def _option_value(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def import_main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.list:
+        for imp in importers():
+            print(f"{imp.kind:<12} {imp.title}")
+        print(f"{'auto':<12} detect the kind from the files")
+        return 0
+    if not args.kind or not args.path:
+        _parser().print_usage(sys.stderr)
+        print("thinslice import: KIND and PATH are required (or --list)", file=sys.stderr)
+        return 2
+    mapping = _parse_pairs(args.map, "map")
+    unknown = sorted(set(mapping) - set(MAP_FIELDS))
+    if unknown:
+        raise ImportFailed(f"unknown field(s) in --map: {', '.join(unknown)}; known: {', '.join(MAP_FIELDS)}")
+    extra = {k: _option_value(v) for k, v in _parse_pairs(args.set, "set").items()}
+    options = ImportOptions(dataset_name=args.dataset, mapping=mapping, skip_bad=args.skip_bad,
+                            allow_outside_root=args.allow_outside_root, extra=extra)
+    if not args.path.exists():
+        raise ImportFailed(f"{args.path} does not exist")
+    kind = detect_importer(args.path).kind if args.kind == "auto" else args.kind
+    if args.dry_run:
+        plan = plan_import(kind, args.path, options)
+        report = {"kind": kind, "dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
+                  "notes": plan.notes, "skipped": [str(p) for p in plan.problems], "written": False}
+        print(json.dumps(report, indent=2))
+        return 0
+    store = Store.open(args.db or default_store_path())
+    try:
+        summary = run_import(store, kind, args.path, options,
+                             progress=lambda f, m: print(f"{f:4.0%} {m}", file=sys.stderr))
+    finally:
+        store.close()
+    print(json.dumps({"kind": kind, "dataset": summary.dataset, "written": summary.written,
+                      "notes": summary.notes, "skipped": summary.skipped}, indent=2))
+    return 0

@@ -1,0 +1,38 @@
+"""Print every performance figure as `name value unit` (each the median of several runs).
+
+    python benchmarks/run.py            all figures
+    python benchmarks/run.py browser    only the modules whose name contains 'browser'
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def main(argv: list[str]) -> int:
+    wanted = argv[0] if argv else ""
+    modules = sorted(p.stem for p in HERE.glob("bench_*.py") if wanted in p.stem)
+    failed = 0
+    for name in modules:
+        try:
+            figures = importlib.import_module(name).run()
+        except Exception:  # one broken benchmark must not hide the others' figures
+            failed += 1
+            print(f"# {name} failed:\n" + "".join("#   " + line for line in traceback.format_exc().splitlines(True)),
+                  file=sys.stderr)
+            continue
+        for figure, value, unit in figures:
+            print(f"{figure} {value:.4g} {unit}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

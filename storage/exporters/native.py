@@ -1,0 +1,111 @@
+"""Dataset-native shapes: FriendBench (CSV per clip and annotator) and EchoMind (JSON list by case_id).
+
+FriendBench: one row per clip and annotator; `clip_id`, `annotator`, one column per whole-stimulus label
+set holding that annotator's label, and `ranges`, a JSON list of the time-range labels
+[{label_set, label, start_s, end_s, value, note, media_role}].
+EchoMind: a JSON list of {"case_id", "annotations": [{annotator, label_set, label, start_s, end_s, value,
+note, media_role}]}, in the order of the release's own case ids.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from storage.errors import ImportFailed, RowProblem
+from storage.exporters.common import ROW_FIELDS, ExportContext, ExportRefused, Row, atomic_write, blank_row, write_text
+
+RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role")
+
+
+class FriendBenchExporter:
+    name = "friendbench"
+    title = "FriendBench CSV (one row per clip and annotator)"
+    extension = ".csv"
+    per_stimulus = False
+
+    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
+        if not rows:
+            raise ExportRefused("There are no annotations to export (check the dataset, annotator and filters).")
+        whole_sets = sorted({r["label_set"] for r in rows if r.get("start_s") is None})
+        records: dict[tuple[str, str], dict] = {}
+        order = {s: i for i, s in enumerate(context.stimulus_ids)}
+        for row in rows:
+            key = (str(row["stimulus"]), row.get("annotator") or "")
+            record = records.setdefault(key, {"clip_id": key[0], "annotator": key[1],
+                                              **dict.fromkeys(whole_sets), "ranges": []})
+            if row.get("start_s") is None:
+                record[row["label_set"]] = row.get("label")
+            else:
+                record["ranges"].append({k: row.get(k) for k in RANGE_FIELDS})
+        ordered = sorted(records.values(), key=lambda r: (order.get(r["clip_id"], len(order)), r["clip_id"],
+                                                          r["annotator"]))
+        for record in ordered:
+            record["ranges"] = json.dumps(record["ranges"], ensure_ascii=False)
+        data = pl.DataFrame(ordered, schema={"clip_id": pl.String, "annotator": pl.String,
+                                             **{s: pl.String for s in whole_sets}, "ranges": pl.String})
+        return atomic_write(Path(out_path), context, lambda temp: data.write_csv(temp))
+
+    def read(self, path: Path) -> list[Row]:
+        name = Path(path).name
+        try:
+            data = pl.read_csv(path, infer_schema=False)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a CSV file")) from None
+        for column in ("clip_id", "annotator", "ranges"):
+            if column not in data.columns:
+                raise ImportFailed(RowProblem(name, None, column, f"columns {', '.join(data.columns)}",
+                                              "clip_id, annotator, label set columns and ranges"))
+        whole_sets = [c for c in data.columns if c not in ("clip_id", "annotator", "ranges")]
+        rows: list[Row] = []
+        for line, record in enumerate(data.iter_rows(named=True), start=2):
+            base = {"stimulus": record["clip_id"], "annotator": record["annotator"] or None}
+            for label_set in whole_sets:
+                if record[label_set]:
+                    rows.append(blank_row(**base, label_set=label_set, label=record[label_set]))
+            try:
+                ranges = json.loads(record["ranges"] or "[]")
+            except json.JSONDecodeError as exc:
+                raise ImportFailed(RowProblem(name, line, "ranges", f"<invalid JSON: {exc.msg}>",
+                                              "a JSON list of ranges")) from None
+            for item in ranges:
+                rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS}))
+        return rows
+
+
+class EchoMindExporter:
+    name = "echomind"
+    title = "EchoMind JSON (a list keyed by case_id)"
+    extension = ".json"
+    per_stimulus = False
+
+    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
+        if not rows:
+            raise ExportRefused("There are no annotations to export (check the dataset, annotator and filters).")
+        cases: dict[str, list[dict]] = {}
+        for row in rows:
+            cases.setdefault(str(row["stimulus"]), []).append(
+                {k: row.get(k) for k in ROW_FIELDS if k != "stimulus"})
+        order = {s: i for i, s in enumerate(context.stimulus_ids)}
+        ordered = sorted(cases, key=lambda c: (order.get(c, len(order)), c))
+        data = [{"case_id": case, "annotations": cases[case]} for case in ordered]
+        return write_text(Path(out_path), context, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+
+    def read(self, path: Path) -> list[Row]:
+        name = Path(path).name
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a JSON list of cases")) from None
+        if not isinstance(data, list):
+            raise ImportFailed(RowProblem(name, None, None, f"<{type(data).__name__}>", "a JSON list of cases"))
+        rows = []
+        for number, case in enumerate(data, start=1):
+            if not isinstance(case, dict) or "case_id" not in case:
+                raise ImportFailed(RowProblem(name, number, "case_id", "<missing>", "an object with case_id"))
+            for item in case.get("annotations") or []:
+                rows.append(blank_row(stimulus=str(case["case_id"]),
+                                      **{k: item.get(k) for k in ROW_FIELDS if k != "stimulus"}))
+        return rows

@@ -1,0 +1,107 @@
+"""Generic flat tables keyed by the dataset's own stimulus ids: Parquet, CSV and JSON lines.
+
+One row per label with the columns of `ROW_FIELDS`. The JSON-lines file is exactly the sidecar that the
+importers read from `annotations/thinslice_annotations.jsonl`, so every field round-trips.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from storage.errors import ImportFailed, RowProblem
+from storage.exporters.common import ROW_FIELDS, ExportContext, Row, atomic_write, blank_row
+
+SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
+          "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
+          "media_role": pl.String}
+
+
+def frame(rows: Sequence[Row]) -> pl.DataFrame:
+    return pl.DataFrame([{k: r.get(k) for k in ROW_FIELDS} for r in rows], schema=SCHEMA)
+
+
+def _rows(data: pl.DataFrame, name: str) -> list[Row]:
+    missing = [c for c in ("stimulus", "label_set", "label") if c not in data.columns]
+    if missing:
+        raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(data.columns)}",
+                                      f"the columns {', '.join(ROW_FIELDS)}"))
+    rows = []
+    for record in data.iter_rows(named=True):
+        row = blank_row(**{k: record.get(k) for k in ROW_FIELDS if k in record})
+        for key in ("start_s", "end_s"):
+            if row[key] is not None and not isinstance(row[key], float):
+                row[key] = float(row[key]) if str(row[key]).strip() else None
+        rows.append(row)
+    return rows
+
+
+class ParquetExporter:
+    name = "parquet"
+    title = "Parquet table"
+    extension = ".parquet"
+    per_stimulus = False
+
+    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
+        data = frame(rows)
+        return atomic_write(Path(out_path), context, lambda temp: data.write_parquet(temp))
+
+    def read(self, path: Path) -> list[Row]:
+        try:
+            return _rows(pl.read_parquet(path), Path(path).name)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a Parquet file")) from None
+
+
+class CsvExporter:
+    name = "csv"
+    title = "CSV table"
+    extension = ".csv"
+    per_stimulus = False
+
+    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
+        data = frame(rows)
+        return atomic_write(Path(out_path), context, lambda temp: data.write_csv(temp))
+
+    def read(self, path: Path) -> list[Row]:
+        try:
+            data = pl.read_csv(path, schema_overrides=SCHEMA, infer_schema=False)
+        except (OSError, pl.exceptions.PolarsError) as exc:
+            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a CSV file")) from None
+        return _rows(data, Path(path).name)
+
+
+class JsonLinesExporter:
+    name = "jsonl"
+    title = "JSON lines (the annotation sidecar format)"
+    extension = ".jsonl"
+    per_stimulus = False
+
+    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
+        text = "".join(json.dumps({k: r.get(k) for k in ROW_FIELDS}, ensure_ascii=False) + "\n" for r in rows)
+
+        def write(temp: Path) -> None:
+            temp.write_text(text, encoding="utf-8", newline="\n")
+        return atomic_write(Path(out_path), context, write)
+
+    def read(self, path: Path) -> list[Row]:
+        rows = []
+        try:
+            lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a UTF-8 JSON-lines file")) from None
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ImportFailed(RowProblem(Path(path).name, number, None, f"<invalid JSON: {exc.msg}>",
+                                              "one JSON object per line")) from None
+            if not isinstance(record, dict):
+                raise ImportFailed(RowProblem(Path(path).name, number, None, f"<{type(record).__name__}>",
+                                              "a JSON object"))
+            rows.append(blank_row(**{k: record.get(k) for k in ROW_FIELDS}))
+        return rows

@@ -1,0 +1,573 @@
+"""Label tiers on the time axis: one row per (label set, annotator), labels as coloured regions.
+
+Overlapping labels within a tier are stacked in sub-rows so none hides another. The user's own tiers are
+editable: drag on empty space creates a label with the palette's current label, drag an edge to resize,
+drag the body to move (each drag is one undo step), Delete removes the selection, Alt+arrows nudge an
+edge. Others' tiers are drawn paler, read-only, and can be hidden. Label times snap to a 10 ms grid
+(`app.annotations.GRID_S`), the grid agreement is computed on.
+
+All labels are painted by one item that only draws what is in view, so 10,000 labels pan smoothly.
+"""
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPen, QUndoStack
+
+from app.annotations import (ANNOTATION_BINDINGS, DELETE_SELECTION, GRID_S, NEXT_LABEL, NUDGE_END_LEFT,
+                             NUDGE_END_RIGHT, NUDGE_S, NUDGE_START_LEFT, NUDGE_START_RIGHT, PREVIOUS_LABEL,
+                             AddLabel, BulkDelete, DeleteLabel, MoveLabel, ResizeLabel, next_label, nudge,
+                             previous_label, snap)
+from app.keymap import Keymap
+from storage.annotations import Annotation, AnnotationStore
+from storage.errors import ThinsliceError
+from widgets.undo import push_command
+from widgets.waveform_view import TimeAxis
+
+EDGE_GRAB_PX = 5
+TITLE_PX = 15.0
+THIN_PX = 3.0  # labels narrower than this are drawn as plain bars
+FALLBACK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+KEYMAP = Keymap(ANNOTATION_BINDINGS)
+_MODIFIER_NAMES = ((Qt.KeyboardModifier.ControlModifier, "Ctrl"), (Qt.KeyboardModifier.AltModifier, "Alt"),
+                   (Qt.KeyboardModifier.ShiftModifier, "Shift"), (Qt.KeyboardModifier.MetaModifier, "Meta"))
+
+
+def key_sequence_text(event: QKeyEvent) -> str:
+    """The keymap spelling of a key event ("Alt+Shift+Left", "Delete")."""
+    key = QKeySequence(event.key()).toString()
+    key = {"Del": "Delete"}.get(key, key)
+    names = [name for flag, name in _MODIFIER_NAMES if event.modifiers() & flag]
+    return "+".join([*names, key])
+
+
+def fallback_colour(label: str) -> str:
+    return FALLBACK_COLOURS[zlib.crc32(label.encode()) % len(FALLBACK_COLOURS)]
+
+
+@dataclass
+class Tier:
+    """One row of the view: a label set and an annotator, with its labels stacked in sub-rows."""
+
+    label_set: str
+    annotator: str
+    editable: bool
+    first_row: int = 0
+    lanes: list[list[Annotation]] = field(default_factory=list)
+    starts: list[np.ndarray] = field(default_factory=list)
+    ends: list[np.ndarray] = field(default_factory=list)
+    codes: list[np.ndarray] = field(default_factory=list)  # index of each label's colour in the view's palette
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.label_set, self.annotator)
+
+    @property
+    def row_count(self) -> int:
+        return max(1, len(self.lanes))
+
+    @property
+    def title(self) -> str:
+        return f"{self.annotator} \u00b7 {self.label_set}"
+
+
+def stack_lanes(labels: Iterable[Annotation]) -> list[list[Annotation]]:
+    """Greedy interval partitioning: each label goes to the first sub-row where it does not overlap."""
+    lanes: list[list[Annotation]] = []
+    for item in sorted(labels, key=lambda a: (a.start_s, a.end_s, a.id)):
+        for lane in lanes:
+            if lane[-1].end_s <= item.start_s:
+                lane.append(item)
+                break
+        else:
+            lanes.append([item])
+    return lanes
+
+
+@dataclass
+class _Drag:
+    mode: str  # create, move, start, end
+    tier: Tier
+    row: int
+    origin_s: float
+    annotation: Annotation | None = None
+    start_s: float = 0.0
+    end_s: float = 0.0
+
+
+class _LabelsItem(pg.GraphicsObject):
+    """Paints every visible label of every tier in device pixels (crisp text, cheap culling)."""
+
+    def __init__(self, view: AnnotationTiersView) -> None:
+        super().__init__()
+        self._view = view
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt API)
+        return QRectF(0.0, 0.0, max(self._view.duration, 1.0), float(max(self._view.row_total, 1)))
+
+    def paint(self, painter: QPainter, *args) -> None:
+        self._view.paint_labels(painter)
+
+
+class _TiersViewBox(pg.ViewBox):
+    """Hands left-button drags and clicks to the view; other drags pan, the wheel zooms time only."""
+
+    def __init__(self, view: AnnotationTiersView) -> None:
+        super().__init__(enableMenu=False)
+        self._view = view
+        self._handling = False
+        self.setMouseEnabled(x=True, y=False)
+        self.invertY(True)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:  # noqa: N802 (Qt API)
+        if ev.button() == Qt.MouseButton.LeftButton and axis is None:
+            if ev.isStart():
+                down = self.mapSceneToView(ev.buttonDownScenePos())
+                self._handling = self._view.drag_started(down.x(), down.y())
+            if self._handling:
+                ev.accept()
+                now = self.mapSceneToView(ev.scenePos())
+                if ev.isFinish():
+                    self._handling = False
+                    self._view.drag_finished(now.x())
+                else:
+                    self._view.drag_moved(now.x())
+                return
+        super().mouseDragEvent(ev, axis)
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 (Qt API)
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            point = self.mapSceneToView(ev.scenePos())
+            self._view.clicked(point.x(), point.y(), bool(ev.double()),
+                               bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier))
+        else:
+            super().mouseClickEvent(ev)
+
+
+class AnnotationTiersView(pg.PlotWidget):
+    """Label tiers of one stimulus; edits go through `undo_stack` and straight to the store."""
+
+    seekRequested = Signal(float)
+    playRangeRequested = Signal(float, float)
+    selectionChanged = Signal(list)  # ids of the selected labels
+    editFailed = Signal(str)         # an edit the store refused, with the reason
+
+    def __init__(self, store: AnnotationStore, undo_stack: QUndoStack | None = None, parent=None) -> None:
+        self._box = _TiersViewBox(self)
+        super().__init__(parent, viewBox=self._box, axisItems={"bottom": TimeAxis("bottom")})
+        self.store = store
+        self.undo_stack = undo_stack or QUndoStack(self)
+        self.stimulus_id: int | None = None
+        self.duration = 0.0
+        self.annotator = ""
+        self.current_label: tuple[str, str] | None = None  # (label set, label) new labels get
+        self.row_total = 0
+        self.tiers: list[Tier] = []
+        self._annotations: list[Annotation] = []
+        self._colours: dict[tuple[str, str], QColor] = {}
+        self._codes: dict[tuple[str, str], int] = {}  # (label set, label) -> index into _palette
+        self._palette: list[QColor] = []
+        self._selected: set[int] = set()
+        self._hidden: set[tuple[str, str]] = set()
+        self._show_others = True
+        self._drag: _Drag | None = None
+        self._font = QFont()
+        self._font.setPointSizeF(8.0)
+        self._metrics = QFontMetrics(self._font)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setBackground(None)
+        self.plotItem.hideButtons()
+        self.plotItem.setMenuEnabled(False)
+        self.plotItem.hideAxis("left")  # tier names are painted inside each tier instead
+        self._item = _LabelsItem(self)
+        self.addItem(self._item)
+        self.playhead = pg.InfiniteLine(0.0, angle=90, movable=False, pen=pg.mkPen("#e53935", width=1.5))
+        self.addItem(self.playhead, ignoreBounds=True)
+        self._box.setLimits(xMin=0.0)
+        self.undo_stack.indexChanged.connect(self._stack_changed)
+
+    def close(self) -> bool:
+        """Stop following the undo stack (which may outlive this view and the store) and close."""
+        self.undo_stack.indexChanged.disconnect(self._stack_changed)
+        self.stimulus_id = None
+        return super().close()
+
+    def _stack_changed(self, _index: int) -> None:
+        if self.plotItem is not None:
+            self.reload()
+
+    # -- state from outside ---------------------------------------------------------------------
+    def set_stimulus(self, stimulus_id: int | None, duration_s: float) -> None:
+        """Show another stimulus (duration in seconds); the whole of it comes into view."""
+        self.stimulus_id = stimulus_id
+        self.duration = max(0.0, float(duration_s))
+        self._selected.clear()
+        self._box.setLimits(xMin=0.0, xMax=max(self.duration, 1.0))
+        self.reload()
+        self.setXRange(0.0, max(self.duration, 1.0), padding=0)
+
+    def set_annotator(self, name: str) -> None:
+        self.annotator = name
+        self._selected.clear()
+        self.reload()
+
+    def set_current_label(self, label_set: str, label: str) -> None:
+        """The label a drag on empty space creates (the palette's choice)."""
+        self.current_label = (label_set, label)
+        self.reload()  # the user's tier for that set appears even while empty
+
+    def set_label_colours(self, colours: Mapping[tuple[str, str], str]) -> None:
+        """Colours of labels as '#rrggbb', keyed by (label set, label)."""
+        self._colours = {key: QColor(value) for key, value in colours.items() if value}
+        self._codes.clear()
+        self._palette.clear()
+        self._layout()
+
+    def set_show_others(self, show: bool) -> None:
+        self._show_others = show
+        self._layout()
+
+    def set_tier_hidden(self, label_set: str, annotator: str, hidden: bool) -> None:
+        (self._hidden.add if hidden else self._hidden.discard)((label_set, annotator))
+        self._layout()
+
+    def set_playhead(self, t: float) -> None:
+        self.playhead.setValue(float(t))
+
+    def link_x(self, viewbox: pg.ViewBox) -> None:
+        """Share the x axis (time) with another ViewBox, such as the waveform's."""
+        self._box.setXLink(viewbox)
+
+    def view_box(self) -> pg.ViewBox:
+        return self._box
+
+    def selected_ids(self) -> list[int]:
+        return sorted(self._selected)
+
+    def select(self, ids: Iterable[int]) -> None:
+        self._selected = set(ids)
+        self._item.update()
+        self.selectionChanged.emit(self.selected_ids())
+
+    def labels(self) -> list[Annotation]:
+        """The time-range labels on show (all annotators)."""
+        return list(self._annotations)
+
+    # -- model -----------------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Fetch the stimulus's labels again and redraw."""
+        if self.stimulus_id is None:
+            self._annotations = []
+        else:
+            self._annotations = [a for a in self.store.for_stimulus(self.stimulus_id) if not a.is_whole]
+        live = {a.id for a in self._annotations}
+        if self._selected - live:
+            self._selected &= live
+            self.selectionChanged.emit(self.selected_ids())
+        self._layout()
+
+    def _layout(self) -> None:
+        groups: dict[tuple[str, str], list[Annotation]] = {}
+        for item in self._annotations:
+            groups.setdefault((item.label_set, item.annotator), []).append(item)
+        if self.annotator and self.current_label:
+            groups.setdefault((self.current_label[0], self.annotator), [])
+        keys = sorted(groups, key=lambda k: (k[1] != self.annotator, k[1], k[0]))
+        self.tiers = []
+        row = 0
+        for label_set, annotator in keys:
+            own = annotator == self.annotator
+            if (label_set, annotator) in self._hidden or (not own and not self._show_others):
+                continue
+            tier = Tier(label_set, annotator, own, first_row=row, lanes=stack_lanes(groups[(label_set, annotator)]))
+            tier.starts = [np.array([a.start_s for a in lane]) for lane in tier.lanes]
+            tier.ends = [np.array([a.end_s for a in lane]) for lane in tier.lanes]
+            tier.codes = [np.array([self._colour_code(a) for a in lane], dtype=np.int64) for lane in tier.lanes]
+            self.tiers.append(tier)
+            row += tier.row_count
+        self.row_total = row
+        self._box.setLimits(yMin=0.0, yMax=max(row, 1))
+        self._box.setYRange(0.0, max(row, 1), padding=0)
+        self._item.prepareGeometryChange()
+        self._item.update()
+
+    def _tier_at(self, y: float) -> tuple[Tier | None, int]:
+        row = int(np.floor(y))
+        for tier in self.tiers:
+            if tier.first_row <= row < tier.first_row + tier.row_count:
+                return tier, row - tier.first_row
+        return None, -1
+
+    def _label_at(self, tier: Tier, lane: int, x: float, slack: float) -> Annotation | None:
+        if lane >= len(tier.lanes):
+            return None
+        starts, ends = tier.starts[lane], tier.ends[lane]
+        index = int(np.searchsorted(starts, x + slack, side="right")) - 1
+        for i in (index, index + 1):  # the neighbour wins when x is within the edge slack of it
+            if 0 <= i < len(starts) and starts[i] - slack <= x <= ends[i] + slack:
+                return tier.lanes[lane][i]
+        return None
+
+    def _pixel_s(self) -> float:
+        width = self._box.viewPixelSize()[0]
+        return float(width) if width and np.isfinite(width) else 0.0
+
+    # -- mouse -----------------------------------------------------------------------------------
+    def drag_started(self, x: float, y: float) -> bool:
+        """Begin an edit drag at data point (x s, y row); False when the drag should pan instead."""
+        tier, lane = self._tier_at(y)
+        if self.stimulus_id is None or not self.annotator:
+            return False
+        slack = EDGE_GRAB_PX * self._pixel_s()
+        if tier is not None and not tier.editable:
+            return False
+        hit = self._label_at(tier, lane, x, slack) if tier is not None else None
+        if hit is not None:
+            if abs(x - hit.start_s) <= slack and abs(x - hit.start_s) <= abs(x - hit.end_s):
+                mode = "start"
+            elif abs(x - hit.end_s) <= slack:
+                mode = "end"
+            else:
+                mode = "move"
+            self._drag = _Drag(mode, tier, tier.first_row + lane, x, hit, hit.start_s, hit.end_s)
+            self.select([hit.id])
+            return True
+        if self.current_label is None:
+            self.editFailed.emit("Choose a label in the palette first, then drag to add it.")
+            return False
+        own = next((t for t in self.tiers if t.editable and t.label_set == self.current_label[0]), None)
+        if own is None:
+            return False
+        row = tier.first_row + lane if tier is own else own.first_row
+        start = self._clamp(snap(x))
+        self._drag = _Drag("create", own, row, x, None, start, start)
+        return True
+
+    def drag_moved(self, x: float) -> None:
+        drag = self._drag
+        if drag is None:
+            return
+        if drag.mode == "create":
+            a, b = sorted((self._clamp(snap(drag.origin_s)), self._clamp(snap(x))))
+            drag.start_s, drag.end_s = a, b
+        elif drag.mode == "move":
+            item = drag.annotation
+            length = item.end_s - item.start_s
+            start = snap(item.start_s + (x - drag.origin_s))
+            start = min(max(0.0, start), max(0.0, self._limit() - length))
+            drag.start_s, drag.end_s = start, round(start + length, 6)
+        elif drag.mode == "start":
+            drag.start_s = min(self._clamp(snap(x)), drag.annotation.end_s)
+        else:
+            drag.end_s = max(self._clamp(snap(x)), drag.annotation.start_s)
+        self._item.update()
+
+    def drag_finished(self, x: float) -> None:
+        self.drag_moved(x)
+        drag, self._drag = self._drag, None
+        if drag is None:
+            return
+        span = (drag.start_s, drag.end_s)
+        if drag.mode == "create":
+            if drag.end_s > drag.start_s:
+                self._push(AddLabel(self.store, self.annotator, self.stimulus_id, drag.tier.label_set,
+                                    self.current_label[1], *span))
+        elif span != (drag.annotation.start_s, drag.annotation.end_s):
+            command = MoveLabel if drag.mode == "move" else ResizeLabel
+            self._push(command(self.store, self.annotator, drag.annotation.id, span))
+        self._item.update()
+
+    def clicked(self, x: float, y: float, double: bool, add: bool) -> None:
+        self.setFocus()
+        tier, lane = self._tier_at(y)
+        hit = self._label_at(tier, lane, x, 0.0) if tier is not None else None
+        if hit is None:
+            if not add:
+                self.select([])
+            self.seekRequested.emit(max(0.0, x))
+            return
+        if double:
+            self.playRangeRequested.emit(hit.start_s, hit.end_s)
+            return
+        if add:
+            self.select(self._selected ^ {hit.id})
+        else:
+            self.select([hit.id])
+
+    def _clamp(self, t: float) -> float:
+        return min(max(0.0, t), self._limit())
+
+    def _limit(self) -> float:
+        return self.duration if self.duration > 0 else float("inf")
+
+    def _push(self, command) -> None:
+        try:
+            push_command(self.undo_stack, command)
+        except ThinsliceError as exc:
+            self.editFailed.emit(str(exc))
+        self.reload()
+
+    # -- keys ------------------------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        action = KEYMAP.action_for(key_sequence_text(event))
+        if action is None or not self.run_action(action):
+            event.ignore()  # the panel above handles label shortcuts
+            return
+        event.accept()
+
+    def run_action(self, action: str) -> bool:
+        """Do a keymap action on the selection; True when the action was for this view."""
+        own = [a for a in self._annotations if a.id in self._selected and a.annotator == self.annotator]
+        if action == DELETE_SELECTION:
+            if own:
+                ids = [a.id for a in own]
+                self._push(DeleteLabel(self.store, self.annotator, ids[0]) if len(ids) == 1
+                           else BulkDelete(self.store, self.annotator, ids))
+            return True
+        nudges = {NUDGE_END_LEFT: ("end", -NUDGE_S), NUDGE_END_RIGHT: ("end", NUDGE_S),
+                  NUDGE_START_LEFT: ("start", -NUDGE_S), NUDGE_START_RIGHT: ("start", NUDGE_S)}
+        if action in nudges:
+            if len(own) == 1:
+                edge, delta = nudges[action]
+                if edge == "end" and own[0].end_s + delta > self._limit():
+                    return True
+                command = nudge(self.store, self.annotator, own[0].id, edge, delta, GRID_S)
+                if command is not None:
+                    self._push(command)
+            return True
+        if action in (NEXT_LABEL, PREVIOUS_LABEL):
+            pick = next_label if action == NEXT_LABEL else previous_label
+            target = pick(self._annotations, float(self.playhead.value()))
+            if target is not None:
+                self.select([target.id])
+                self.seekRequested.emit(target.start_s)
+            return True
+        return False
+
+    # -- painting --------------------------------------------------------------------------------
+    def _colour(self, item: Annotation) -> QColor:
+        return self._palette[self._colour_code(item)]
+
+    def _colour_code(self, item: Annotation) -> int:
+        key = (item.label_set, item.label or "")
+        code = self._codes.get(key)
+        if code is None:
+            colour = self._colours.get(key)
+            self._palette.append(QColor(colour) if colour is not None else QColor(fallback_colour(key[1])))
+            code = self._codes[key] = len(self._palette) - 1
+        return code
+
+    def paint_labels(self, painter: QPainter) -> None:
+        """Draw the labels in view, in device pixels; called by the labels item."""
+        transform = painter.transform()
+        sx, dx, sy, dy = transform.m11(), transform.m31(), transform.m22(), transform.m32()
+        (x0, x1), _ = self._box.viewRange()
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(self._font)
+        band = abs(sy)
+        for tier in self.tiers:
+            alpha = 185 if tier.editable else 80
+            top = tier.first_row * sy + dy  # a faint band behind each tier tells the tiers apart
+            painter.fillRect(QRectF(x0 * sx + dx, top, (x1 - x0) * sx, tier.row_count * sy),
+                             QColor(128, 128, 128, 18 if tier.editable else 8))
+            for lane, labels in enumerate(tier.lanes):
+                starts, ends = tier.starts[lane], tier.ends[lane]
+                hi = int(np.searchsorted(starts, x1, side="right"))
+                lo = int(np.searchsorted(ends, x0, side="left"))
+                y = (tier.first_row + lane) * sy + dy
+                # the first sub-row leaves room for the tier's name when there is room to leave
+                pad = TITLE_PX if lane == 0 and band >= 3 * TITLE_PX else 0.0
+                if hi <= lo:
+                    continue
+                lefts = starts[lo:hi] * sx + dx
+                rights = ends[lo:hi] * sx + dx
+                thin = (rights - lefts) < THIN_PX
+                if thin.any():
+                    self._paint_thin(painter, tier.codes[lane][lo:hi][thin], lefts[thin],
+                                     y + pad + (band - pad) * 0.1, (band - pad) * 0.8, alpha, tier.editable)
+                moving_id = self._drag.annotation.id if self._drag and self._drag.annotation else None
+                for i in np.nonzero(~thin)[0].tolist():
+                    item = labels[lo + i]
+                    self._paint_label(painter, item, float(lefts[i]), float(rights[i]), y + pad, band - pad,
+                                      alpha // 3 if item.id == moving_id else alpha, item.id in self._selected,
+                                      tier.editable)
+        self._paint_titles(painter, x0 * sx + dx, (x1 - x0) * sx, sy, dy)
+        if self._drag is not None:
+            drag = self._drag
+            label = drag.annotation.label if drag.annotation else (self.current_label or ("", ""))[1]
+            ghost = drag.annotation or Annotation(0, 0, self.annotator, drag.tier.label_set, label, 0.0, 0.0)
+            self._paint_label(painter, ghost, drag.start_s * sx + dx, drag.end_s * sx + dx, drag.row * sy + dy,
+                              band, 200, True, True)
+        painter.restore()
+
+    def _paint_thin(self, painter: QPainter, codes: np.ndarray, lefts: np.ndarray, top: float,
+                    height: float, alpha: int, editable: bool) -> None:
+        """Labels narrower than a few pixels, as bars merged per colour wherever they touch.
+
+        Zoomed out over an hour, thousands of labels share a few hundred pixels; drawing each would
+        cost far more than the picture shows.
+        """
+        painter.setPen(Qt.PenStyle.NoPen)
+        columns = np.floor(lefts).astype(np.int64)
+        for code in np.unique(codes).tolist():
+            xs = np.unique(columns[codes == code])
+            breaks = np.nonzero(np.diff(xs) > THIN_PX)[0]
+            run_starts = xs[np.concatenate(([0], breaks + 1))]
+            run_ends = xs[np.concatenate((breaks, [len(xs) - 1]))] + THIN_PX
+            colour = self._palette[code]
+            fill = QColor(colour if editable else colour.lighter(135))
+            fill.setAlpha(max(alpha, 150))
+            painter.setBrush(fill)
+            painter.drawRects([QRectF(a, top, b - a, height) for a, b in zip(run_starts.tolist(), run_ends.tolist())])
+
+    def _paint_titles(self, painter: QPainter, left: float, width: float, sy: float, dy: float) -> None:
+        """Each tier's name in its top-left corner, and a line between tiers."""
+        for tier in self.tiers:
+            top = tier.first_row * sy + dy
+            if tier.first_row:
+                painter.setPen(QPen(QColor(120, 120, 120, 160), 1.0))
+                painter.drawLine(QPointF(left, top), QPointF(left + width, top))
+            text = tier.title + ("" if tier.editable else " (read-only)")
+            box = self._metrics.boundingRect(text).adjusted(-3, -1, 3, 1)
+            box.moveTopLeft(QPointF(left + 2, top + 1).toPoint())
+            painter.fillRect(box, QColor(255, 255, 255, 190))
+            painter.setPen(QColor(40, 40, 40) if tier.editable else QColor(110, 110, 110))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+
+    def _paint_label(self, painter: QPainter, item: Annotation, left: float, right: float, y: float,
+                     band: float, alpha: int, selected: bool, editable: bool) -> None:
+        colour = self._colour(item)
+        if not editable:
+            colour = colour.lighter(135)
+        fill = QColor(colour)
+        fill.setAlpha(alpha)
+        rect = QRectF(left, y + band * 0.1, max(right - left, 1.0), band * 0.8)
+        painter.setPen(QPen(colour.darker(170 if selected else 130), 2.0 if selected else 1.0,
+                            Qt.PenStyle.SolidLine if editable else Qt.PenStyle.DashLine))
+        painter.setBrush(fill)
+        painter.drawRect(rect)
+        if rect.width() > 18 and band > 9:
+            text = self._metrics.elidedText(item.label or "", Qt.TextElideMode.ElideRight, int(rect.width()) - 6)
+            if text and text != "\u2026":  # a lone ellipsis says nothing
+                painter.setPen(QColor(20, 20, 20) if editable else QColor(70, 70, 70))
+                painter.drawText(rect.adjusted(3, 0, -3, 0), Qt.AlignmentFlag.AlignVCenter, text)
+
+    # -- helpers for tests and the panel ---------------------------------------------------------
+    def map_to_widget(self, t: float, row: float) -> QPointF:
+        """Widget (viewport) coordinates of data point (t seconds, row) — what a mouse would click."""
+        scene = self._box.mapViewToScene(QPointF(t, row))
+        return QPointF(self.mapFromScene(scene))
+
+    def tier_row(self, label_set: str, annotator: str, lane: int = 0) -> float:
+        """The y (row units) of the middle of a tier's sub-row."""
+        for tier in self.tiers:
+            if tier.key == (label_set, annotator):
+                return tier.first_row + lane + 0.5
+        raise KeyError((label_set, annotator))

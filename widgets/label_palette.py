@@ -1,0 +1,97 @@
+"""The labels of the active set as buttons with colour and shortcut; picking one sets the current label."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtWidgets import QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+
+from storage.annotations import Label
+from widgets.annotation_tiers import fallback_colour
+
+
+def swatch(colour: str, size: int = 12) -> QIcon:
+    pixmap = QPixmap(size, size)
+    pixmap.fill(QColor(colour))
+    return QIcon(pixmap)
+
+
+class LabelPaletteView(QWidget):
+    """Pick the current label by click or shortcut; 'Relabel selection' asks to give it to selected labels."""
+
+    currentLabelChanged = Signal(str, str)  # label set, label
+    relabelRequested = Signal(str, str)     # label set, label
+
+    COLUMNS = 3
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.label_set = ""
+        self._labels: list[Label] = []
+        self._buttons: dict[str, QToolButton] = {}
+        self._group = QButtonGroup(self)
+        self._group.setExclusive(True)
+        self._title = QLabel()
+        self._grid = QGridLayout()
+        self._grid.setSpacing(2)
+        self.relabel_button = QPushButton("Relabel selection")
+        self.relabel_button.setToolTip("Give the current label to the selected labels")
+        self.relabel_button.clicked.connect(self._relabel)
+        top = QHBoxLayout()
+        top.addWidget(self._title, 1)
+        top.addWidget(self.relabel_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(top)
+        layout.addLayout(self._grid)
+
+    def set_labels(self, label_set: str, labels: Sequence[Label]) -> None:
+        """Show the labels of `label_set` (hierarchy order); the first becomes current."""
+        for button in self._buttons.values():
+            self._group.removeButton(button)
+            self._grid.removeWidget(button)
+            button.setParent(None)  # gone at once, not at the next event loop turn
+            button.deleteLater()
+        self._buttons.clear()
+        self.label_set = label_set
+        self._labels = list(labels)
+        self._title.setText(f"<b>{label_set}</b>")
+        for index, label in enumerate(self._labels):
+            button = QToolButton()
+            shortcut = f"{label.shortcut}  " if label.shortcut else ""
+            button.setText(f"{shortcut}{'  ' * label.depth}{label.name}")
+            button.setIcon(swatch(label.colour or fallback_colour(label.name)))
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            button.setCheckable(True)
+            button.setToolTip(label.description or label.name)
+            button.setAutoRaise(True)
+            button.clicked.connect(lambda _=False, name=label.name: self.pick(name))
+            self._group.addButton(button)
+            self._grid.addWidget(button, index // self.COLUMNS, index % self.COLUMNS)
+            self._buttons[label.name] = button
+        if self._labels:
+            self.pick(self._labels[0].name)
+
+    def current(self) -> str | None:
+        checked = self._group.checkedButton()
+        return next((name for name, b in self._buttons.items() if b is checked), None)
+
+    def pick(self, name: str) -> None:
+        """Make `name` the current label and say so."""
+        if name not in self._buttons:
+            return
+        self._buttons[name].setChecked(True)
+        self.currentLabelChanged.emit(self.label_set, name)
+
+    def label_for_shortcut(self, text: str) -> str | None:
+        """The label whose shortcut is `text` (case-insensitive), or None."""
+        for label in self._labels:
+            if label.shortcut and label.shortcut.lower() == text.lower():
+                return label.name
+        return None
+
+    def _relabel(self) -> None:
+        name = self.current()
+        if name:
+            self.relabelRequested.emit(self.label_set, name)

@@ -1,0 +1,528 @@
+"""One stimulus on one clock: video(s), waveform lanes, transcript, transport bar and key help.
+
+`PlayerPanel.set_stimulus(media, segments, kind)` lays the panel out for the stimulus kind:
+- `dyad`: two videos side by side (`video:A`, `video:B`), one waveform lane per participant (from
+  `audio:A`/`audio:B`, else from the video's own sound);
+- `echomind_script`: the script text, three stacked voices (`audio:target`, `audio:alternative`,
+  `audio:neutral`); V switches the voice that is heard at the same position, the heard lane is marked;
+- `video`: one video and its sound as a lane;
+- `audio` (anything else without video): one lane per audio file, played through sounddevice.
+Decoding and peak building run on a QThreadPool; a newer `set_stimulus` cancels older work (latest
+request wins) and nothing ever blocks the GUI thread.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app import keymap as keys
+from app.audio import AudioOutput
+from app.clock import RATE_STEPS, ClockEvent, PlaybackClock
+from app.keymap import Keymap, default_keymap
+from storage.media import DecodeCancelled, MediaError, load_peaks, open_sample_source, probe
+from storage.records import MediaRef, Segment
+from widgets.transcript_view import TranscriptView
+from widgets.video_view import VideoSource, VideoView
+from widgets.waveform_view import LANE_COLOURS, WaveformView, format_time
+
+KINDS = ("dyad", "echomind_script", "video", "audio")
+VOICE_ORDER = ("target", "alternative", "neutral")
+TICK_MS = 30
+
+
+def key_sequence_of(event: QKeyEvent) -> str:
+    """The keymap spelling of a key press ("Shift+Left", "?", "Space"); "" for a lone modifier."""
+    key = event.key()
+    if key in (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_unknown):
+        return ""
+    name = QKeySequence(key).toString()
+    modifiers = event.modifiers()
+    parts = []
+    if modifiers & Qt.KeyboardModifier.ControlModifier:
+        parts.append("Ctrl")
+    if modifiers & Qt.KeyboardModifier.AltModifier:
+        parts.append("Alt")
+    # "?" or "[" already say which shift state they need.
+    symbol = len(name) == 1 and not name.isalnum()
+    if modifiers & Qt.KeyboardModifier.ShiftModifier and not symbol:
+        parts.append("Shift")
+    if modifiers & Qt.KeyboardModifier.MetaModifier:
+        parts.append("Meta")
+    return "+".join([*parts, name])
+
+
+def key_press_for(sequence: str) -> tuple[Qt.Key, Qt.KeyboardModifier]:
+    """The Qt key and modifiers that produce `sequence` (tests press keys from the keymap with it)."""
+    combination = QKeySequence(sequence)[0]
+    return combination.key(), combination.keyboardModifiers()
+
+
+def format_rate(rate: float) -> str:
+    text = f"{rate:.2f}".rstrip("0")
+    return (text + "0" if text.endswith(".") else text) + "x"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What to show for a stimulus: players, lanes (name, media), voices, and the kind used."""
+
+    kind: str
+    videos: tuple[tuple[str, MediaRef], ...]
+    lanes: tuple[tuple[str, MediaRef], ...]
+    plays_audio: bool
+
+
+def plan_layout(media: Sequence[MediaRef], kind: str) -> Layout:
+    """Decide players and lanes from the media roles; unknown kinds are inferred from the roles."""
+    by_role = {m.role: m for m in media}
+    videos = sorted((m for m in media if m.role == "video" or m.role.startswith("video:")), key=lambda m: m.role)
+    audios = sorted((m for m in media if m.role == "audio" or m.role.startswith("audio:")), key=lambda m: m.role)
+    if kind not in KINDS:
+        if len(videos) >= 2:
+            kind = "dyad"
+        elif videos:
+            kind = "video"
+        elif any(m.role in ("audio:target", "audio:alternative", "audio:neutral") for m in audios):
+            kind = "echomind_script"
+        else:
+            kind = "audio"
+    if kind == "dyad":
+        people = [v.role.split(":", 1)[1] if ":" in v.role else str(i) for i, v in enumerate(videos)]
+        video_pairs = tuple((f"participant {p}", v) for p, v in zip(people, videos))
+        lanes = tuple((p, by_role.get(f"audio:{p}", v)) for p, v in zip(people, videos))
+        return Layout(kind, video_pairs, lanes, plays_audio=False)
+    if kind == "video":
+        video = videos[0] if videos else None
+        sound = by_role.get("audio") or (audios[0] if audios else video)
+        return Layout(kind, (("video", video),) if video else (), (("audio", sound),) if sound else (), False)
+    if kind == "echomind_script":
+        voices = [by_role[f"audio:{v}"] for v in VOICE_ORDER if f"audio:{v}" in by_role]
+        others = [a for a in audios if a not in voices]
+        ordered = voices + others
+        return Layout(kind, (), tuple((a.role.split(":", 1)[-1], a) for a in ordered), True)
+    return Layout("audio", (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
+
+
+# ----- background work -----------------------------------------------------------------------------------
+class _Relay(QObject):
+    """Carries results from pool threads back to the GUI thread (queued signals)."""
+
+    done = Signal(int, int, str, object)  # generation, lane, job kind, result
+    failed = Signal(int, int, str, str)  # generation, lane, job kind, message
+    cancelled = Signal(int, int, str)
+
+
+class _MediaJob:
+    """Runs `work(should_cancel)` for one lane of one stimulus generation and reports the outcome.
+
+    A plain callable handed to `QThreadPool.start`: Qt owns the runnable that wraps it, so no Python
+    object has to outlive its C++ counterpart."""
+
+    def __init__(self, relay: _Relay, generation: int, lane: int, kind: str,
+                 work: Callable[[Callable[[], bool]], object], is_current: Callable[[int], bool]) -> None:
+        self._relay, self._generation, self._lane, self._kind = relay, generation, lane, kind
+        self._work, self._is_current = work, is_current
+
+    def __call__(self) -> None:
+        generation, lane, kind = self._generation, self._lane, self._kind
+        try:
+            if not self._is_current(generation):
+                raise DecodeCancelled()
+            result = self._work(lambda: not self._is_current(generation))
+        except DecodeCancelled:
+            self._emit(self._relay.cancelled, generation, lane, kind)
+        except MediaError as exc:
+            self._emit(self._relay.failed, generation, lane, kind, str(exc))
+        except Exception as exc:  # a decoder bug must reach the user as a message, not kill a thread
+            self._emit(self._relay.failed, generation, lane, kind, f"{type(exc).__name__}: {exc}")
+        else:
+            self._emit(self._relay.done, generation, lane, kind, result)
+
+    @staticmethod
+    def _emit(signal, *args) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:
+            pass  # the panel was deleted while we worked: nobody to tell
+
+
+# ----- help overlay --------------------------------------------------------------------------------------
+class HelpOverlay(QFrame):
+    """The keymap as a table over the panel; any key or click closes it."""
+
+    def __init__(self, keymap: Keymap, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("helpOverlay")
+        self.setStyleSheet(
+            "#helpOverlay { background: rgba(20, 20, 20, 215); }"
+            "QLabel { color: white; font-size: 13px; }"
+        )
+        self.label = QLabel()
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.label)
+        self.set_keymap(keymap)
+        self.hide()
+
+    def set_keymap(self, keymap: Keymap) -> None:
+        """Rebuild the table: one row per action, its keys together, grouped as in the keymap."""
+        groups: dict[str, dict[str, list]] = {}
+        for binding in keymap:
+            actions = groups.setdefault(binding.group, {})
+            actions.setdefault(binding.action, []).append(binding)
+        rows = []
+        for group, actions in groups.items():
+            rows.append(f"<tr><td colspan=2 style='padding-top:8px'><b>{group}</b></td></tr>")
+            for bindings in actions.values():
+                sequences = ", ".join(escape(b.sequence) for b in bindings)
+                rows.append(f"<tr><td style='padding-right:18px'><code>{sequences}</code></td>"
+                            f"<td>{escape(bindings[0].description)}</td></tr>")
+        self.label.setText("<h3>Keys</h3><table align='center'>" + "".join(rows) + "</table>"
+                           "<p style='color:#bbb'>Any key or click closes this.</p>")
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        self.hide()
+
+
+# ----- the panel -----------------------------------------------------------------------------------------
+class PlayerPanel(QWidget):
+    """Plays one stimulus on one `PlaybackClock`; see the module docstring for kinds and roles.
+
+    Attributes for wiring: `clock` (PlaybackClock), `waveform` (WaveformView, e.g. `add_tier_plot`,
+    `rangeSelected`), `transcript`, `video`, `keymap` (add bindings, then `register_action`).
+    """
+
+    statusMessage = Signal(str)
+    positionChanged = Signal(float)
+    waveformReady = Signal()
+    voiceChanged = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, *, vlc_args: Sequence[str] | None = None,
+                 keymap: Keymap | None = None) -> None:
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.clock = PlaybackClock()
+        self.keymap = keymap or default_keymap()
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(2)
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_job_done)
+        self._relay.failed.connect(self._on_job_failed)
+        self._relay.cancelled.connect(self._on_job_cancelled)
+        self._generation = 0
+        self._layout = Layout("audio", (), (), False)
+        self._pending_lanes: set[int] = set()
+        self._sources: dict[int, object] = {}
+        self._voice = 0
+        self._audio: AudioOutput | None = None
+        self.audio_status = ""
+        # Background jobs that stopped early because a newer stimulus was chosen.
+        self.cancelled_jobs = 0
+
+        self.video = VideoView(vlc_args=vlc_args)
+        self.video.follow(self.clock)
+        self.script = QLabel()
+        self.script.setWordWrap(True)
+        self.script.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.script.setStyleSheet("font-size: 20px; padding: 10px;")
+        self.media_area = QStackedWidget()
+        self.media_area.addWidget(self.video)
+        self.media_area.addWidget(self.script)
+        self.waveform = WaveformView()
+        self.transcript = TranscriptView()
+        for view in (self.transcript, self.waveform.canvas):
+            view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys stay with the panel's keymap
+
+        self.play_button = QPushButton("Play")
+        self.time_label = QLabel()
+        self.time_label.setStyleSheet("font-family: monospace; font-size: 14px;")
+        self.rate_box = QComboBox()
+        for rate in RATE_STEPS:
+            self.rate_box.addItem(format_rate(rate), rate)
+        self.voice_label = QLabel()
+        self.audio_label = QLabel()
+        self.audio_label.setStyleSheet("color: #a05a00;")
+        help_button = QPushButton("?")
+        help_button.setFixedWidth(28)
+        help_button.setToolTip("Keys (F1)")
+        for widget in (self.play_button, self.rate_box, help_button):
+            widget.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        bar = QHBoxLayout()
+        bar.addWidget(self.play_button)
+        bar.addWidget(self.time_label)
+        bar.addWidget(self.rate_box)
+        bar.addWidget(self.voice_label)
+        bar.addStretch(1)
+        bar.addWidget(self.audio_label)
+        bar.addWidget(help_button)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.media_area)
+        splitter.addWidget(self.waveform)
+        splitter.addWidget(self.transcript)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 3)
+        splitter.setStretchFactor(2, 1)
+        self.splitter = splitter
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.addWidget(splitter, 1)
+        outer.addLayout(bar)
+        self.help = HelpOverlay(self.keymap, self)
+
+        self._actions: dict[str, Callable[[], None]] = {
+            keys.PLAY_PAUSE: self.clock.toggle,
+            keys.SHUTTLE_BACK: lambda: self.clock.shuttle_backward(keys.LARGE_SEEK_S),
+            keys.PAUSE: self.clock.pause,
+            keys.SHUTTLE_FORWARD: self.clock.shuttle_forward,
+            keys.SEEK_BACK: lambda: self.clock.seek_by(-keys.SMALL_SEEK_S),
+            keys.SEEK_FORWARD: lambda: self.clock.seek_by(keys.SMALL_SEEK_S),
+            keys.SEEK_BACK_LARGE: lambda: self.clock.seek_by(-keys.LARGE_SEEK_S),
+            keys.SEEK_FORWARD_LARGE: lambda: self.clock.seek_by(keys.LARGE_SEEK_S),
+            keys.RATE_DOWN: lambda: self.clock.step_rate(-1),
+            keys.RATE_UP: lambda: self.clock.step_rate(+1),
+            keys.GO_START: lambda: self.clock.seek(0.0),
+            keys.GO_END: lambda: self.clock.seek(self.clock.duration or 0.0),
+            keys.NEXT_VOICE: self.next_voice,
+            keys.HELP: self.toggle_help,
+        }
+
+        self.play_button.clicked.connect(self.clock.toggle)
+        help_button.clicked.connect(self.toggle_help)
+        self.rate_box.activated.connect(lambda i: self.clock.set_rate(self.rate_box.itemData(i)))
+        self.waveform.seekRequested.connect(self.clock.seek)
+        self.transcript.seekRequested.connect(self.clock.seek)
+        self.clock.subscribe(self._on_clock)
+        self._timer = QTimer(self)
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._on_tick)
+        self._timer.start()
+        self._render_position(0.0)
+        self._render_state()
+
+    # ----- stimulus ----------------------------------------------------------------------------------
+    def set_stimulus(self, media: Sequence[MediaRef], segments: Sequence[Segment], kind: str,
+                     text: str | None = None) -> None:
+        """Show a stimulus paused at 0; older decoding is cancelled. `text` is the script (EchoMind)."""
+        self._generation += 1  # every job of older generations now sees should_cancel() == True
+        generation = self._generation
+        layout = plan_layout(media, kind)
+        self._layout = layout
+        self._sources = {}
+        self._voice = 0
+        if self._audio is not None:
+            self._audio.set_source(None)
+        durations = [m.duration_s for _, m in layout.lanes + layout.videos if m.duration_s]
+        self.clock.reset(max(durations) if durations else None)
+        self.waveform.clear_selection()
+        self.waveform.set_lanes([name for name, _ in layout.lanes])
+        self.waveform.set_duration(self.clock.duration or 1.0)
+        self.transcript.set_speaker_colours(
+            {name: LANE_COLOURS[i % len(LANE_COLOURS)] for i, (name, _) in enumerate(layout.lanes)}
+        )
+        self.transcript.set_segments(segments)
+        self.transcript.setVisible(bool(segments))
+
+        if layout.videos:
+            self.video.set_sources([VideoSource(c, m.path, m.offset_s) for c, m in layout.videos])
+            self.media_area.setCurrentWidget(self.video)
+            self.media_area.show()
+            for index, (_, ref) in enumerate(layout.videos):
+                self._submit(generation, index, "probe", lambda cancel, r=ref: probe(r.path))
+        else:
+            self.video.clear()
+            self.script.setText(text or "")
+            self.media_area.setCurrentWidget(self.script)
+            self.media_area.setVisible(bool(text))
+
+        self._pending_lanes = set(range(len(layout.lanes)))
+        for index, (_, ref) in enumerate(layout.lanes):
+            self.waveform.set_lane_message(index, "reading audio...")
+            self._submit(generation, index, "peaks",
+                         lambda cancel, r=ref: load_peaks(r.path, r.offset_s, r.duration_s, cancel))
+            if layout.plays_audio:
+                self._submit(generation, index, "source",
+                             lambda cancel, r=ref: open_sample_source(r.path, r.offset_s, r.duration_s, cancel))
+        if layout.plays_audio and layout.lanes:
+            self._ensure_audio()
+        self._show_voice()
+        self._render_state()
+        self._render_position(0.0)
+
+    def clear(self) -> None:
+        """Nothing loaded; running work is cancelled."""
+        self.set_stimulus([], [], "audio")
+
+    def _submit(self, generation: int, lane: int, kind: str, work) -> None:
+        self._pool.start(_MediaJob(self._relay, generation, lane, kind, work, self._is_current))
+
+    def _is_current(self, generation: int) -> bool:
+        return generation == self._generation
+
+    def _on_job_done(self, generation: int, lane: int, kind: str, result) -> None:
+        if generation != self._generation:
+            return  # finished after a newer stimulus was chosen: not ours to show
+        if kind == "peaks":
+            self.waveform.set_lane_peaks(lane, result)
+            if (self._layout.lanes[lane][1].duration_s is None
+                    and result.duration_s > (self.clock.duration or 0.0)):
+                self.clock.set_duration(result.duration_s)
+                self.waveform.set_duration(result.duration_s)
+            self._lane_finished(lane)
+        elif kind == "source":
+            self._sources[lane] = result
+            if lane == self._voice and self._audio is not None:
+                self._audio.set_source(result)
+        elif kind == "probe" and result.duration_s and self.clock.duration is None:
+            offset = self._layout.videos[lane][1].offset_s
+            self.clock.set_duration(max(0.0, result.duration_s - offset))
+            self.waveform.set_duration(self.clock.duration)
+
+    def _on_job_failed(self, generation: int, lane: int, kind: str, message: str) -> None:
+        if generation != self._generation:
+            return
+        if kind == "peaks":
+            self.waveform.set_lane_message(lane, message)
+            self._lane_finished(lane)
+        elif kind == "probe" and lane < len(self.video.surfaces):
+            self.video.surfaces[lane].fail(message)
+        if kind != "source":  # the same file's peaks job already says it
+            self.statusMessage.emit(message)
+
+    def _on_job_cancelled(self, generation: int, lane: int, kind: str) -> None:
+        self.cancelled_jobs += 1
+
+    def _lane_finished(self, lane: int) -> None:
+        self._pending_lanes.discard(lane)
+        if not self._pending_lanes:
+            self.waveform.redraw()
+            self.waveformReady.emit()
+
+    # ----- audio -------------------------------------------------------------------------------------
+    def _ensure_audio(self) -> None:
+        if self._audio is None:
+            self._audio = AudioOutput(self.clock, self._on_audio_status)
+
+    def _on_audio_status(self, message: str) -> None:
+        self.audio_status = message
+        self.audio_label.setText(message)
+        self.audio_label.setToolTip(message)
+        self.statusMessage.emit(message)
+
+    @property
+    def voice(self) -> str | None:
+        """The lane that is heard (EchoMind: target, alternative or neutral)."""
+        if not self._layout.plays_audio or not self._layout.lanes:
+            return None
+        return self._layout.lanes[self._voice][0]
+
+    def next_voice(self) -> None:
+        """Hear the next lane's audio from the same position (EchoMind's V)."""
+        lanes = self._layout.lanes
+        if not self._layout.plays_audio or len(lanes) < 2:
+            return
+        self._voice = (self._voice + 1) % len(lanes)
+        if self._audio is not None:
+            self._audio.set_source(self._sources.get(self._voice))
+        self._show_voice()
+        self.voiceChanged.emit(self.voice)
+        self.statusMessage.emit(f"voice: {self.voice}")
+
+    def _show_voice(self) -> None:
+        many = self._layout.plays_audio and len(self._layout.lanes) > 1
+        self.waveform.set_active_lane(self._voice if many else None)
+        self.voice_label.setText(f"voice: <b>{self.voice}</b> (V)" if many else "")
+
+    # ----- clock ------------------------------------------------------------------------------------
+    def _on_tick(self) -> None:
+        if self._layout.videos:
+            media_time = self.video.poll()
+            if media_time is not None:
+                self.clock.sync_media(media_time)
+        self.clock.tick()
+
+    def _on_clock(self, event: ClockEvent) -> None:
+        if event.kind in ("play_state", "rate"):
+            self._render_state()
+        self._render_position(event.position)
+
+    def _render_position(self, seconds: float) -> None:
+        self.waveform.set_playhead(seconds)
+        self.transcript.set_position(seconds)
+        self.time_label.setText(f"{format_time(seconds)} / {format_time(self.clock.duration or 0.0)}")
+        self.positionChanged.emit(seconds)
+
+    def _render_state(self) -> None:
+        self.play_button.setText("Pause" if self.clock.playing else "Play")
+        self.waveform.set_follow(self.clock.playing)
+        index = self.rate_box.findData(self.clock.rate)
+        if index >= 0:
+            self.rate_box.setCurrentIndex(index)
+
+    # ----- keys -------------------------------------------------------------------------------------
+    def register_action(self, action: str, handler: Callable[[], None]) -> None:
+        """Make `action` (bound in `keymap`) do `handler`; refreshes the help overlay."""
+        self._actions[action] = handler
+        self.help.set_keymap(self.keymap)
+
+    def perform(self, action: str) -> bool:
+        """Run an action by id (menus and other widgets use the same ids as the keys)."""
+        handler = self._actions.get(action)
+        if handler is None:
+            return False
+        handler()
+        return True
+
+    def handle_key_sequence(self, sequence: str) -> bool:
+        """Run the action bound to `sequence`; False if none (so the key can go elsewhere)."""
+        if self.help.isVisible():
+            self.help.hide()  # any key closes the help, and does nothing else
+            return True
+        action = self.keymap.action_for(sequence)
+        return action is not None and self.perform(action)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        if not self.handle_key_sequence(key_sequence_of(event)):
+            super().keyPressEvent(event)
+
+    def toggle_help(self) -> None:
+        if self.help.isVisible():
+            self.help.hide()
+        else:
+            self.help.setGeometry(self.rect())
+            self.help.raise_()
+            self.help.show()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        self.help.setGeometry(self.rect())
+
+    # ----- lifetime ---------------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Cancel background work, wait for it, release players and the audio device."""
+        self._generation += 1
+        self._timer.stop()
+        self._pool.waitForDone(5000)
+        self.video.follow(None)
+        self.video.clear()
+        if self._audio is not None:
+            self._audio.close()
+            self._audio = None
+
+    def pending_jobs(self) -> int:
+        return self._pool.activeThreadCount()

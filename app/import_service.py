@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from app.ncp import score_dataset_traces
 from storage.importers.common import ImportOptions
 from storage.importers.plan import ImportPlan
 from storage.importers.registry import detect_importer, get_importer
@@ -35,8 +36,16 @@ def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
 
 def _after_import(store: Store, summary: ImportSummary) -> None:
     """Scores that only the app can compute (an NCP trace's success comes from the belief engine)."""
-    try:
-        from app.ncp_scoring import score_dataset_traces
-    except ImportError:
-        return
     score_dataset_traces(store, summary.dataset_id)
+
+
+def dry_run_report(kind: str, path: Path, options: ImportOptions, preview_rows: int = 20) -> dict:
+    """What an import would write (counts, mapping, notes, skipped rows) plus a preview of a table file."""
+    plan = plan_import(kind, path, options)
+    report = {"dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
+              "notes": plan.notes, "skipped": [str(p) for p in plan.problems], "columns": [], "rows": []}
+    if Path(path).is_file():
+        from storage.importers.generic import preview
+        columns, rows, _mapping = preview(Path(path), options, preview_rows)
+        report["columns"], report["rows"] = columns, rows
+    return report

@@ -8,6 +8,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QLabel, QMainWindow, QMessageBox, QToolBar, QVBoxLayout,
                                QWidget)
 
+from app.ncp import detail_traces
 from app.session import Session
 from storage import queries
 from storage.errors import ThinsliceError
@@ -15,10 +16,12 @@ from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.filter_bar import FilterBarView
 from widgets.predictions_panel import PredictionsPanel
+from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
 from widgets.stimulus_view import StimulusView
-from widgets.tasks import TaskRunner
+from widgets.import_dialog import ImportBackend, ImportDialog
+from widgets.tasks import CancelToken, TaskRunner
 
 MAX_COMPARED_MODELS = 4
 
@@ -49,6 +52,8 @@ class MainWindow(QMainWindow):
         self.stimulus_view = StimulusView()
         self.scene_view = SceneView()
         self.stimulus_view.register_page(["agentviss_scene"], self.scene_view)
+        self.ncp_page = NcpTaskPage(detail_traces)
+        self.stimulus_view.register_page(["ncp_task", "story"], self.ncp_page)
         self.predictions = PredictionsPanel()
         self.status_message = QLabel()
         self.store_label = QLabel(f"store: {store.path.name}")
@@ -113,6 +118,9 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        self.import_action = QAction("&Import…", self, shortcut=QKeySequence("Ctrl+I"), triggered=self.open_import)
+        file_menu.addAction(self.import_action)
+        file_menu.addSeparator()
         self.quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close)
         file_menu.addAction(self.quit_action)
         self.file_menu = file_menu
@@ -209,6 +217,38 @@ class MainWindow(QMainWindow):
     def _report_error(self, exc: BaseException) -> None:
         text = str(exc) if isinstance(exc, ThinsliceError) else f"{type(exc).__name__}: {exc}"
         self.status_message.setText(text)
+
+    # -- import ---------------------------------------------------------------------------------
+    def import_backend(self) -> ImportBackend:
+        from app.import_service import dry_run_report, run_import
+        from storage.importers.common import MAP_FIELDS, ImportOptions
+        from storage.importers.registry import detect_importer, importers
+
+        def options(values: dict, token: CancelToken | None = None) -> ImportOptions:
+            return ImportOptions(dataset_name=values["dataset_name"], mapping=values["mapping"],
+                                 skip_bad=values["skip_bad"], should_cancel=token or (lambda: False))
+
+        return ImportBackend(
+            kinds=[(i.kind, i.title) for i in importers()],
+            detect=lambda path: detect_importer(path).kind,
+            dry_run=lambda kind, path, values: dry_run_report(kind, path, options(values)),
+            run=lambda kind, path, values, token, progress: run_import(
+                self.store, kind, path, options(values, token), progress).dataset,
+            map_fields=MAP_FIELDS)
+
+    def open_import(self) -> ImportDialog:
+        dialog = ImportDialog(self.import_backend(), self.runner, self)
+        dialog.imported.connect(self._imported)
+        dialog.show()
+        return dialog
+
+    def _imported(self, dataset: str) -> None:
+        self.status_message.setText(f"Imported {dataset}.")
+        self.refresh_datasets()
+        for index in range(self.dataset_combo.count()):
+            if self.dataset_combo.itemText(index).startswith(dataset):
+                self.dataset_combo.setCurrentIndex(index)
+                break
 
     # -- annotator, layout, misc ----------------------------------------------------------------
     def _show_annotator(self, name: str) -> None:

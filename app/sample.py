@@ -21,6 +21,7 @@ SAMPLE_DATASETS = [
     ("echomind", "echomind", "EchoMind (sample)"),
     ("agentviss", "agentviss", "AgentViSS (sample)"),
     ("ncp", "ncp", "NCP-ExploreToM (sample)"),
+    ("exploretom", "ncp/exploretom", "ExploreToM stories (sample)"),
 ]
 
 Progress = Callable[[float, str], None]

@@ -17,6 +17,7 @@ from storage.records import (Dataset, GoalAtomRecord, HumanSplit, Judgment, Medi
                              StimulusDetail, TraceStepRecord, Word)
 
 OUTCOMES = ("correct", "incorrect")
+TRACE_KINDS = ("ncp_task", "story")
 
 
 @dataclass(frozen=True)
@@ -238,9 +239,12 @@ def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> Stimulu
         [stimulus_id]).fetchall())
     n_ann = cur.execute("SELECT count(*) FROM annotation WHERE stimulus_id = ? AND deleted_at IS NULL",
                         [stimulus_id]).fetchall()[0][0]
+    extra: dict[str, Any] = {}
+    if head[5] in TRACE_KINDS:
+        extra["traces"] = trace_steps(cur, stimulus_id)
     return StimulusDetail(head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7], head[8], head[9],
                           _json(head[10], {}), tuple(media), tuple(segments), tuple(predictions), tuple(human),
-                          atoms, int(n_ann))
+                          atoms, int(n_ann), extra)
 
 
 def trace_steps(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> dict[int | None, list[TraceStepRecord]]:
@@ -308,3 +312,34 @@ def find_stimulus(cur: duckdb.DuckDBPyConnection, ref: str, dataset_name: str | 
 def dataset_name(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> str | None:
     rows = cur.execute("SELECT name FROM dataset WHERE id = ?", [dataset_id]).fetchall()
     return rows[0][0] if rows else None
+
+
+@dataclass(frozen=True)
+class TraceTask:
+    """An NCP task as the scorer needs it: goal atoms, metadata, and every trace's steps."""
+
+    stimulus_id: int
+    meta: dict[str, Any]
+    goal_atoms: tuple[GoalAtomRecord, ...]
+    traces: dict[int | None, list[TraceStepRecord]]
+
+
+def trace_tasks(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[TraceTask]:
+    """Every stimulus of the dataset that has trace steps."""
+    ids = [r[0] for r in cur.execute(
+        "SELECT DISTINCT t.stimulus_id FROM trace_step t JOIN stimulus s ON s.id = t.stimulus_id"
+        " WHERE s.dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()]
+    tasks = []
+    for sid in ids:
+        meta = cur.execute("SELECT meta FROM stimulus WHERE id = ?", [sid]).fetchall()[0][0]
+        atoms = tuple(GoalAtomRecord(o, tuple(_json(h, [])), e, p, v, t or "") for o, h, e, p, v, t in cur.execute(
+            "SELECT ord, holders, entity, property, value, text FROM goal_atom WHERE stimulus_id = ? ORDER BY ord",
+            [sid]).fetchall())
+        tasks.append(TraceTask(sid, _json(meta, {}), atoms, trace_steps(cur, sid)))
+    return tasks
+
+
+def set_prediction_correctness(cur: duckdb.DuckDBPyConnection, verdicts: dict[int, bool | None]) -> None:
+    """Record computed correctness (e.g. an NCP goal reached) on predictions."""
+    for pid, correct in verdicts.items():
+        cur.execute("UPDATE prediction SET correct = ? WHERE id = ?", [correct, pid])

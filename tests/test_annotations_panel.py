@@ -4,7 +4,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
 
 from app.agreement import interval_agreement
 from storage.annotations import AnnotationStore

@@ -1,6 +1,7 @@
 """AnnotationStore: every edit is durable with its history, bulk edits are atomic, label sets load."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -109,6 +110,18 @@ def test_label_sets_load_with_hierarchy_and_edit(annotations):
     assert [(l.name, l.parent) for l in store.labels("mine")] == [("below", None)]
     with pytest.raises(AnnotationError):
         store.delete_label_set("mine")
+
+
+def test_label_set_file_round_trip(annotations, tmp_path):
+    store, _ = annotations
+    store.load_label_set_file(LABEL_SETS / "vocal_cues.json")
+    store.write_label_set_file("vocal cues", tmp_path / "cues.json")
+    written = json.loads((tmp_path / "cues.json").read_text())
+    original = json.loads((LABEL_SETS / "vocal_cues.json").read_text())
+    assert written == original
+    (tmp_path / "bad.json").write_text("{\"labels\": 3}")
+    with pytest.raises(AnnotationError, match="not a label set file"):
+        store.load_label_set_file(tmp_path / "bad.json")
 
 
 _EDITOR = textwrap.dedent("""

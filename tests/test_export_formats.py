@@ -150,3 +150,27 @@ def test_cli_export(store, tmp_path, capsys):
     assert sorted(r["label"] for r in rows) == ["backchannel", "laugh", "whisper"]
     assert export_main(["csv", str(tmp_path / "x.csv"), "--db", str(db), "--filter", "colour=red"]) == 1
     assert "Unknown filter colour" in capsys.readouterr().err
+
+
+def test_audacity_for_one_annotator_is_plain_labels(store, tmp_path):
+    out = export_annotations(store, "audacity", tmp_path / "fb-001.txt", annotator="ana",
+                             filters={"stimulus": "fb-001"})
+    assert out.read_text().splitlines() == ["1.000000\t2.500000\tlaugh", "2.000000\t3.250000\toverlap",
+                                            "7.125000\t8.000000\tsigh"]
+    fresh = make_dataset(tmp_path / "fresh.duckdb", tmp_path / "dataset2")
+    try:
+        count = import_annotations(fresh, "audacity", out, None, annotator="cy", label_set="vocal cues")
+        notes = AnnotationStore(fresh)
+        mine = notes.for_stimuli(notes.stimulus_ids(1), annotator="cy")
+        assert count == 3 and [(a.label, a.label_set) for a in mine][0] == ("laugh", "vocal cues")
+    finally:
+        fresh.close()
+
+
+def test_import_names_unknown_stimuli_and_writes_nothing(store, tmp_path):
+    bad = tmp_path / "zz-999.txt"
+    bad.write_text("1.0\t2.0\tlaugh\n")
+    before = len(stored_rows(store))
+    with pytest.raises(Exception, match="zz-999"):
+        import_annotations(store, "audacity", bad, None, annotator="cy")
+    assert len(stored_rows(store)) == before

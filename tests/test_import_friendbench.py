@@ -186,6 +186,19 @@ def test_media_are_found_by_clip_id_when_metadata_has_no_media_columns(release):
     assert p.frame("media").height == 16
 
 
+def test_two_unmarked_participant_files_are_paired_in_name_order(release):
+    meta = pl.read_csv(release / "validation/data/metadata.csv")
+    meta.drop("video_a", "video_b", "audio_a", "audio_b", "transcript").write_csv(
+        release / "validation/data/metadata.csv")
+    folder = release / "validation/media/c3"
+    for letter, pid in (("A", "P0059A"), ("B", "P0060")):
+        (folder / f"{letter}.mp4").rename(folder / f"c3_{pid}.mp4")
+    p = plan(release)
+    media = p.frame("media").filter(pl.col("stimulus") == "c3").sort("role")
+    assert dict(zip(media["role"], media["path"]))["video:A"].endswith("c3_P0059A.mp4")
+    assert dict(zip(media["role"], media["path"]))["video:B"].endswith("c3_P0060.mp4")
+
+
 def test_older_jsonl_layout(tmp_path):
     val = tmp_path / "old" / "val"
     val.mkdir(parents=True)
@@ -291,11 +304,18 @@ CORRUPTIONS = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.fixture(scope="module")
+def shared_store(release_template, tmp_path_factory) -> Store:
+    store = Store.open(tmp_path_factory.mktemp("store") / "t.duckdb")
+    write_plan(store, plan(release_template, dataset_name="FB"))
+    return store
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(target=st.sampled_from(["data/metadata.csv", "ratings/human_ratings.csv", "ratings/model_predictions.csv",
                                "media/c1/transcript.json"]), corruption=CORRUPTIONS)
 def test_malformed_files_either_import_or_fail_naming_the_file_leaving_the_store_unchanged(
-        release_template, target, corruption):
+        release_template, shared_store, target, corruption):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "release"
         shutil.copytree(release_template, root)
@@ -308,12 +328,11 @@ def test_malformed_files_either_import_or_fail_naming_the_file_leaving_the_store
         else:
             data = data.replace(corruption[1].encode(), corruption[2].encode(), 1)
         path.write_bytes(data)
-        store = Store.open(Path(tmp) / "t.duckdb")
-        write_plan(store, plan(release_template, dataset_name="FB"))
-        before = counts(store)
+        before = counts(shared_store)
         try:
-            write_plan(store, plan(root, dataset_name="FB"))
+            write_plan(shared_store, plan(root, dataset_name="FB"))
         except ImportFailed as exc:
-            assert any(name in str(exc) for name in (Path(target).name, "import"))
-            assert counts(store) == before
-        store.close()
+            # the message names the damaged file, or the file whose rows no longer match it
+            assert any(name in str(exc) for name in (Path(target).name, "human_ratings.csv",
+                                                     "model_predictions.csv", "import"))
+            assert counts(shared_store) == before

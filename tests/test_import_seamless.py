@@ -172,9 +172,14 @@ def test_unknown_relationship_and_truncated_json_name_their_files(corpus):
     assert p.frame("stimuli").filter(pl.col("external_id") == "V00_S0038_I00000125")["ground_truth"][0] is None
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.fixture(scope="module")
+def shared_store(tmp_path_factory) -> Store:
+    return Store.open(tmp_path_factory.mktemp("store") / "t.duckdb")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_malformed_participant_json_imports_or_fails_naming_the_file(corpus_template, data):
+def test_malformed_participant_json_imports_or_fails_naming_the_file(corpus_template, shared_store, data):
     record = json.loads((next(corpus_template.rglob(f"{STRANGERS[1]}.json"))).read_text())
     broken = copy.deepcopy(record)
     segment = broken["metadata:transcript"][0]
@@ -191,10 +196,9 @@ def test_malformed_participant_json_imports_or_fails_naming_the_file(corpus_temp
         root = Path(tmp) / "corpus"
         shutil.copytree(corpus_template, root)
         next(root.rglob(f"{STRANGERS[1]}.json")).write_text(json.dumps(broken), encoding="utf-8")
-        store = Store.open(Path(tmp) / "t.duckdb")
+        before = shared_store.cursor().execute("SELECT count(*) FROM segment").fetchone()[0]
         try:
-            write_plan(store, plan(root))
+            write_plan(shared_store, plan(root, dataset_name="S"))
         except ImportFailed as exc:
             assert f"{STRANGERS[1]}.json" in str(exc)
-            assert store.cursor().execute("SELECT count(*) FROM stimulus").fetchone()[0] == 0
-        store.close()
+            assert shared_store.cursor().execute("SELECT count(*) FROM segment").fetchone()[0] == before

@@ -26,6 +26,9 @@ NOT_WINDOWED = (
 SLAVE_TOLERANCE_S = 0.08
 # After moving a slave, wait for fresh time reports before judging it again.
 SLAVE_SETTLE_S = 1.0
+# libVLC 3 applies but does not display a seek issued within a few tens of ms after set_pause(1)
+# (measured: lost at 0 ms, shown at 50 ms), so seeks that soon after a pause wait for `poll`.
+PAUSE_SETTLE_S = 0.08
 
 _instances: dict[tuple[str, ...], object] = {}
 
@@ -83,6 +86,8 @@ class VideoSurface(QFrame):
         self._last_ms: int | None = None
         self._last_change = 0.0
         self.settle_until = 0.0
+        self._seek_after = 0.0
+        self._seek_due = False
 
         self.caption = QLabel(caption)
         self.caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -194,13 +199,27 @@ class VideoSurface(QFrame):
     def pause(self) -> None:
         self._want_playing = False
         if self.ready:
-            self.player.set_pause(1)
+            self._pause_now()
+
+    def _pause_now(self) -> None:
+        self.player.set_pause(1)
+        self._seek_after = time.monotonic() + PAUSE_SETTLE_S
+        # Land exactly where the clock stopped once the pause has settled.
+        self._seek_due = True
 
     def seek(self, position_s: float) -> None:
         self._pending_s = position_s
         self._last_ms = None
-        if self.ready:
-            self.player.set_time(int(round((position_s + self.offset_s) * 1000)))
+        if not self.ready:
+            return
+        if time.monotonic() < self._seek_after:
+            self._seek_due = True
+        else:
+            self._apply_seek()
+
+    def _apply_seek(self) -> None:
+        self._seek_due = False
+        self.player.set_time(int(round((self._pending_s + self.offset_s) * 1000)))
 
     def set_rate(self, rate: float) -> None:
         self._rate = rate
@@ -218,13 +237,16 @@ class VideoSurface(QFrame):
             self.fail("This video cannot be played (libVLC reported an error).")
         elif self._priming and state in (vlc.State.Playing, vlc.State.Paused):
             self._priming = False
-            if not self._want_playing:
-                self.player.set_pause(1)
             self.player.set_rate(self._rate)
-            self.player.set_time(int(round((self._pending_s + self.offset_s) * 1000)))
+            if self._want_playing:
+                self._apply_seek()
+            else:
+                self._pause_now()
             self.player.audio_set_mute(False)
         elif self._priming and state == vlc.State.Ended:
             self.fail("This video cannot be played (no decodable stream).")
+        elif self._seek_due and time.monotonic() >= self._seek_after:
+            self._apply_seek()
 
     def snapshot(self, png_path: Path) -> bool:
         """Write the current frame to PNG (works with the dummy output too)."""

@@ -42,8 +42,8 @@ RATE = 16_000
 CLIP_S = 20.0
 FPS = 10
 WIDTH, HEIGHT = 160, 120
-BLEED = 0.06
-SKIN_TONES = [(241, 194, 160), (224, 172, 105), (198, 134, 66), (141, 85, 36), (255, 219, 172), (176, 120, 80)]            # how loud the partner is in one's own microphone
+BLEED = 0.06            # how loud the partner is in one's own microphone
+SKIN_TONES = [(241, 194, 160), (224, 172, 105), (198, 134, 66), (141, 85, 36), (255, 219, 172), (176, 120, 80)]
 
 # clip id, truth, recording site, (gender A, gender B), relationship detail, early/late part of the session
 CLIPS = [

@@ -213,6 +213,12 @@ class _MediaIndex:
                 continue
             role = f"{kind}:A" if a else f"{kind}:B" if b else kind
             found.setdefault(role, []).append(file)
+        # two unmarked files of a kind (e.g. Seamless-named `<id>_P0059A.mp4`, `<id>_P0060.mp4`): A sorts first
+        for kind in ("video", "audio", "transcript"):
+            files = found.get(kind, [])
+            if len(files) == 2 and f"{kind}:A" not in found and f"{kind}:B" not in found:
+                del found[kind]
+                found[f"{kind}:A"], found[f"{kind}:B"] = [min(files)], [max(files)]
         return found
 
 
@@ -232,14 +238,17 @@ class FriendBenchImporter:
         release = _locate(Path(path))
         if release is None:
             return 0.0
+        named = release.base.name in ("validation", "val")
         if release.ratings or release.predictions:
-            return 0.95
-        return 0.6 if release.layout == "validation" else 0.4
+            return 0.95 if named else 0.5
+        # a lone metadata table is common: only the release's folder names make it likely FriendBench
+        return 0.6 if named else 0.1
 
     def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
         release = _locate(Path(path).resolve())
         if release is None:
-            raise ImportFailed(RowProblem(str(path), None, None, "<no validation/data/metadata.csv or val/metadata.jsonl>",
+            raise ImportFailed(RowProblem(str(path), None, None,
+                                          "<no validation/data/metadata.csv or val/metadata.jsonl>",
                                           "a FriendBench release folder"))
         return _Planner(release, options).run()
 
@@ -266,6 +275,9 @@ class _Planner:
     def run(self) -> ImportPlan:
         r = self.release
         self.metadata(self.table(r.metadata))
+        if not self.truth and not self.skipped:
+            raise ImportFailed(RowProblem(str(r.metadata.relative_to(self.root)), None, None, "<no clip rows>",
+                                          "one row per clip"))
         if r.ratings:
             self.ratings(self.table(r.ratings))
         if r.predictions:

@@ -111,6 +111,10 @@ class _Writer:
         values = [info.benchmark, str(info.root), info.source, synthetic, self.plan.importer,
                   self.plan.importer_version, json.dumps(info.meta)]
         if existing:
+            if not self.plan.frame("media").height:
+                # a plan without media (say, one more model's outputs) keeps the dataset's benchmark and root
+                self.cur.execute("UPDATE dataset SET imported_at=current_timestamp WHERE id=?", [existing[0]])
+                return int(existing[0])
             self.cur.execute(
                 "UPDATE dataset SET benchmark=?, root=?, source=?, synthetic=?, importer=?, importer_version=?,"
                 " meta=?, imported_at=current_timestamp WHERE id=?", [*values, existing[0]])
@@ -136,13 +140,13 @@ class _Writer:
         # every later table refers to stimuli by external id through this map
         self.cur.execute("CREATE OR REPLACE TEMP TABLE stim_map AS SELECT id AS stimulus_id, external_id"
                          " FROM stimulus WHERE dataset_id=?", [dataset_id])
-        referenced = [self.plan.frame(t).select(pl.col("stimulus")) for t in
+        referenced = [self.plan.frame(t).get_column("stimulus").unique() for t in
                       ("media", "segments", "predictions", "judgments", "human_ratings", "annotations",
                        "trace_steps", "goal_atoms") if self.plan.frame(t).height]
         if referenced:
-            self.register("f_refs", pl.concat(referenced).unique())
+            self.register("f_refs", pl.concat(referenced).unique().to_frame("stimulus"))
             unknown = self.cur.execute(
-                "SELECT stimulus FROM f_refs WHERE stimulus NOT IN (SELECT external_id FROM stim_map)"
+                "SELECT f.stimulus FROM f_refs f ANTI JOIN stim_map m ON m.external_id = f.stimulus"
                 " ORDER BY 1 LIMIT 20").fetchall()
             if unknown:
                 raise ImportFailed([RowProblem("import", None, "stimulus", repr(u[0]),

@@ -1,0 +1,98 @@
+"""`thinslice metrics [--db PATH] [--dataset NAME] [--correction loglinear|half_over_n] [--json]`.
+
+Prints the same tables the metrics dashboard draws: as one JSON document with --json, else as
+readable tables per dataset.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.dashboard import CORRECTION_NAMES, dashboard_json
+from app.metrics import CORRECTIONS
+from storage.analysis import DatasetNotFound
+from storage.store import Store, default_store_path
+
+_HIDDEN_COLUMNS = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "source"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="thinslice metrics",
+                                     description="Print each benchmark's dashboard figures, recomputed from the store.")
+    parser.add_argument("--db", type=Path, default=None, help=f"store file (default: {default_store_path()})")
+    parser.add_argument("--dataset", help="only this dataset (by name)")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="loglinear",
+                        help="rate correction for d' and c: " + "; ".join(f"{k} = {v}" for k, v in
+                                                                          CORRECTION_NAMES.items()))
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    return parser
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return "-" if math.isnan(value) else f"{value:.3f}"
+    return str(value)
+
+
+def format_table(table: dict[str, Any]) -> str:
+    """A dashboard table (as in the JSON) as aligned text columns."""
+    rows = table["rows"]
+    if not rows:
+        return f"{table['title']}\n  (no rows)"
+    columns = [c for c in rows[0] if c not in _HIDDEN_COLUMNS]
+    cells = [[_cell(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
+    body = ["  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join([table["title"], f"  {table['note']}", line, "-" * len(line), *body])
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def metrics_main(argv: list[str]) -> int:
+    """Run the command; 0 on success, 1 for an unknown dataset, 2 for bad arguments."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    store = Store.open(args.db or default_store_path())
+    try:
+        try:
+            result = dashboard_json(store, args.dataset, args.correction)
+        except DatasetNotFound as exc:
+            print(f"thinslice metrics: {exc}", file=sys.stderr)
+            return 1
+    finally:
+        store.close()
+    text = json.dumps(result, indent=2, ensure_ascii=False) if args.json else format_result(result)
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped early (e.g. `| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def format_result(result: dict[str, Any]) -> str:
+    """Every dataset's notes and tables as readable text."""
+    lines = []
+    for dataset in result["datasets"]:
+        lines.append(f"== {dataset['dataset']} ({dataset['benchmark']})")
+        lines += [f"note: {note}" for note in dataset["notes"]]
+        for table in dataset["tables"]:
+            lines += ["", format_table(table)]
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""File > Import: pick a release or a table, see the detected kind, mapping and a preview, then run it with
+progress and Cancel. The dialog reads nothing itself: it calls the backend the main window gives it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
+                               QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget, QCheckBox)
+
+from widgets.tasks import CancelToken, TaskRunner
+
+
+@dataclass
+class ImportBackend:
+    """What the dialog may ask for; every call runs on a worker."""
+
+    kinds: list[tuple[str, str]]                                   # (kind, title)
+    detect: Callable[[Path], str]                                  # path -> kind
+    dry_run: Callable[[str, Path, dict[str, Any]], dict[str, Any]]  # counts, mapping, notes, skipped, columns, rows
+    run: Callable[[str, Path, dict[str, Any], CancelToken, Callable[[float, str], None]], str]  # -> dataset name
+    map_fields: dict[str, str]
+
+
+class ImportDialog(QDialog):
+    imported = Signal(str)   # dataset name
+
+    def __init__(self, backend: ImportBackend, runner: TaskRunner, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Import a release or a results table")
+        self.resize(900, 640)
+        self.backend = backend
+        self.runner = runner
+        self.path_edit = QLineEdit()
+        self.path_edit.setPlaceholderText("a release folder or a CSV / TSV / JSONL / JSON / Parquet file")
+        folder = QPushButton("Folder…")
+        file = QPushButton("File…")
+        folder.clicked.connect(self._pick_folder)
+        file.clicked.connect(self._pick_file)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path_edit, 1)
+        path_row.addWidget(folder)
+        path_row.addWidget(file)
+        self.kind = QComboBox()
+        self.kind.addItem("detect automatically", "auto")
+        for kind, title in backend.kinds:
+            self.kind.addItem(f"{kind} — {title}", kind)
+        self.dataset = QLineEdit()
+        self.dataset.setPlaceholderText("default: from the release")
+        self.skip_bad = QCheckBox("skip malformed rows (each is listed)")
+        self.mapping = QTableWidget(len(backend.map_fields), 2)
+        self.mapping.setHorizontalHeaderLabels(["Field", "Source column"])
+        self.mapping.verticalHeader().setVisible(False)
+        self.mapping.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.mapping.horizontalHeader().setStretchLastSection(True)
+        for row, (name, help_) in enumerate(backend.map_fields.items()):
+            item = QTableWidgetItem(name)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            item.setToolTip(help_)
+            self.mapping.setItem(row, 0, item)
+            self.mapping.setItem(row, 1, QTableWidgetItem(""))
+        self.preview = QTableWidget(0, 0)
+        self.preview.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.report = QLabel("Choose a folder or a file, then Check.")
+        self.report.setWordWrap(True)
+        self.report.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setVisible(False)
+        self.check_button = QPushButton("Check (dry run)")
+        self.check_button.clicked.connect(self.check)
+        self.buttons = QDialogButtonBox()
+        self.import_button = self.buttons.addButton("Import", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.import_button.clicked.connect(self.start_import)
+        self.cancel_button.clicked.connect(self._cancel)
+        form = QFormLayout()
+        form.addRow("Path", path_row)
+        form.addRow("Kind", self.kind)
+        form.addRow("Dataset", self.dataset)
+        form.addRow("", self.skip_bad)
+        tables = QHBoxLayout()
+        tables.addWidget(self.mapping, 1)
+        tables.addWidget(self.preview, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(QLabel("Column mapping (one set for every file of a release; empty = detected) and preview:"))
+        layout.addLayout(tables, 1)
+        layout.addWidget(self.report)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.check_button)
+        bottom.addWidget(self.progress, 1)
+        bottom.addWidget(self.buttons)
+        layout.addLayout(bottom)
+        self._token: CancelToken | None = None
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def _pick_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Release folder")
+        if path:
+            self.path_edit.setText(path)
+            self.check()
+
+    def _pick_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Results table", "",
+                                              "Tables (*.csv *.tsv *.jsonl *.json *.parquet);;All files (*)")
+        if path:
+            self.path_edit.setText(path)
+            self.check()
+
+    def options(self) -> dict[str, Any]:
+        mapping = {}
+        for row in range(self.mapping.rowCount()):
+            column = self.mapping.item(row, 1).text().strip()
+            if column:
+                mapping[self.mapping.item(row, 0).text()] = column
+        return {"dataset_name": self.dataset.text().strip() or None, "mapping": mapping,
+                "skip_bad": self.skip_bad.isChecked()}
+
+    def path(self) -> Path:
+        return Path(self.path_edit.text().strip()).expanduser()
+
+    # -- dry run --------------------------------------------------------------------------------
+    def check(self) -> None:
+        path, kind, options = self.path(), self.kind.currentData(), self.options()
+        if not str(path) or not path.exists():
+            self.report.setText(f"<span style='color:#c62828'>{path} does not exist.</span>")
+            return
+        self.report.setText("Checking…")
+
+        def work() -> dict[str, Any]:
+            chosen = self.backend.detect(path) if kind == "auto" else kind
+            return {"kind": chosen, **self.backend.dry_run(chosen, path, options)}
+
+        self.runner.submit("import-check", work, self._show_check, self._show_error)
+
+    def _show_check(self, result: dict[str, Any]) -> None:
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result["counts"].items() if v)
+        notes = "".join(f"<br/>{n}" for n in result.get("notes", []))
+        skipped = "".join(f"<br/><span style='color:#c62828'>skipped {s}</span>" for s in result.get("skipped", []))
+        self.report.setText(f"<b>{result['kind']}</b> → dataset <b>{result['dataset']}</b>: {counts or 'nothing'}"
+                            f"{notes}{skipped}")
+        for row in range(self.mapping.rowCount()):
+            field = self.mapping.item(row, 0).text()
+            if not self.mapping.item(row, 1).text() and field in result.get("mapping", {}):
+                self.mapping.item(row, 1).setText(str(result["mapping"][field]))
+        columns, rows = result.get("columns") or [], result.get("rows") or []
+        self.preview.clear()
+        self.preview.setColumnCount(len(columns))
+        self.preview.setHorizontalHeaderLabels(columns)
+        self.preview.setRowCount(len(rows))
+        for r, values in enumerate(rows):
+            for c, value in enumerate(values):
+                self.preview.setItem(r, c, QTableWidgetItem("" if value is None else str(value)))
+
+    def _show_error(self, exc: BaseException) -> None:
+        self.progress.setVisible(False)
+        self.import_button.setEnabled(True)
+        self.report.setText(f"<span style='color:#c62828'>{_escape(str(exc))}</span>")
+
+    # -- import ---------------------------------------------------------------------------------
+    def start_import(self) -> None:
+        path, kind, options = self.path(), self.kind.currentData(), self.options()
+        if not str(path) or not path.exists():
+            self.report.setText(f"<span style='color:#c62828'>{path} does not exist.</span>")
+            return
+        self.import_button.setEnabled(False)
+        self.progress.setVisible(True)
+        self.progress.setValue(0)
+
+        def work(token: CancelToken, progress: Callable[[float, str], None]) -> str:
+            chosen = self.backend.detect(path) if kind == "auto" else kind
+            return self.backend.run(chosen, path, options, token, progress)
+
+        self._token = self.runner.submit("import-run", work, self._finished, self._show_error,
+                                         on_progress=self._progress, with_progress=True)
+
+    def _progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 100))
+        self.progress.setFormat(f"%p% {message}")
+
+    def _finished(self, dataset: str) -> None:
+        self._token = None
+        self.progress.setValue(100)
+        self.imported.emit(dataset)
+        self.accept()
+
+    def _cancel(self) -> None:
+        if self._token is not None:
+            self._token.cancel()
+            self.report.setText("Cancelling: the store stays as it was.")
+            return
+        self.reject()
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        # Enter must not start an import by accident while typing a column name
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            return
+        super().keyPressEvent(event)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -81,26 +81,56 @@ class ChartSpec:
     reference_line: float | None = None
 
 
+class RowStimuli(Sequence[list[int]]):
+    """For each row of a table, the sorted ids of the stimuli behind it, found when asked (a million
+    predictions make a million ids; a click needs one row's)."""
+
+    def __init__(self, source: pl.DataFrame | None, keys: Sequence[str], table: pl.DataFrame) -> None:
+        self._source = source
+        self._keys = list(keys)
+        self._rows = table.select(self._keys).to_dicts() if source is not None and not table.is_empty() else []
+        self._height = table.height
+
+    def __len__(self) -> int:
+        return self._height
+
+    def __getitem__(self, row: int) -> list[int]:  # type: ignore[override]
+        if self._source is None or not self._rows:
+            return []
+        if not -self._height <= row < self._height:
+            raise IndexError(row)
+        values = self._rows[row]
+        match = pl.lit(True)
+        for key in self._keys:
+            value = values[key]
+            match = match & (pl.col(key).is_null() if value is None else pl.col(key) == value)
+        return self._source.filter(match)["stimulus_id"].unique().sort().to_list()
+
+
 @dataclass
 class DashboardTable:
     key: str
     title: str
     note: str
     frame: pl.DataFrame
-    stimulus_ids: list[list[int]]
+    stimulus_ids: Sequence[list[int]]
     chart: ChartSpec | None = None
     describe_cols: tuple[str, ...] = ()
+    n_stimuli: list[int] | None = None
 
     def describe(self, row: int) -> str:
         """A short description of one row, for a drill-down ("atlas-7b · video: accuracy")."""
         values = self.frame.row(row, named=True)
         parts = [str(values[c]) for c in self.describe_cols if c in values and values[c] not in (None, "")]
-        return f"{self.title}: {' · '.join(parts)} ({len(self.stimulus_ids[row])} stimuli)"
+        return f"{self.title}: {' · '.join(parts)} ({self.stimulus_count(row)} stimuli)"
+
+    def stimulus_count(self, row: int) -> int:
+        return self.n_stimuli[row] if self.n_stimuli is not None else len(self.stimulus_ids[row])
 
     def to_json(self) -> dict[str, Any]:
         rows = []
         for i, row in enumerate(self.frame.iter_rows(named=True)):
-            rows.append({k: _plain(v) for k, v in row.items()} | {"n_stimuli": len(self.stimulus_ids[i])})
+            rows.append({k: _plain(v) for k, v in row.items()} | {"n_stimuli": self.stimulus_count(i)})
         return {"key": self.key, "title": self.title, "note": self.note, "rows": rows}
 
 
@@ -131,7 +161,7 @@ def _plain(value: Any) -> Any:
 # ----- loading -----------------------------------------------------------------------------------------
 def _label_live(frame: pl.DataFrame) -> pl.DataFrame:
     """Live runs get " (live)" after the model name, so they never pool with imported answers."""
-    if frame.is_empty() or "is_live" not in frame.columns:
+    if frame.is_empty() or "is_live" not in frame.columns or not frame["is_live"].any():
         return frame
     return frame.with_columns(pl.when(pl.col("is_live")).then(pl.col("model") + LIVE_SUFFIX)
                               .otherwise(pl.col("model")).alias("model"))
@@ -191,20 +221,21 @@ def ncp_outcomes(attempts: Sequence[analysis.NcpAttempt], stimuli: pl.DataFrame)
 
 
 # ----- helpers -----------------------------------------------------------------------------------------
-def _ids_by(frame: pl.DataFrame, keys: Sequence[str], table: pl.DataFrame) -> list[list[int]]:
-    """For each row of `table`, the sorted stimulus ids of `frame` rows sharing its `keys` values."""
+def _counts_by(frame: pl.DataFrame, keys: Sequence[str], table: pl.DataFrame) -> list[int]:
+    """For each row of `table`, how many distinct stimuli of `frame` share its `keys` values."""
     if table.is_empty():
         return []
-    grouped = frame.group_by(list(keys)).agg(pl.col("stimulus_id").unique().sort().alias("_ids"))
+    grouped = frame.group_by(list(keys)).agg(pl.col("stimulus_id").n_unique().alias("_n"))
     joined = table.select(list(keys)).with_row_index("_row").join(grouped, on=list(keys), how="left",
                                                                   nulls_equal=True).sort("_row")
-    return [list(ids) if ids is not None else [] for ids in joined["_ids"].to_list()]
+    return [int(n or 0) for n in joined["_n"].to_list()]
 
 
 def _table(key: str, title: str, note: str, frame: pl.DataFrame, source: pl.DataFrame, keys: Sequence[str],
            chart: ChartSpec | None, describe: Sequence[str] | None = None) -> DashboardTable:
-    return DashboardTable(key, title, note, frame, _ids_by(source, keys, frame), chart,
-                          tuple(describe if describe is not None else keys))
+    source = source.select("stimulus_id", *keys)
+    return DashboardTable(key, title, note, frame, RowStimuli(source, keys, frame), chart,
+                          tuple(describe if describe is not None else keys), _counts_by(source, keys, frame))
 
 
 # ----- per benchmark -----------------------------------------------------------------------------------
@@ -357,7 +388,7 @@ def imported_table(frames: AnalysisFrames) -> list[DashboardTable]:
         return []
     return [DashboardTable("imported", "Published figures (imported, not recomputed)",
                            "As the release's result files state them; '-' means not reported.",
-                           agg, [[] for _ in range(agg.height)], None, ("model", "metric_group", "metric"))]
+                           agg, RowStimuli(None, (), agg), None, ("model", "metric_group", "metric"))]
 
 
 def compute_dashboard(frames: AnalysisFrames, correction: str = "loglinear") -> Dashboard:

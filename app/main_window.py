@@ -1,12 +1,13 @@
 """The one window: filter and table on the left, the stimulus in the centre, what others said on the right."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QLabel, QMainWindow, QMessageBox, QToolBar, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea, QToolBar,
+                               QVBoxLayout, QWidget)
 
 from app.ncp import detail_traces
 from app.session import Session
@@ -14,7 +15,11 @@ from storage import queries
 from storage.errors import ThinsliceError
 from storage.records import StimulusDetail
 from storage.store import Store
+from widgets.compare_view import CompareView
+from widgets.failure_panel import FailurePanel
 from widgets.filter_bar import FilterBarView
+from widgets.live_panel import LivePanel
+from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_view import SceneView
@@ -61,6 +66,7 @@ class MainWindow(QMainWindow):
 
         self._build_toolbar()
         self._build_docks()
+        self._build_analysis_docks()
         self._build_menus()
         self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.store_label)
@@ -106,9 +112,59 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.stimulus_view)
         self.resizeDocks([self.stimuli_dock, self.predictions_dock], [480, 400], Qt.Orientation.Horizontal)
 
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    def _build_analysis_docks(self) -> None:
+        """Compare and Live beside the predictions; Metrics and Failures below, shown from the menus."""
+        from functools import partial
+
+        from app.dashboard import load_frames
+        from storage import analysis
+        self.compare = CompareView()
+        self.live = LivePanel(
+            save_live=lambda **kw: analysis.store_live_prediction(self.store.cursor(), **kw),
+            load_detail=lambda sid: queries.stimulus_detail(self.store.cursor(), sid),
+            settings=self.settings, runner=self.runner)
+        self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store))
+        self.failures = FailurePanel(runner=self.runner)
+        self.compare_dock = self._dock("Compare", "CompareDock", self.compare, Qt.DockWidgetArea.RightDockWidgetArea,
+                                       scrollable=True)
+        self.live_dock = self._dock("Live model", "LiveDock", self.live, Qt.DockWidgetArea.RightDockWidgetArea,
+                                    scrollable=True)
+        self.tabifyDockWidget(self.predictions_dock, self.compare_dock)
+        self.tabifyDockWidget(self.compare_dock, self.live_dock)
+        self.predictions_dock.raise_()
+        self.metrics_dock = self._dock("Metrics", "MetricsDock", self.dashboard, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.failures_dock = self._dock("Failures", "FailuresDock", self.failures,
+                                        Qt.DockWidgetArea.BottomDockWidgetArea, scrollable=True)
+        # hidden until asked for; tabified when both are shown (a hidden tab group leaves an empty tab bar)
+        self.metrics_dock.hide()
+        self.failures_dock.hide()
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.resizeDocks([self.stimuli_dock, self.predictions_dock], [480, 400], Qt.Orientation.Horizontal)
+        self.compare.comparedModelsChanged.connect(self.session.set_compared_models)
+        self.session.compared_models_changed.connect(self.compare.set_compared_models)
+        self.compare.tracesWanted.connect(self._compare_traces)
+        self.compare.nextStimulusRequested.connect(lambda: self.move_selection(1))
+        self.compare.previousStimulusRequested.connect(lambda: self.move_selection(-1))
+        self.dashboard.framesLoaded.connect(self.failures.set_frames)
+        self.dashboard.drillDown.connect(self.drill_down)
+        self.failures.drillDown.connect(self.drill_down)
+        for view in (self.dashboard, self.failures, self.live):
+            view.statusMessage.connect(self.status_message.setText)
+        self.live.liveSaved.connect(lambda sid, _pid: self._load_detail(sid))
+        self.table_model.idsLoaded.connect(lambda _n: self.live.set_batch_ids([int(i) for i in self.table_model.ids]))
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea,
+              scrollable: bool = False) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
+        if scrollable:
+            # a panel with many controls scrolls inside a narrow dock instead of forcing the window wider
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setWidget(widget)
+            widget = scroll
         dock.setWidget(widget)
         dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                          | QDockWidget.DockWidgetFeature.DockWidgetFloatable
@@ -125,13 +181,27 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         self.file_menu = file_menu
         view = self.menuBar().addMenu("&View")
-        for dock in (self.stimuli_dock, self.predictions_dock):
+        for dock in (self.stimuli_dock, self.predictions_dock, self.compare_dock, self.live_dock,
+                     self.metrics_dock, self.failures_dock):
             view.addAction(dock.toggleViewAction())
         self.view_menu = view
         self.annotate_menu = self.menuBar().addMenu("&Annotate")
         set_name = QAction("Set &annotator name…", self, triggered=self._ask_annotator)
         self.annotate_menu.addAction(set_name)
         self.compare_menu = self.menuBar().addMenu("&Compare")
+        self.compare_menu.addAction(QAction("&Compare models on this stimulus", self, shortcut=QKeySequence("Ctrl+K"),
+                                            triggered=lambda: self.show_dock(self.compare_dock)))
+        self.compare_menu.addAction(QAction("&Presentation mode", self, shortcut=QKeySequence("F5"),
+                                            triggered=self.compare.enter_presentation))
+        self.compare_menu.addAction(QAction("&Metrics dashboard", self, shortcut=QKeySequence("Ctrl+M"),
+                                            triggered=lambda: self.show_dock(self.metrics_dock)))
+        self.compare_menu.addAction(QAction("&Failure mining", self, shortcut=QKeySequence("Ctrl+F"),
+                                            triggered=lambda: self.show_dock(self.failures_dock)))
+        self.compare_menu.addAction(QAction("Ask a &live model", self, shortcut=QKeySequence("Ctrl+L"),
+                                            triggered=lambda: self.show_dock(self.live_dock)))
+        self.compare_menu.addSeparator()
+        self.compare_menu.addAction(QAction("Show &all stimuli (clear drill-down)", self,
+                                            triggered=self.filter_bar.reset))
         self.help_menu = self.menuBar().addMenu("&Help")
         self.help_menu.addAction(QAction("&About Thinslice", self, triggered=self._about))
 
@@ -170,8 +240,10 @@ class MainWindow(QMainWindow):
         cur = self.store.cursor()
         facets = queries.dataset_facets(cur, dataset_id)
         self.filter_bar.set_facets(facets)
+        self.compare.set_available_models(facets["model"])
         self.session.set_compared_models(tuple(facets["model"][:MAX_COMPARED_MODELS]))
         self.session.set_dataset(dataset_id)
+        self.dashboard.set_dataset(dataset_id)
         self.settings.setValue("last_dataset", self.dataset_combo.currentText())
 
     # -- table and detail -----------------------------------------------------------------------
@@ -202,17 +274,54 @@ class MainWindow(QMainWindow):
         if stimulus_id is None:
             self._show_detail(None)
             return
-        self.runner.submit("detail", lambda: queries.stimulus_detail(self.store.cursor(), stimulus_id),
-                           self._show_detail, self._report_error)
+        def load() -> tuple[StimulusDetail, dict] | None:
+            from storage.analysis import response_audio_paths
+            cur = self.store.cursor()
+            detail = queries.stimulus_detail(cur, stimulus_id)
+            return None if detail is None else (detail, response_audio_paths(cur, stimulus_id))
 
-    def _show_detail(self, detail: StimulusDetail | None) -> None:
+        self.runner.submit("detail", load, self._show_detail, self._report_error)
+
+    def _show_detail(self, bundle: tuple[StimulusDetail, dict] | None) -> None:
+        detail, response_audio = bundle if bundle is not None else (None, {})
         self.stimulus_view.set_detail(detail)
         self.predictions.set_detail(detail)
+        self.compare.set_detail(detail, response_audio)
+        self.live.set_detail(detail)
         if detail is not None:
             missing = [m.path.name for m in detail.media if not m.present]
             self.status_message.setText(f"{len(missing)} media file(s) missing: {', '.join(missing[:3])}"
                                         if missing else "")
             self.detailShown.emit(detail.id)
+
+    def move_selection(self, delta: int) -> None:
+        """Select the stimulus `delta` rows away (presentation mode's next and previous)."""
+        current = self.table.currentIndex().row()
+        row = max(0, min(self.table_model.rowCount() - 1, current + delta))
+        if row != current:
+            self.table.selectRow(row)
+
+    def drill_down(self, stimulus_ids: list, description: str) -> None:
+        """Show only these stimuli (from a chart, a failure filter or a slice)."""
+        self.session.set_filter(replace(self.session.filter, stimulus_ids=tuple(int(i) for i in stimulus_ids)))
+        self.filter_bar.set_drill_down(f"{description} ({len(stimulus_ids)})")
+        self.status_message.setText(f"Showing {len(stimulus_ids)} stimuli: {description}")
+
+    def show_dock(self, dock: QDockWidget) -> None:
+        pair = {self.metrics_dock: self.failures_dock, self.failures_dock: self.metrics_dock}
+        sibling = pair.get(dock)
+        if sibling is not None and sibling.isVisible() and dock not in self.tabifiedDockWidgets(sibling):
+            self.tabifyDockWidget(sibling, dock)
+        dock.show()
+        dock.raise_()
+        if sibling is not None:
+            self.resizeDocks([dock], [340], Qt.Orientation.Vertical)
+
+    def _compare_traces(self, stimulus_id: int, models: tuple) -> None:
+        from storage.analysis import ncp_compare_traces
+        self.runner.submit("compare-traces",
+                           lambda: ncp_compare_traces(self.store.cursor(), stimulus_id, list(models)),
+                           self.compare.set_traces, self._report_error)
 
     def _report_error(self, exc: BaseException) -> None:
         text = str(exc) if isinstance(exc, ThinsliceError) else f"{type(exc).__name__}: {exc}"

@@ -12,6 +12,7 @@ differently are given one name, so a chart or slice reads the same across releas
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ _JSON_TYPES = {"VARCHAR": "VARCHAR", "BIGINT": "BIGINT", "UBIGINT": "BIGINT", "D
                "BOOLEAN": "BOOLEAN"}
 _SECRET_WORDS = ("key", "secret", "token", "authorization", "password")
 LIVE_CONTEXT = "live"
+# Live answers of a batch arrive on several threads at once; creating their run must happen once.
+_LIVE_WRITES = threading.Lock()
 
 
 class DatasetNotFound(LookupError):
@@ -323,7 +326,6 @@ def _live_run(cur: duckdb.DuckDBPyConnection, dataset_id: int, model_id: int, mo
         rows = cur.execute("SELECT id, is_live FROM run WHERE dataset_id = ? AND model_id = ? AND modality = ?"
                            " AND prompt_setting = ? AND vision_mode = ? AND context = ?", key + [context]).fetchall()
     if rows:
-        cur.execute("UPDATE run SET params = ? WHERE id = ?", [params, rows[0][0]])
         return int(rows[0][0])
     return int(cur.execute(
         "INSERT INTO run (dataset_id, model_id, modality, prompt_setting, vision_mode, context, is_live, params)"
@@ -342,6 +344,15 @@ def store_live_prediction(cur: duckdb.DuckDBPyConnection, dataset_id: int, model
     about the same stimulus in the same run replaces the earlier answer. Parameters that look like
     credentials are dropped before anything is written. All in one transaction."""
     params = _without_secrets(params_json)
+    with _LIVE_WRITES:
+        return _write_live(cur, dataset_id, model, modality, prompt_setting, vision_mode, context, stimulus_id,
+                           prompt, raw_output, answer, correct, latency_s, tokens_in, tokens_out, params)
+
+
+def _write_live(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, modality: str, prompt_setting: str,
+                vision_mode: str, context: str, stimulus_id: int, prompt: str, raw_output: str, answer: str | None,
+                correct: bool | None, latency_s: float | None, tokens_in: int | None, tokens_out: int | None,
+                params: str | None) -> int:
     cur.execute("BEGIN TRANSACTION")
     try:
         rows = cur.execute("SELECT id FROM model WHERE name = ?", [model]).fetchall()

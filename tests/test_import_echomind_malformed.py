@@ -174,7 +174,9 @@ def test_any_damage_imports_or_fails_naming_the_file(target, damage, broken):
             plan = plan_of(root)  # same folder name, so the same dataset as the undamaged import
             write_plan(store, plan)
         except ImportFailed as exc:
-            assert target in str(exc), str(exc)
+            # a damaged script id is reported where it is missed: in the outputs that refer to it
+            orphaned = target == SCRIPTS and any(key == "case_id" for _i, key, _v in damage)
+            assert target in str(exc) or (orphaned and "case_id" in str(exc)), str(exc)
             assert table_counts(store) == before
             return
         assert plan.frame("stimuli").height <= 9

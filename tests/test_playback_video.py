@@ -50,8 +50,8 @@ def shown_frame(qtbot, surface, tmp_path, expected: int) -> int:
 
     try:
         qtbot.waitUntil(settled, timeout=3000)
-    except AssertionError:
-        pass
+    except qtbot.TimeoutError:
+        pass  # report what was on screen instead
     return seen[-1] if seen else -1
 
 
@@ -83,7 +83,8 @@ def test_clock_and_playhead_follow_libvlc_while_playing(qtbot, panel, numbered_m
     panel.clock.play()
     qtbot.waitUntil(lambda: panel.clock.position > 0.6, timeout=5000)
     # Compare whenever libVLC reports a new time: that is when its coarse report is fresh.
-    gaps, last = [], None
+    gaps = []
+    last_seen = [panel.video.master_time()]
 
     def collect() -> bool:
         media_time = panel.video.master_time()
@@ -93,11 +94,10 @@ def test_clock_and_playhead_follow_libvlc_while_playing(qtbot, panel, numbered_m
             assert panel.waveform.playhead == pytest.approx(panel.clock.position, abs=0.05)
         return panel.clock.position > 2.2
 
-    last_seen = [last]
     qtbot.waitUntil(collect, timeout=6000)
     assert len(gaps) >= 3
     assert statistics.median(abs(g) for g in gaps) < 0.06
-    assert max(abs(g) for g in gaps) < 0.2
+    assert max(abs(g) for g in gaps) < 0.15
     qtbot.waitUntil(lambda: not panel.clock.playing, timeout=5000)  # stops at the end by itself
     assert panel.clock.position == pytest.approx(3.0, abs=0.05)
 
@@ -127,8 +127,12 @@ def test_dyad_players_stay_together(qtbot, panel, numbered_mp4, tmp_path):
     qtbot.waitUntil(lambda: panel.clock.position > 1.5, timeout=5000)
     panel.clock.pause()
     a, b = panel.video.surfaces
-    qtbot.waitUntil(lambda: a.media_time() is not None and b.media_time() is not None, timeout=2000)
-    qtbot.wait(100)
-    assert abs(a.media_time() - b.media_time()) < 0.1
+    stopped_at = panel.clock.position
+
+    def both_at_the_clock() -> bool:
+        times = [a.media_time(), b.media_time()]
+        return None not in times and all(abs(t - stopped_at) < 0.02 for t in times)
+
+    qtbot.waitUntil(both_at_the_clock, timeout=2000)  # a pause shows the clock's frame in both
     panel.clock.seek(2.0 + 0.5 / FPS)
     assert shown_frame(qtbot, b, tmp_path, 50) == 50

@@ -32,6 +32,10 @@ class FilterBarView(QWidget):
         self.clear = QToolButton()
         self.clear.setText("Clear")
         self.count = QLabel("")
+        self.drill = QLabel("")
+        self.drill.setStyleSheet("QLabel { color: #1565c0; }")
+        self.drill.setWordWrap(True)
+        self.drill.hide()
         layout = QGridLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setHorizontalSpacing(4)
@@ -45,6 +49,7 @@ class FilterBarView(QWidget):
         layout.addWidget(self.disagree, 2, 2)
         layout.addWidget(self.count, 3, 0, 1, 2)
         layout.addWidget(self.clear, 3, 2)
+        layout.addWidget(self.drill, 4, 0, 1, 3)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(200)
@@ -78,7 +83,13 @@ class FilterBarView(QWidget):
         self.disagree.setChecked(False)
         self._quiet = False
 
+    def set_drill_down(self, description: str) -> None:
+        """Say that the table shows a chosen set of stimuli; any filter change or Clear leaves it."""
+        self.drill.setText(f"only: {description}")
+        self.drill.setVisible(bool(description))
+
     def reset(self) -> None:
+        self.drill.hide()
         self._quiet = True
         for combo in (self.kind, self.truth, self.modality, self.model, self.outcome):
             combo.setCurrentIndex(0)
@@ -99,4 +110,5 @@ class FilterBarView(QWidget):
 
     def _emit(self, *_args: object) -> None:
         if not self._quiet:
+            self.drill.hide()
             self.filterChanged.emit(self.current_filter())

@@ -14,8 +14,9 @@ import numpy as np
 import polars as pl
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtCore import QPointF, QRect, Qt, Signal
+from PySide6.QtGui import QFont, QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton,
                                QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -38,8 +39,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+def _short(label: str, chars: int = LABEL_CHARS) -> str:
+    return label if len(label) <= chars else label[: chars - 1] + "…"
 
 
 class ChartPanel(QFrame):
@@ -97,6 +98,7 @@ class ChartPanel(QFrame):
             axis.setTickFont(font)
             axis.setPen(pg.mkPen("#333"))
             axis.setTextPen(pg.mkPen("#222"))
+            axis.enableAutoSIPrefix(False)  # a WER of 0.02 reads as 0.02, not "20 (x0.001)"
         item.showGrid(y=True, alpha=0.25)
         if spec.kind == "bars":
             self._draw_bars(item, spec)
@@ -150,8 +152,9 @@ class ChartPanel(QFrame):
             for x, i in zip(xs, rows):
                 top = max(values[i], highs[i] if highs[i] is not None and highs[i] == highs[i] else values[i])
                 self._bars.append((x - width / 2, x + width / 2, min(0.0, values[i]), max(top, 0.0), i))
-        ticks = [(k, _short(c)) for k, c in enumerate(cat_order)]
-        item.getAxis("bottom").setTicks([ticks])
+        # Many categories share the width: shorter labels, so that none overlap (the table has full names).
+        chars = LABEL_CHARS if len(cat_order) <= 5 else max(8, 120 // len(cat_order))
+        item.getAxis("bottom").setTicks([[(k, _short(c, chars)) for k, c in enumerate(cat_order)]])
         item.setLabel("left", spec.y_label, **{"font-size": "12pt"})
         item.setXRange(-0.6, len(cat_order) - 0.4, padding=0)
         if spec.y_range is not None:
@@ -259,7 +262,7 @@ class ChartPanel(QFrame):
                 grid.setItem(r, c, cell)
         grid.resizeColumnsToContents()
         grid.setMinimumHeight(min(320, 34 + 26 * max(1, frame.height)))
-        grid.cellDoubleClicked.connect(lambda r, _c: self.emit_row(r) if self.table.stimulus_ids[r] else None)
+        grid.cellDoubleClicked.connect(lambda r, _c: self.emit_row(r) if self.table.stimulus_count(r) else None)
         return grid
 
     # ----- export ----------------------------------------------------------------------------------------
@@ -270,7 +273,19 @@ class ChartPanel(QFrame):
         path = Path(path)
         item = self.plot.getPlotItem()
         if path.suffix.lower() == ".svg":
-            pyqtgraph.exporters.SVGExporter(item).export(str(path))
+            # pyqtgraph's SVGExporter cannot parse the path data Qt 6.12 writes, so Qt's own generator
+            # draws the chart (as vectors) instead.
+            generator = QSvgGenerator()
+            generator.setFileName(str(path))
+            generator.setSize(self.plot.size())
+            generator.setViewBox(QRect(0, 0, self.plot.width(), self.plot.height()))
+            generator.setTitle(self.table.title)
+            generator.setDescription(self.table.note)
+            painter = QPainter(generator)
+            try:
+                self.plot.render(painter)
+            finally:
+                painter.end()
         else:
             exporter = pyqtgraph.exporters.ImageExporter(item)
             exporter.parameters()["width"] = max(1200, int(self.plot.width() * 2))
@@ -280,8 +295,8 @@ class ChartPanel(QFrame):
     def export_csv(self, path: Path | str) -> Path:
         """Write the table as CSV, with the stimulus ids of each row (space-separated) in the last column."""
         path = Path(path)
-        frame = self.table.frame.with_columns(
-            pl.Series("stimulus_ids", [" ".join(map(str, ids)) for ids in self.table.stimulus_ids], dtype=pl.String))
+        ids = [" ".join(map(str, self.table.stimulus_ids[i])) for i in range(self.table.frame.height)]
+        frame = self.table.frame.with_columns(pl.Series("stimulus_ids", ids, dtype=pl.String))
         frame.write_csv(path)
         return path
 

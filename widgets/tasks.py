@@ -6,7 +6,14 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+
+def _alive(callback: Callable[..., Any] | None) -> bool:
+    """False once the widget a bound-method callback belongs to has been deleted (its window closed)."""
+    owner = getattr(callback, "__self__", None)
+    return not isinstance(owner, QObject) or shiboken6.isValid(owner)
 
 
 class CancelToken:
@@ -88,19 +95,20 @@ class TaskRunner(QObject):
 
         def deliver(result: Any) -> None:
             finish()
-            if self._generation.get(key) == generation and not token.cancelled:
+            if self._generation.get(key) == generation and not token.cancelled and _alive(on_done):
                 on_done(result)
 
         def fail(exc: BaseException) -> None:
             finish()
-            if self._generation.get(key) == generation and on_error is not None:
+            if self._generation.get(key) == generation and on_error is not None and _alive(on_error):
                 on_error(exc)
 
         relay.done.connect(deliver)
         relay.failed.connect(fail)
         if on_progress is not None:
             relay.progress.connect(
-                lambda f, m: on_progress(f, m) if self._generation.get(key) == generation else None)
+                lambda f, m: on_progress(f, m) if self._generation.get(key) == generation and _alive(on_progress)
+                else None)
         self.pool.start(_Job(fn, relay, token, with_progress))
         return token
 

@@ -29,6 +29,13 @@ SLAVE_SETTLE_S = 1.0
 # libVLC 3 applies but does not display a seek issued within a few tens of ms after set_pause(1)
 # (measured: lost at 0 ms, shown at 50 ms), so seeks that soon after a pause wait for `poll`.
 PAUSE_SETTLE_S = 0.08
+# Under load a paused seek can still go undisplayed; repeating it once after this delay costs one
+# decode of the same frame and makes the frame on screen match the clock.
+CONFIRM_SEEK_S = 0.15
+
+# Without it libVLC 3 reads ahead 300 ms and a paused seek that lands inside what it already read is
+# applied but never displayed (measured: about 1 in 5 short seeks). Local files do not need the cache.
+REQUIRED_VLC_ARGS = ("--file-caching=0",)
 
 _instances: dict[tuple[str, ...], object] = {}
 
@@ -48,7 +55,7 @@ def default_vlc_args() -> list[str]:
 
 def vlc_instance(args: Sequence[str]):
     """One libVLC instance per argument list for the whole process; None if libVLC is unusable."""
-    key = tuple(args)
+    key = (*REQUIRED_VLC_ARGS, *(a for a in args if a not in REQUIRED_VLC_ARGS))
     if key not in _instances:
         try:
             import vlc
@@ -88,6 +95,7 @@ class VideoSurface(QFrame):
         self.settle_until = 0.0
         self._seek_after = 0.0
         self._seek_due = False
+        self._confirm_at: float | None = None
 
         self.caption = QLabel(caption)
         self.caption.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -184,6 +192,7 @@ class VideoSurface(QFrame):
     # ----- commands from the clock -----------------------------------------------------------------
     def play(self) -> None:
         self._want_playing = True
+        self._confirm_at = None
         if self.player is None or self.failed:
             return
         import vlc
@@ -196,8 +205,11 @@ class VideoSurface(QFrame):
             return
         self.player.set_pause(0)
 
-    def pause(self) -> None:
+    def pause(self, position_s: float | None = None) -> None:
+        """Pause and then show the frame at `position_s` (where the clock stopped), if given."""
         self._want_playing = False
+        if position_s is not None:
+            self._pending_s = position_s
         if self.ready:
             self._pause_now()
 
@@ -220,6 +232,7 @@ class VideoSurface(QFrame):
     def _apply_seek(self) -> None:
         self._seek_due = False
         self.player.set_time(int(round((self._pending_s + self.offset_s) * 1000)))
+        self._confirm_at = None if self._want_playing else time.monotonic() + CONFIRM_SEEK_S
 
     def set_rate(self, rate: float) -> None:
         self._rate = rate
@@ -247,6 +260,10 @@ class VideoSurface(QFrame):
             self.fail("This video cannot be played (no decodable stream).")
         elif self._seek_due and time.monotonic() >= self._seek_after:
             self._apply_seek()
+        elif self._confirm_at is not None and time.monotonic() >= self._confirm_at:
+            self._confirm_at = None
+            if not self._want_playing:
+                self.player.set_time(int(round((self._pending_s + self.offset_s) * 1000)))
 
     def snapshot(self, png_path: Path) -> bool:
         """Write the current frame to PNG (works with the dummy output too)."""
@@ -299,12 +316,14 @@ class VideoView(QWidget):
         clock = self._clock
         if event.kind == "play_state":
             for surface in self.surfaces:
-                surface.play() if clock.playing else surface.pause()
+                surface.play() if clock.playing else surface.pause(event.position)
         elif event.kind == "seek":
             master = self.master_time()
             for surface in self.surfaces:
-                # A seek that the master itself caused (the clock snapped to it) needs no new seek.
-                if surface is self.master and master is not None and abs(master - event.position) < 0.05:
+                # While playing, a seek the master itself caused (the clock snapped to it) needs no new
+                # seek; a paused seek always applies, since it decides the frame on screen.
+                if (clock.playing and surface is self.master and master is not None
+                        and abs(master - event.position) < 0.05):
                     continue
                 surface.seek(event.position)
         elif event.kind == "rate":

@@ -36,6 +36,18 @@ MAP_FIELDS: dict[str, str] = {
     "vision": "vision mode (VV/DV)",
     "latency": "response latency in seconds",
     "response_time": "human response time in seconds",
+    "site": "recording site (FriendBench, Seamless vendor)",
+    "gender": "gender composition of a dyad (same/mixed)",
+    "part": "early or late part of the conversation",
+    "relationship_detail": "relationship detail (Seamless)",
+    "topic": "conversation topic",
+    "organisation": "the model's organisation",
+    "duration": "clip duration in seconds",
+    "video_a": "participant A's video file",
+    "video_b": "participant B's video file",
+    "audio_a": "participant A's audio file",
+    "audio_b": "participant B's audio file",
+    "transcript": "transcript file",
 }
 
 

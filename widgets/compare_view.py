@@ -1,0 +1,520 @@
+"""Compare models on one stimulus, and present the comparison to an audience.
+
+`CompareView` shows, for the current stimulus, each chosen model's answers side by side: right or
+wrong, judge scores as bars (the judge's reasons on hover), the response text with its word-level
+differences from the first chosen model (or from the reference text) highlighted, and an audio button
+where a response audio file exists. The human crowd is a column of its own. NCP traces can be shown
+side by side below (the main window answers `tracesWanted` with `set_traces`).
+
+`PresentationView` is the same comparison full screen in large type: one key advances (reveals the next
+answer, then moves to the next stimulus), another goes back, Esc leaves. Keys are data (`PRESENTATION_KEYS`).
+"""
+from __future__ import annotations
+
+import difflib
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QListWidget,
+                               QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
+                               QVBoxLayout, QWidget)
+
+from storage.records import HumanSplit, Prediction, StimulusDetail
+
+RIGHT = "#2e7d32"
+WRONG = "#c62828"
+MIN_MODELS, MAX_MODELS = 2, 6
+INSERTED_STYLE = "background:#fff0a8;"
+DELETED_STYLE = "color:#b71c1c;text-decoration:line-through;"
+
+# key, action, description: drives key handling, the help line and the tests.
+PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("Right", "advance", "reveal the next answer, then go to the next stimulus"),
+    ("PgDown", "advance", "reveal the next answer, then go to the next stimulus"),
+    ("Space", "advance", "reveal the next answer, then go to the next stimulus"),
+    ("Down", "reveal", "reveal the next answer"),
+    ("Return", "reveal", "reveal the next answer"),
+    ("A", "reveal_all", "reveal every answer"),
+    ("Left", "back", "previous stimulus"),
+    ("PgUp", "back", "previous stimulus"),
+    ("Backspace", "back", "previous stimulus"),
+    ("Escape", "leave", "leave presentation mode"),
+)
+
+
+def word_diff_html(baseline: str, text: str) -> str:
+    """`text` as HTML with words that differ from `baseline` marked: added or changed words highlighted,
+    baseline words it lacks struck through."""
+    old, new = baseline.split(), text.split()
+    parts: list[str] = []
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op == "equal":
+            parts.append(html.escape(" ".join(new[b0:b1])))
+            continue
+        if op in ("delete", "replace") and a1 > a0:
+            parts.append(f"<span style='{DELETED_STYLE}'>{html.escape(' '.join(old[a0:a1]))}</span>")
+        if op in ("insert", "replace") and b1 > b0:
+            parts.append(f"<span style='{INSERTED_STYLE}'>{html.escape(' '.join(new[b0:b1]))}</span>")
+    return " ".join(parts)
+
+
+def response_text(p: Prediction) -> str:
+    """What the model said: the full output when stored, else the parsed answer."""
+    return (p.raw_output or p.answer or "").strip()
+
+
+def verdict_html(correct: bool | None) -> str:
+    if correct is None:
+        return ""
+    colour, text = (RIGHT, "✓ right") if correct else (WRONG, "✗ wrong")
+    return f"<span style='color:{colour};font-weight:bold'>{text}</span>"
+
+
+def human_summary(splits: Sequence[HumanSplit], truth: str | None) -> list[str]:
+    lines = []
+    for s in splits:
+        answers = ", ".join(f"{a or '—'} {n}" for a, n in sorted(s.answers.items(), key=lambda t: -t[1]))
+        share = f"{s.share_correct:.0%} right" if s.share_correct is not None and truth is not None else ""
+        lines.append(f"{s.condition}: {s.n} raters {share} ({answers})".replace("  ", " "))
+    return lines
+
+
+def _same_condition(a: Prediction, b: Prediction) -> bool:
+    return (a.modality, a.prompt_setting, a.vision_mode, a.context) == (b.modality, b.prompt_setting, b.vision_mode,
+                                                                        b.context)
+
+
+SHORT_ANSWER = 40
+
+
+class _PredictionCell(QFrame):
+    """One prediction: its answer and verdict, judge bars (reasons on hover), response text, audio button."""
+
+    def __init__(self, p: Prediction, text_html: str, audio: Path | None, on_play, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMinimumWidth(240)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(6, 4, 6, 4)
+        short = p.answer if p.answer and len(p.answer) <= SHORT_ANSWER and p.answer != response_text(p) else ""
+        self.answer = QLabel(f"<b>{html.escape(short)}</b> {verdict_html(p.correct)}".strip())
+        self.answer.setTextFormat(Qt.TextFormat.RichText)
+        self.answer.setVisible(bool(short) or p.correct is not None)
+        grid.addWidget(self.answer, 0, 0, 1, 2)
+        self.judge_bars: list[QProgressBar] = []
+        row = 1
+        for j in p.judgments:
+            name = QLabel(j.criterion)
+            bar = QProgressBar()
+            scale = j.scale_max or 5.0
+            bar.setRange(0, 100)
+            bar.setValue(int(round(100 * (j.score or 0) / scale)))
+            bar.setFormat(f"{j.score:g} / {scale:g}" if j.score is not None else "—")
+            bar.setMaximumHeight(18)
+            tip = f"{j.judge or 'judge'}: {j.rationale}" if j.rationale else (j.judge or "no reason given")
+            name.setToolTip(tip)
+            bar.setToolTip(tip)
+            self.judge_bars.append(bar)
+            grid.addWidget(name, row, 0)
+            grid.addWidget(bar, row, 1)
+            row += 1
+        self.text = QLabel(text_html)
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text.setToolTip((p.raw_output or "")[:2000])
+        grid.addWidget(self.text, row, 0, 1, 2)
+        row += 1
+        self.audio_button: QPushButton | None = None
+        if audio is not None:
+            self.audio_button = QPushButton("▶ response audio")
+            self.audio_button.setToolTip(str(audio))
+            self.audio_button.clicked.connect(lambda _=False, path=str(audio): on_play(path))
+            grid.addWidget(self.audio_button, row, 0, 1, 2)
+
+
+class CompareView(QWidget):
+    """Side-by-side answers of 2 to 6 chosen models (plus the human crowd) on the current stimulus."""
+
+    comparedModelsChanged = Signal(tuple)
+    playResponseRequested = Signal(str)
+    tracesWanted = Signal(int, tuple)          # NCP task id, chosen models: answer with set_traces
+    nextStimulusRequested = Signal()
+    previousStimulusRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.detail: StimulusDetail | None = None
+        self.response_audio: dict[int, Path] = {}
+        self._available: list[str] = []
+        self._chosen: list[str] = []
+        self.cells: dict[tuple[str, str], _PredictionCell] = {}
+        self.presentation: PresentationView | None = None
+        self.model_list = QListWidget()
+        self.model_list.setMaximumWidth(220)
+        self.model_list.itemChanged.connect(self._item_changed)
+        self.humans_box = QCheckBox("human crowd")
+        self.humans_box.setChecked(True)
+        self.humans_box.toggled.connect(lambda _on: self._render())
+        self.baseline_box = QComboBox()
+        self.baseline_box.addItem("differences from the first chosen model", "first")
+        self.baseline_box.addItem("differences from the reference text", "reference")
+        self.baseline_box.currentIndexChanged.connect(lambda _i: self._render())
+        present = QPushButton("Present…")
+        present.setToolTip("Full screen, large type; Right/PgDown/Space advance, Left/PgUp back, Esc leaves")
+        present.clicked.connect(self.enter_presentation)
+        self.hint = QLabel("")
+        self.header = QLabel("No stimulus selected.")
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        side = QVBoxLayout()
+        side.addWidget(QLabel(f"Compare {MIN_MODELS}-{MAX_MODELS} models:"))
+        side.addWidget(self.model_list, 1)
+        side.addWidget(self.humans_box)
+        side.addWidget(present)
+        side_widget = QWidget()
+        side_widget.setLayout(side)
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setHorizontalSpacing(8)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.grid_host)
+        main = QVBoxLayout()
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        top.addWidget(self.baseline_box)
+        main.addLayout(top)
+        main.addWidget(self.hint)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(scroll)
+        self.trace_host = QWidget()
+        self.trace_layout = QVBoxLayout(self.trace_host)
+        self.trace_layout.setContentsMargins(0, 0, 0, 0)
+        self.trace_host.hide()
+        self.stepper = None
+        self.splitter.addWidget(self.trace_host)
+        main.addWidget(self.splitter, 1)
+        main_widget = QWidget()
+        main_widget.setLayout(main)
+        layout = QHBoxLayout(self)
+        layout.addWidget(side_widget)
+        layout.addWidget(main_widget, 1)
+
+    # ----- models ----------------------------------------------------------------------------------------
+    def set_available_models(self, models: Sequence[str]) -> None:
+        """The models the user can choose from (the dataset's models)."""
+        self._available = list(dict.fromkeys(models))
+        self._fill_list()
+
+    def compared_models(self) -> tuple[str, ...]:
+        return tuple(self._chosen)
+
+    def set_compared_models(self, models: Sequence[str]) -> None:
+        """Choose these models (at most six are kept, in this order)."""
+        chosen = [m for m in dict.fromkeys(models)][:MAX_MODELS]
+        if chosen == self._chosen:
+            return
+        self._chosen = chosen
+        for m in chosen:
+            if m not in self._available:
+                self._available.append(m)
+        self._fill_list()
+        self._render()
+        self.comparedModelsChanged.emit(tuple(chosen))
+
+    def _fill_list(self) -> None:
+        self.model_list.blockSignals(True)
+        self.model_list.clear()
+        for name in self._available:
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if name in self._chosen else Qt.CheckState.Unchecked)
+            self.model_list.addItem(item)
+        self.model_list.blockSignals(False)
+
+    def _item_changed(self, item: QListWidgetItem) -> None:
+        name = item.text()
+        if item.checkState() == Qt.CheckState.Checked and name not in self._chosen:
+            if len(self._chosen) >= MAX_MODELS:
+                self.model_list.blockSignals(True)
+                item.setCheckState(Qt.CheckState.Unchecked)
+                self.model_list.blockSignals(False)
+                self.hint.setText(f"At most {MAX_MODELS} models side by side: uncheck one first.")
+                return
+            self._chosen.append(name)
+        elif item.checkState() != Qt.CheckState.Checked and name in self._chosen:
+            self._chosen.remove(name)
+        else:
+            return
+        self._render()
+        self.comparedModelsChanged.emit(tuple(self._chosen))
+
+    # ----- content ---------------------------------------------------------------------------------------
+    def set_detail(self, detail: StimulusDetail | None, response_audio: dict[int, Path] | None = None) -> None:
+        """Show this stimulus. `response_audio` maps prediction ids to response audio files (see
+        `storage.analysis.response_audio_paths`); `detail.extra["response_audio"]` is read when omitted."""
+        self.detail = detail
+        if response_audio is None and detail is not None:
+            response_audio = detail.extra.get("response_audio", {})
+        self.response_audio = dict(response_audio or {})
+        if detail is not None:
+            new = [p.model for p in detail.predictions if p.model not in self._available]
+            if new:
+                self._available += list(dict.fromkeys(new))
+                self._fill_list()
+            if not self._chosen:
+                first = list(dict.fromkeys(p.model for p in detail.predictions))[:MIN_MODELS]
+                self._chosen = first
+                self._fill_list()
+                self.comparedModelsChanged.emit(tuple(first))
+        self.set_traces([])
+        self._render()
+        if detail is not None and detail.kind == "ncp_task" and self._chosen:
+            self.tracesWanted.emit(detail.id, tuple(self._chosen))
+        if self.presentation is not None:
+            self.presentation.set_content(detail, self._chosen, self.humans_box.isChecked())
+
+    def set_traces(self, traces: Sequence[tuple[str, list[dict], object]]) -> None:
+        """Show NCP traces side by side ([(label, steps, goal)], e.g. from
+        `storage.analysis.ncp_compare_traces`); an empty list hides the area."""
+        if not traces:
+            self.trace_host.hide()
+            if self.stepper is not None:
+                self.stepper.set_traces([])
+            return
+        if self.stepper is None:
+            from widgets.belief_stepper import BeliefStepperView
+
+            self.stepper = BeliefStepperView()
+            self.trace_layout.addWidget(self.stepper)
+        self.stepper.set_traces(list(traces))
+        self.trace_host.show()
+
+    def baseline_text(self, p: Prediction) -> str | None:
+        """What `p`'s response is compared with: the reference text, or the first chosen model's response in
+        the same condition (None for the first model itself)."""
+        if self.detail is None:
+            return None
+        if self.baseline_box.currentData() == "reference":
+            return self.detail.text or None
+        if not self._chosen or p.model == self._chosen[0]:
+            return None
+        firsts = [q for q in self.detail.predictions if q.model == self._chosen[0]]
+        match = next((q for q in firsts if _same_condition(p, q)), None)
+        if match is None:
+            match = next((q for q in firsts if q.modality == p.modality), None)
+        return response_text(match) if match is not None else None
+
+    def _clear_grid(self) -> None:
+        while self.grid.count():
+            widget = self.grid.takeAt(0).widget()
+            if widget is not None:
+                widget.setParent(None)
+                widget.deleteLater()
+        self.cells = {}
+
+    def _render(self) -> None:
+        """One column per chosen model (then the crowd), one row per condition, so like faces like."""
+        self._clear_grid()
+        detail = self.detail
+        if detail is None:
+            self.header.setText("No stimulus selected.")
+            return
+        truth = f" · truth <b>{html.escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
+        self.header.setText(f"<b>{html.escape(detail.external_id)}</b> {html.escape(detail.title or '')}{truth}")
+        if len(self._chosen) < MIN_MODELS:
+            self.hint.setText(f"Choose at least {MIN_MODELS} models to compare.")
+        elif not self.hint.text().startswith("At most"):
+            self.hint.setText("")
+        conditions = list(dict.fromkeys(p.condition for p in detail.predictions if p.model in self._chosen))
+        for c, model in enumerate(self._chosen, start=1):
+            heading = QLabel(f"<b>{html.escape(model)}</b>")
+            font = QFont(heading.font())
+            font.setPointSizeF(font.pointSizeF() * 1.2)
+            heading.setFont(font)
+            self.grid.addWidget(heading, 0, c)
+        for r, condition in enumerate(conditions, start=1):
+            label = QLabel(html.escape(condition))
+            label.setWordWrap(True)
+            label.setMaximumWidth(150)
+            self.grid.addWidget(label, r, 0, Qt.AlignmentFlag.AlignTop)
+            for c, model in enumerate(self._chosen, start=1):
+                p = next((q for q in detail.predictions if q.model == model and q.condition == condition), None)
+                if p is None:
+                    self.grid.addWidget(QLabel("—"), r, c, Qt.AlignmentFlag.AlignTop)
+                    continue
+                text = response_text(p)
+                baseline = self.baseline_text(p)
+                body = word_diff_html(baseline, text) if baseline is not None else html.escape(text)
+                cell = _PredictionCell(p, body, self.response_audio.get(p.id), self.playResponseRequested.emit)
+                self.cells[(model, condition)] = cell
+                self.grid.addWidget(cell, r, c, Qt.AlignmentFlag.AlignTop)
+        if self.humans_box.isChecked() and detail.human:
+            c = len(self._chosen) + 1
+            self.grid.addWidget(QLabel("<b>human crowd</b>"), 0, c)
+            crowd = QLabel("<br/>".join(html.escape(line) for line in human_summary(detail.human, detail.ground_truth)))
+            crowd.setWordWrap(True)
+            crowd.setMinimumWidth(200)
+            self.grid.addWidget(crowd, 1, c, max(1, len(conditions)), 1, Qt.AlignmentFlag.AlignTop)
+        self.grid.setRowStretch(len(conditions) + 1, 1)
+        for c in range(1, len(self._chosen) + 2):
+            self.grid.setColumnStretch(c, 1)
+
+    # ----- presentation ----------------------------------------------------------------------------------
+    def enter_presentation(self, full_screen: bool = True) -> PresentationView:
+        """Open the presentation of the current comparison (full screen unless told otherwise)."""
+        if self.presentation is None:
+            self.presentation = PresentationView()
+            self.presentation.nextStimulusRequested.connect(self.nextStimulusRequested)
+            self.presentation.previousStimulusRequested.connect(self.previousStimulusRequested)
+            self.presentation.left.connect(self._presentation_left)
+        self.presentation.set_content(self.detail, self._chosen, self.humans_box.isChecked())
+        if full_screen:
+            self.presentation.showFullScreen()
+        else:
+            self.presentation.show()
+        self.presentation.activateWindow()
+        self.presentation.setFocus()
+        return self.presentation
+
+    def _presentation_left(self) -> None:
+        if self.presentation is not None:
+            self.presentation.deleteLater()
+            self.presentation = None
+
+
+class PresentationView(QWidget):
+    """The comparison for an audience: big type, answers revealed one at a time, truth last."""
+
+    nextStimulusRequested = Signal()
+    previousStimulusRequested = Signal()
+    left = Signal()
+
+    def __init__(self, parent: QWidget | None = None, point_size: float = 26.0) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Thinslice — presentation")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAutoFillBackground(True)
+        self.setStyleSheet("PresentationView { background: #fbfbf8; } QLabel { color: #111; }")
+        self.point_size = point_size
+        self.title = QLabel()
+        self.context = QLabel()
+        self.context.setWordWrap(True)
+        self.rows = QGridLayout()
+        self.rows.setHorizontalSpacing(40)
+        self.rows.setVerticalSpacing(18)
+        self.help = QLabel(" · ".join(sorted({f"{k}: {d.split(',')[0]}" for k, a, d in PRESENTATION_KEYS
+                                               if k in ("Space", "Left", "A", "Escape")})))
+        self._font(self.title, 1.3, bold=True)
+        self._font(self.context, 0.7)
+        self._font(self.help, 0.45)
+        self.help.setStyleSheet("color:#777")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(60, 40, 60, 30)
+        layout.addWidget(self.title)
+        layout.addWidget(self.context)
+        layout.addSpacing(20)
+        layout.addLayout(self.rows)
+        layout.addStretch(1)
+        layout.addWidget(self.help)
+        self._answers: list[tuple[QLabel, str]] = []
+        self._revealed = 0
+        actions = {"advance": self.advance, "reveal": self.reveal_next, "reveal_all": self.reveal_all,
+                   "back": self.previousStimulusRequested.emit, "leave": self.leave}
+        self._keys = {QKeySequence(k)[0].key(): actions[a] for k, a, _d in PRESENTATION_KEYS}
+
+    def _font(self, label: QLabel, scale: float, bold: bool = False) -> None:
+        font = QFont(label.font())
+        font.setPointSizeF(self.point_size * scale)
+        font.setBold(bold)
+        label.setFont(font)
+
+    def set_content(self, detail: StimulusDetail | None, models: Sequence[str], humans: bool = True) -> None:
+        """Show a stimulus with every answer hidden."""
+        while self.rows.count():
+            item = self.rows.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self._answers = []
+        self._revealed = 0
+        if detail is None:
+            self.title.setText("No stimulus")
+            self.context.setText("")
+            return
+        title = detail.title or ""
+        self.title.setText(title if title.startswith(detail.external_id) else f"{detail.external_id} — {title}".rstrip(" —"))
+        context = detail.text or " ".join(f"{s.speaker}: {s.text}" for s in detail.segments[:6])
+        self.context.setText(html.escape(context[:400] + ("…" if len(context) > 400 else "")))
+        row = 0
+        for model in models:
+            preds = [p for p in detail.predictions if p.model == model]
+            parts = [(f"{p.condition}: " if len(preds) > 1 else "") + f"{html.escape(p.answer or '—')} "
+                     f"{verdict_html(p.correct)}" for p in preds]
+            self._add_row(row, model, " &nbsp; ".join(parts) or "<i>no answer</i>")
+            row += 1
+        if humans and detail.human:
+            text = " &nbsp; ".join(
+                f"{html.escape(s.condition)}: {s.share_correct:.0%} right" if s.share_correct is not None
+                else html.escape(s.condition) for s in detail.human)
+            self._add_row(row, "human crowd", text)
+            row += 1
+        if detail.ground_truth:
+            self._add_row(row, "truth", f"<b>{html.escape(detail.ground_truth)}</b>")
+
+    def _add_row(self, row: int, name: str, answer_html: str) -> None:
+        label = QLabel(html.escape(name))
+        self._font(label, 0.8, bold=True)
+        answer = QLabel("?")
+        answer.setTextFormat(Qt.TextFormat.RichText)
+        answer.setWordWrap(True)
+        self._font(answer, 0.8)
+        answer.setStyleSheet("color:#999")
+        self.rows.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)
+        self.rows.addWidget(answer, row, 1, Qt.AlignmentFlag.AlignTop)
+        self.rows.setColumnStretch(1, 1)
+        self._answers.append((answer, answer_html))
+
+    def revealed(self) -> int:
+        return self._revealed
+
+    def total(self) -> int:
+        return len(self._answers)
+
+    def answer_text(self, index: int) -> str:
+        return self._answers[index][0].text()
+
+    def reveal_next(self) -> bool:
+        """Reveal the next hidden answer; False when all are shown."""
+        if self._revealed >= len(self._answers):
+            return False
+        label, text = self._answers[self._revealed]
+        label.setText(text)
+        label.setStyleSheet("")
+        self._revealed += 1
+        return True
+
+    def reveal_all(self) -> None:
+        while self.reveal_next():
+            pass
+
+    def advance(self) -> None:
+        """The presenter's one key: the next answer, or the next stimulus once all are shown."""
+        if not self.reveal_next():
+            self.nextStimulusRequested.emit()
+
+    def leave(self) -> None:
+        self.close()
+        self.left.emit()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        action = self._keys.get(event.key())
+        if action is None or event.modifiers() not in (Qt.KeyboardModifier.NoModifier,
+                                                       Qt.KeyboardModifier.KeypadModifier):
+            super().keyPressEvent(event)
+            return
+        action()
+        event.accept()

@@ -1,0 +1,535 @@
+"""Ask a live model about the current stimulus (or a batch of stimuli) and keep its answers.
+
+Settings (base URL, model, the *name* of the environment variable holding the API key) are kept in
+QSettings; the key itself never is. Calls run on workers: a streamed answer appears piece by piece, Cancel
+stops at once, and a failure (endpoint down, HTTP error, timeout, malformed answer) is shown as a message
+while the window stays responsive. Each answer is parsed and handed to the injected `save_live(**fields)`
+(the main window passes `storage.analysis.store_live_prediction` bound to the store), so the panel never
+touches the store itself.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+
+from app.live import (LiveCancelled, LiveClient, LiveError, LiveSettings, echomind_mcq_messages,
+                      echomind_open_messages, friendbench_messages, parse_forced_choice, parse_multiple_choice,
+                      parse_open_response, resolve_api_key, run_batch, wav_bytes)
+from app.prompts import (ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, FRIENDBENCH_FORCED_CHOICE, PromptTemplate)
+from storage.records import StimulusDetail
+from widgets.tasks import CancelToken, TaskRunner
+
+SETTINGS_GROUP = "live"
+MODALITIES = ("text", "audio", "video")
+FRAMES_PER_CLIP = 4
+ERROR_STYLE = "color:#b71c1c;font-weight:bold"
+SaveLive = Callable[..., int]
+
+
+# ----- building a request from a stimulus (no Qt) ---------------------------------------------------------
+def template_for(detail: StimulusDetail) -> PromptTemplate:
+    """The prompt template this stimulus is asked with."""
+    if detail.kind == "echomind_mcq":
+        return ECHOMIND_MCQ
+    if detail.kind == "echomind_script":
+        return ECHOMIND_OPEN_RESPONSE
+    return FRIENDBENCH_FORCED_CHOICE
+
+
+def transcript_of(detail: StimulusDetail) -> str:
+    lines = [f"{s.speaker}: {s.text}" if s.speaker else s.text for s in detail.segments if s.text]
+    return "\n".join(lines) or (detail.text or "")
+
+
+def clip_audio_wav(detail: StimulusDetail) -> bytes:
+    """The stimulus' audio as WAV: its participants' tracks mixed (dyads), or its one audio file."""
+    from storage.media import decode_segment
+
+    roles = ("audio:target", "audio") if detail.kind == "echomind_script" else ("audio",)
+    refs = [m for prefix in roles for m in detail.media_by_role(prefix) if m.present]
+    if detail.kind == "echomind_script":
+        refs = refs[:1]
+    if not refs:
+        raise ValueError(f"no audio file present for {detail.external_id}")
+    tracks, rate = [], None
+    for ref in refs:
+        end = ref.offset_s + ref.duration_s if ref.duration_s else None
+        samples = decode_segment(ref.path, ref.offset_s, end)
+        if rate is not None and samples.sample_rate != rate:
+            continue  # mixing needs one rate; the first track's wins
+        rate = samples.sample_rate
+        tracks.append(samples.samples)
+    length = max(len(t) for t in tracks)
+    mix = np.zeros(length, dtype=np.float32)
+    for t in tracks:
+        mix[: len(t)] += t
+    return wav_bytes(mix / max(1, len(tracks)), int(rate or 16000))
+
+
+def clip_frames(detail: StimulusDetail, count: int = FRAMES_PER_CLIP) -> list[bytes]:
+    from storage.frames import sample_frames_jpeg
+
+    refs = [m for m in detail.media_by_role("video") if m.present]
+    if not refs:
+        raise ValueError(f"no video file present for {detail.external_id}")
+    per_video = max(1, count // len(refs))
+    frames: list[bytes] = []
+    for ref in refs:
+        end = ref.offset_s + ref.duration_s if ref.duration_s else None
+        frames += sample_frames_jpeg(ref.path, per_video, ref.offset_s, end)
+    return frames
+
+
+def options_of(detail: StimulusDetail) -> list[str]:
+    options = detail.meta.get("options") or {}
+    return [options[k] for k in sorted(options)] if isinstance(options, dict) else list(options)
+
+
+def build_messages(detail: StimulusDetail, modality: str, template: PromptTemplate | None = None,
+                   prompt_setting: str = "no") -> list[dict[str, Any]]:
+    """The chat messages for this stimulus in this modality (decodes media: call it on a worker)."""
+    template = template or template_for(detail)
+    if detail.kind == "echomind_mcq":
+        question = (detail.text or "").split("\n", 1)[0]
+        return echomind_mcq_messages(question, options_of(detail), clip_audio_wav(detail), template)
+    if detail.kind == "echomind_script":
+        return echomind_open_messages(clip_audio_wav(detail), prompt_setting, template)
+    if detail.benchmark == "friendbench" or detail.kind == "dyad":
+        transcript = transcript_of(detail) if modality == "text" else None
+        audio = clip_audio_wav(detail) if modality in ("audio", "video") else None
+        frames = clip_frames(detail) if modality == "video" else ()
+        return friendbench_messages(modality, transcript, audio, frames, template)
+    system, user = template.system, f"{template.user}\n\n{detail.text or transcript_of(detail)}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse_answer(detail: StimulusDetail, text: str) -> tuple[str | None, bool | None]:
+    """(answer, correct) as the benchmark scores it; correct is None without a ground truth or answer."""
+    if detail.kind == "echomind_mcq":
+        answer = parse_multiple_choice(text, options_of(detail))
+    elif detail.benchmark == "friendbench" or detail.kind == "dyad":
+        answer = parse_forced_choice(text)
+    else:
+        return parse_open_response(text), None
+    if answer is None or detail.ground_truth is None:
+        return answer, None
+    return answer, answer.strip().lower() == detail.ground_truth.strip().lower()
+
+
+def prompt_record(messages: Sequence[dict[str, Any]]) -> str:
+    """What was sent, as JSON text, with media replaced by a placeholder (the store keeps the words)."""
+    def strip(part: Any) -> Any:
+        if isinstance(part, dict) and part.get("type") == "input_audio":
+            return {"type": "input_audio", "input_audio": "<wav>"}
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            return {"type": "image_url", "image_url": "<jpeg>"}
+        return part
+
+    shown = [{**m, "content": [strip(p) for p in m["content"]] if isinstance(m.get("content"), list)
+              else m.get("content")} for m in messages]
+    return json.dumps(shown, ensure_ascii=False)
+
+
+# ----- the panel ---------------------------------------------------------------------------------------------
+class _BatchRelay(QObject):
+    progress = Signal(int, int, int, int)
+    item = Signal(int, object, str)
+
+
+class LivePanel(QWidget):
+    """Settings, prompt, Send/Cancel with a streamed answer, and batch runs with progress and resume."""
+
+    liveSaved = Signal(int, int)       # stimulus id, prediction id
+    statusMessage = Signal(str)
+    answerFinished = Signal(object)    # the result dict of one finished ask
+    batchFinished = Signal(object)     # app.live.BatchReport
+
+    def __init__(self, save_live: SaveLive | None = None,
+                 load_detail: Callable[[int], StimulusDetail | None] | None = None,
+                 parent: QWidget | None = None, settings: QSettings | None = None,
+                 runner: TaskRunner | None = None) -> None:
+        super().__init__(parent)
+        self.save_live = save_live
+        self.load_detail = load_detail
+        self.settings = settings or QSettings()
+        self.runner = runner or TaskRunner(self)
+        self.detail: StimulusDetail | None = None
+        self.batch_ids: list[int] = []
+        self.batch_done: set[int] = set()
+        self._token: CancelToken | None = None
+        self._batch_token: CancelToken | None = None
+        self.last_result: dict[str, Any] | None = None
+        self.base_url = QLineEdit()
+        self.model = QLineEdit()
+        self.key_env = QLineEdit()
+        self.key_status = QLabel()
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(0.5, 600)
+        self.timeout.setValue(60)
+        self.timeout.setSuffix(" s")
+        self.modality = QComboBox()
+        self.modality.addItems(MODALITIES)
+        self.prompt_setting = QComboBox()
+        self.prompt_setting.addItems(["no", "basic", "enhance"])
+        self.stream = QCheckBox("stream")
+        self.stream.setChecked(True)
+        for field in (self.base_url, self.model, self.key_env):
+            field.editingFinished.connect(self.save_settings)
+        self.key_env.textChanged.connect(lambda _t: self._show_key_status())
+        form = QFormLayout()
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("API key variable", self.key_env)
+        form.addRow("", self.key_status)
+        form.addRow("Timeout", self.timeout)
+        conditions = QHBoxLayout()
+        conditions.addWidget(self.modality)
+        conditions.addWidget(QLabel("EchoMind prompt"))
+        conditions.addWidget(self.prompt_setting)
+        conditions.addWidget(self.stream)
+        form.addRow("Condition", conditions)
+        self.template_name = QLabel()
+        self.system_edit = QPlainTextEdit()
+        self.user_edit = QPlainTextEdit()
+        self.system_edit.setMaximumHeight(60)
+        self.user_edit.setMaximumHeight(110)
+        reset = QPushButton("Reset prompt")
+        reset.clicked.connect(self._reset_template)
+        prompt_box = QGroupBox("Prompt template")
+        pl_ = QVBoxLayout(prompt_box)
+        head = QHBoxLayout()
+        head.addWidget(self.template_name, 1)
+        head.addWidget(reset)
+        pl_.addLayout(head)
+        pl_.addWidget(self.system_edit)
+        pl_.addWidget(self.user_edit)
+        self.send_button = QPushButton("Send")
+        self.send_button.clicked.connect(self.send)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.cancel_button)
+        self.answer = QPlainTextEdit()
+        self.answer.setReadOnly(True)
+        self.answer.setPlaceholderText("The model's answer appears here.")
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.concurrency = QSpinBox()
+        self.concurrency.setRange(1, 32)
+        self.concurrency.setValue(4)
+        self.concurrency.setPrefix("parallel ")
+        self.batch_button = QPushButton("Run batch")
+        self.batch_button.clicked.connect(self.run_batch)
+        self.batch_cancel = QPushButton("Cancel batch")
+        self.batch_cancel.setEnabled(False)
+        self.batch_cancel.clicked.connect(self.cancel_batch)
+        self.batch_progress = QProgressBar()
+        self.batch_label = QLabel("No batch list.")
+        batch_box = QGroupBox("Batch (the listed stimuli; already answered ones are skipped, so a run resumes)")
+        bl = QVBoxLayout(batch_box)
+        row = QHBoxLayout()
+        row.addWidget(self.concurrency)
+        row.addWidget(self.batch_button)
+        row.addWidget(self.batch_cancel)
+        bl.addLayout(row)
+        bl.addWidget(self.batch_progress)
+        bl.addWidget(self.batch_label)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(prompt_box)
+        layout.addLayout(buttons)
+        layout.addWidget(self.answer, 1)
+        layout.addWidget(self.message)
+        layout.addWidget(batch_box)
+        self._relay = _BatchRelay()
+        self._relay.progress.connect(self._batch_progress)
+        self._relay.item.connect(self._batch_item)
+        self.load_settings()
+        self._template: PromptTemplate = FRIENDBENCH_FORCED_CHOICE
+        self._show_template(self._template)
+
+    # ----- settings --------------------------------------------------------------------------------------
+    def live_settings(self) -> LiveSettings:
+        return LiveSettings(self.base_url.text().strip(), self.model.text().strip(), self.key_env.text().strip())
+
+    def set_live_settings(self, settings: LiveSettings) -> None:
+        self.base_url.setText(settings.base_url)
+        self.model.setText(settings.model)
+        self.key_env.setText(settings.api_key_env)
+        self.save_settings()
+
+    def load_settings(self) -> None:
+        stored = {k: self.settings.value(f"{SETTINGS_GROUP}/{k}") for k in LiveSettings.__dataclass_fields__}
+        values = LiveSettings.from_dict({k: v for k, v in stored.items() if v is not None})
+        self.base_url.setText(values.base_url)
+        self.model.setText(values.model)
+        self.key_env.setText(values.api_key_env)
+        self._show_key_status()
+
+    def save_settings(self) -> None:
+        """Store base URL, model and the key's variable name (never the key)."""
+        for k, v in self.live_settings().to_dict().items():
+            self.settings.setValue(f"{SETTINGS_GROUP}/{k}", v)
+        self.settings.sync()
+
+    def _show_key_status(self) -> None:
+        _key, where = resolve_api_key(self.live_settings())
+        self.key_status.setText(f"key: {where}")
+
+    # ----- templates -------------------------------------------------------------------------------------
+    def _stored_template(self, base: PromptTemplate) -> PromptTemplate:
+        system = self.settings.value(f"{SETTINGS_GROUP}/templates/{base.name}/system")
+        user = self.settings.value(f"{SETTINGS_GROUP}/templates/{base.name}/user")
+        try:
+            return base.edited(system, user) if system is not None or user is not None else base
+        except ValueError:
+            return base
+
+    def _show_template(self, template: PromptTemplate) -> None:
+        self._template = template
+        shown = self._stored_template(template)
+        self.template_name.setText(f"{template.name} — {template.description}")
+        self.system_edit.setPlainText(shown.system)
+        self.user_edit.setPlainText(shown.user)
+
+    def current_template(self) -> PromptTemplate:
+        """The edited template (stored by name); raises ValueError for a broken format string."""
+        edited = self._template.edited(self.system_edit.toPlainText(), self.user_edit.toPlainText())
+        self.settings.setValue(f"{SETTINGS_GROUP}/templates/{edited.name}/system", edited.system)
+        self.settings.setValue(f"{SETTINGS_GROUP}/templates/{edited.name}/user", edited.user)
+        return edited
+
+    def _reset_template(self) -> None:
+        self.settings.remove(f"{SETTINGS_GROUP}/templates/{self._template.name}")
+        self._show_template(self._template)
+
+    # ----- one stimulus ----------------------------------------------------------------------------------
+    def set_detail(self, detail: StimulusDetail | None) -> None:
+        self.detail = detail
+        if detail is not None:
+            self._show_template(template_for(detail))
+            if detail.kind.startswith("echomind"):
+                self.modality.setCurrentText("audio")
+
+    def busy(self) -> bool:
+        return self._token is not None
+
+    def _show_error(self, text: str) -> None:
+        self.message.setStyleSheet(ERROR_STYLE)
+        self.message.setText(text)
+        self.statusMessage.emit(text)
+
+    def _show_info(self, text: str) -> None:
+        self.message.setStyleSheet("")
+        self.message.setText(text)
+
+    def _condition(self) -> dict[str, str]:
+        """The run condition of the shown stimulus, from the panel's choices (GUI thread)."""
+        return self._condition_for(self.detail, {"modality": self.modality.currentText(),
+                                                 "prompt_setting": self.prompt_setting.currentText()})
+
+    @staticmethod
+    def _condition_for(detail: StimulusDetail | None, chosen: dict[str, str]) -> dict[str, str]:
+        if detail is not None and detail.kind == "echomind_mcq":
+            task = detail.meta.get("task") or "understanding"
+            return {"modality": f"mcq_{task}", "prompt_setting": "", "vision_mode": "", "context": ""}
+        if detail is not None and detail.kind == "echomind_script":
+            return {"modality": "conversation:target", "prompt_setting": chosen.get("prompt_setting") or "no",
+                    "vision_mode": "", "context": ""}
+        return {"modality": chosen.get("modality", "text"), "prompt_setting": "", "vision_mode": "", "context": ""}
+
+    def _ask(self, client: LiveClient, detail: StimulusDetail, template: PromptTemplate, condition: dict[str, str],
+             modality: str, stream: bool, cancel: Callable[[], bool],
+             on_delta: Callable[[str], None] | None) -> dict[str, Any]:
+        """Build, send, parse and save one request (runs on a worker: touches no widget)."""
+        messages = build_messages(detail, modality, template, condition["prompt_setting"] or "no")
+        reply = client.ask(messages, stream=stream, on_delta=on_delta, cancel=cancel, temperature=0)
+        answer, correct = parse_answer(detail, reply.text)
+        result = {"stimulus_id": detail.id, "text": reply.text, "answer": answer, "correct": correct,
+                  "latency_s": reply.latency_s, "tokens_in": reply.prompt_tokens,
+                  "tokens_out": reply.completion_tokens, "prediction_id": None}
+        if self.save_live is not None:
+            settings = client.settings
+            params = {"base_url": settings.base_url, "api_key_env": settings.api_key_env, "stream": stream,
+                      "temperature": 0, "template": template.name, "timeout_s": client.timeout_s}
+            result["prediction_id"] = self.save_live(
+                dataset_id=detail.dataset_id, model=settings.model, **condition, stimulus_id=detail.id,
+                prompt=prompt_record(messages), raw_output=reply.text, answer=answer, correct=correct,
+                latency_s=reply.latency_s, tokens_in=reply.prompt_tokens, tokens_out=reply.completion_tokens,
+                params_json=params)
+        return result
+
+    def _client(self) -> LiveClient:
+        return LiveClient(self.live_settings(), timeout_s=self.timeout.value(), max_retries=0)
+
+    def send(self) -> None:
+        """Ask about the current stimulus on a worker."""
+        if self.detail is None:
+            self._show_error("Select a stimulus first.")
+            return
+        if not self.model.text().strip():
+            self._show_error("Name the model to ask (the endpoint's model id).")
+            return
+        try:
+            template = self.current_template()
+        except ValueError as exc:
+            self._show_error(str(exc))
+            return
+        self.save_settings()
+        detail, condition, stream, client = self.detail, self._condition(), self.stream.isChecked(), self._client()
+        modality = self.modality.currentText()
+        self.answer.clear()
+        self._show_info(f"Asking {client.settings.model} at {client.settings.base_url}…")
+        self.send_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+
+        def work(token: CancelToken, progress: Callable[[float, str], None]) -> dict[str, Any]:
+            try:
+                return self._ask(client, detail, template, condition, modality, stream, token,
+                                 (lambda piece: progress(0.0, piece)) if stream else None)
+            finally:
+                client.close()
+
+        self._token = self.runner.submit("live", work, self._finished, self._failed,
+                                         on_progress=lambda _f, piece: self._delta(piece), with_progress=True)
+
+    def _delta(self, piece: str) -> None:
+        cursor = self.answer.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        cursor.insertText(piece)
+        self.answer.setTextCursor(cursor)
+
+    def cancel(self) -> None:
+        if self._token is not None:
+            self._token.cancel()
+        self.runner.cancel("live")
+        self._idle()
+        self._show_info("Cancelled.")
+
+    def _idle(self) -> None:
+        self._token = None
+        self.send_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _finished(self, result: dict[str, Any]) -> None:
+        self._idle()
+        self.last_result = result
+        self.answer.setPlainText(result["text"])
+        verdict = "" if result["correct"] is None else (" — right" if result["correct"] else " — wrong")
+        tokens = (f", {result['tokens_in']} tokens in / {result['tokens_out']} out"
+                  if result["tokens_in"] is not None else "")
+        parsed = result["answer"] if result["answer"] not in (None, "") else "unparsed"
+        saved = " Saved as a live run." if result["prediction_id"] is not None else ""
+        self._show_info(f"Answer: {parsed if len(parsed) < 60 else parsed[:57] + '…'}{verdict} "
+                        f"({result['latency_s']:.2f} s{tokens}).{saved}")
+        if result["prediction_id"] is not None:
+            self.liveSaved.emit(result["stimulus_id"], result["prediction_id"])
+        self.answerFinished.emit(result)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._idle()
+        if isinstance(exc, LiveCancelled):
+            self._show_info("Cancelled.")
+        elif isinstance(exc, LiveError):
+            self._show_error(str(exc))
+        else:
+            self._show_error(f"Could not ask: {exc}")
+        self.answerFinished.emit(None)
+
+    # ----- batches ---------------------------------------------------------------------------------------
+    def set_batch_ids(self, ids: Sequence[int]) -> None:
+        """The stimuli a batch runs over (e.g. the filtered list)."""
+        self.batch_ids = list(ids)
+        self.batch_label.setText(f"{len(self.batch_ids)} stimuli listed; {len(self.batch_done)} answered so far.")
+
+    def batch_running(self) -> bool:
+        return self._batch_token is not None
+
+    def run_batch(self) -> None:
+        """Ask about every listed stimulus not yet answered, a few at a time, on a worker."""
+        if self.load_detail is None or not self.batch_ids:
+            self._show_error("No stimuli to run (the list is empty).")
+            return
+        if not self.model.text().strip():
+            self._show_error("Name the model to ask (the endpoint's model id).")
+            return
+        try:
+            template = self.current_template()
+        except ValueError as exc:
+            self._show_error(str(exc))
+            return
+        self.save_settings()
+        ids, done, load, client = list(self.batch_ids), set(self.batch_done), self.load_detail, self._client()
+        workers, modality, relay = self.concurrency.value(), self.modality.currentText(), self._relay
+        # Stimuli of another kind than the shown one use their own (possibly edited) template, read here
+        # because settings are not to be read from workers.
+        templates = {t.name: self._stored_template(t) for t in (FRIENDBENCH_FORCED_CHOICE, ECHOMIND_MCQ,
+                                                                ECHOMIND_OPEN_RESPONSE)}
+        templates[template.name] = template
+        shown_condition = self._condition()
+
+        def work(tok: CancelToken, _progress: Callable[[float, str], None]):
+            def one(sid: int) -> dict[str, Any]:
+                detail = load(sid)
+                if detail is None:
+                    raise ValueError(f"stimulus {sid} is gone")
+                chosen = templates.get(template_for(detail).name, template)
+                return self._ask(client, detail, chosen, self._condition_for(detail, shown_condition), modality,
+                                 False, tok, None)
+
+            try:
+                return run_batch(ids, one, lambda sid: sid, done_ids=done, max_workers=workers,
+                                 on_progress=lambda p: relay.progress.emit(p.done, p.failed, p.skipped, p.total),
+                                 on_result=lambda key, result, error: relay.item.emit(key, result, error or ""),
+                                 cancel=tok)
+            finally:
+                client.close()
+
+        self.batch_button.setEnabled(False)
+        self.batch_cancel.setEnabled(True)
+        self.batch_progress.setRange(0, len(ids))
+        self._show_info(f"Batch of {len(ids)} started ({len(done & set(ids))} already answered).")
+        token = self.runner.submit("batch", work, self._batch_finished, self._batch_failed, with_progress=True)
+        self._batch_token = token
+
+    def cancel_batch(self) -> None:
+        if self._batch_token is not None:
+            self._batch_token.cancel()
+        self._show_info("Cancelling the batch: running requests stop, the rest are not sent.")
+
+    def _batch_progress(self, done: int, failed: int, skipped: int, total: int) -> None:
+        self.batch_progress.setValue(done + failed + skipped)
+        self.batch_label.setText(f"{done} answered, {failed} failed, {skipped} skipped of {total}.")
+
+    def _batch_item(self, sid: int, result: object, error: str) -> None:
+        if not error and isinstance(result, dict):
+            self.batch_done.add(sid)
+            if result.get("prediction_id") is not None:
+                self.liveSaved.emit(sid, result["prediction_id"])
+        elif error:
+            self.message.setStyleSheet(ERROR_STYLE)
+            self.message.setText(f"stimulus {sid}: {error}")
+
+    def _batch_finished(self, report: Any) -> None:
+        self._batch_token = None
+        self.batch_button.setEnabled(True)
+        self.batch_cancel.setEnabled(False)
+        state = "cancelled" if report.cancelled else "finished"
+        self._show_info(f"Batch {state}: {len(report.results)} answered, {len(report.errors)} failed, "
+                        f"{report.skipped} skipped. Run again to resume.")
+        self.batchFinished.emit(report)
+
+    def _batch_failed(self, exc: BaseException) -> None:
+        self._batch_token = None
+        self.batch_button.setEnabled(True)
+        self.batch_cancel.setEnabled(False)
+        self._show_error(f"Batch stopped: {exc}")

@@ -48,6 +48,25 @@ class AudioOutput:
         if self._clock.playing:
             self._start()
 
+    def check_device(self) -> bool:
+        """Look for an output device now (without opening it), so that a missing one is reported
+        before the first play. Returns False when there is none."""
+        if self.available is not None:
+            return self.available
+        try:
+            import sounddevice
+        except OSError as exc:
+            self._unavailable(str(exc))
+            return False
+        try:
+            if any(d["max_output_channels"] > 0 for d in sounddevice.query_devices()):
+                return True
+        except sounddevice.PortAudioError as exc:
+            self._unavailable(str(exc))
+            return False
+        self._unavailable("no output device")
+        return False
+
     def close(self) -> None:
         """Stop and release the device; the output no longer follows the clock."""
         self._unsubscribe()

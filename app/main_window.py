@@ -1,6 +1,7 @@
 """The one window: filter and table on the left, the stimulus in the centre, what others said on the right."""
 from __future__ import annotations
 
+import getpass
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,15 +13,19 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWind
 from app.ncp import detail_traces
 from app.session import Session
 from storage import queries
+from storage.annotations import AnnotationStore
 from storage.errors import ThinsliceError
 from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.compare_view import CompareView
 from widgets.failure_panel import FailurePanel
+from widgets.agreement_panel import AgreementPanel
 from widgets.filter_bar import FilterBarView
+from widgets.history_panel import HistoryPanel
 from widgets.live_panel import LivePanel
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
+from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
@@ -57,6 +62,9 @@ class MainWindow(QMainWindow):
         self.stimulus_view = StimulusView()
         self.scene_view = SceneView()
         self.stimulus_view.register_page(["agentviss_scene"], self.scene_view)
+        self.annotations = AnnotationStore(store)
+        self.media_page = MediaStimulusPage(self.annotations)
+        self.stimulus_view.register_page(MEDIA_KINDS, self.media_page)
         self.ncp_page = NcpTaskPage(detail_traces)
         self.stimulus_view.register_page(["ncp_task", "story"], self.ncp_page)
         self.predictions = PredictionsPanel()
@@ -78,10 +86,16 @@ class MainWindow(QMainWindow):
         self.session.filter_changed.connect(lambda f: self.table_model.set_query(f, list(self.session.compared_models)))
         self.session.stimulus_changed.connect(self._load_detail)
         self.session.annotator_changed.connect(self._show_annotator)
+        self.session.annotator_changed.connect(self.media_page.set_annotator)
+        self.media_page.statusMessage.connect(self.status_message.setText)
+        self.media_page.annotationsChanged.connect(self._annotations_changed)
 
-        self.session.set_annotator(str(self.settings.value("annotator", "") or ""))
+        # until the annotator says otherwise, edits are stamped with the login name, never left anonymous
+        self.session.set_annotator(str(self.settings.value("annotator", "") or getpass.getuser()))
         self._show_annotator(self.session.annotator)
+        self.media_page.set_annotator(self.session.annotator)
         self._pending_select: int | None = None
+        self._closed = False
         self.refresh_datasets(prefer=str(self.settings.value("last_dataset", "") or ""))
         self._restore_layout()
 
@@ -135,6 +149,18 @@ class MainWindow(QMainWindow):
         self.metrics_dock = self._dock("Metrics", "MetricsDock", self.dashboard, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.failures_dock = self._dock("Failures", "FailuresDock", self.failures,
                                         Qt.DockWidgetArea.BottomDockWidgetArea, scrollable=True)
+        self.history = HistoryPanel()
+        self.history_dock = self._dock("Annotation history", "HistoryDock", self.history,
+                                       Qt.DockWidgetArea.RightDockWidgetArea)
+        self.tabifyDockWidget(self.live_dock, self.history_dock)
+        self.agreement = AgreementPanel()
+        self.agreement_dock = self._dock("Agreement", "AgreementDock", self.agreement,
+                                         Qt.DockWidgetArea.BottomDockWidgetArea, scrollable=True)
+        self.agreement_dock.hide()
+        self.agreement.computeRequested.connect(self._compute_agreement)
+        self.agreement.jumpRequested.connect(self._jump_to)
+        self.history.seekRequested.connect(self.media_page.player.clock.seek)
+        self.predictions_dock.raise_()
         # hidden until asked for; tabified when both are shown (a hidden tab group leaves an empty tab bar)
         self.metrics_dock.hide()
         self.failures_dock.hide()
@@ -182,12 +208,24 @@ class MainWindow(QMainWindow):
         self.file_menu = file_menu
         view = self.menuBar().addMenu("&View")
         for dock in (self.stimuli_dock, self.predictions_dock, self.compare_dock, self.live_dock,
-                     self.metrics_dock, self.failures_dock):
+                     self.history_dock, self.metrics_dock, self.failures_dock, self.agreement_dock):
             view.addAction(dock.toggleViewAction())
         self.view_menu = view
         self.annotate_menu = self.menuBar().addMenu("&Annotate")
         set_name = QAction("Set &annotator name…", self, triggered=self._ask_annotator)
         self.annotate_menu.addAction(set_name)
+        undo = self.media_page.annotation.undo_stack.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.media_page.annotation.undo_stack.createRedoAction(self, "&Redo")
+        redo.setShortcut(QKeySequence.StandardKey.Redo)
+        self.annotate_menu.addActions([undo, redo])
+        self.annotate_menu.addSeparator()
+        self.annotate_menu.addAction(QAction("Annotation &history", self,
+                                             triggered=lambda: self.show_dock(self.history_dock)))
+        self.annotate_menu.addAction(QAction("A&greement between annotators", self, shortcut=QKeySequence("Ctrl+G"),
+                                             triggered=self._show_agreement))
+        self.annotate_menu.addAction(QAction("&Export annotations…", self, shortcut=QKeySequence("Ctrl+E"),
+                                             triggered=self.open_export))
         self.compare_menu = self.menuBar().addMenu("&Compare")
         self.compare_menu.addAction(QAction("&Compare models on this stimulus", self, shortcut=QKeySequence("Ctrl+K"),
                                             triggered=lambda: self.show_dock(self.compare_dock)))
@@ -308,13 +346,13 @@ class MainWindow(QMainWindow):
         self.status_message.setText(f"Showing {len(stimulus_ids)} stimuli: {description}")
 
     def show_dock(self, dock: QDockWidget) -> None:
-        pair = {self.metrics_dock: self.failures_dock, self.failures_dock: self.metrics_dock}
-        sibling = pair.get(dock)
-        if sibling is not None and sibling.isVisible() and dock not in self.tabifiedDockWidgets(sibling):
+        bottom = [self.metrics_dock, self.failures_dock, self.agreement_dock]
+        sibling = next((d for d in bottom if d is not dock and d.isVisible()), None) if dock in bottom else None
+        if sibling is not None and dock not in self.tabifiedDockWidgets(sibling):
             self.tabifyDockWidget(sibling, dock)
         dock.show()
         dock.raise_()
-        if sibling is not None:
+        if dock in bottom:
             self.resizeDocks([dock], [340], Qt.Orientation.Vertical)
 
     def _compare_traces(self, stimulus_id: int, models: tuple) -> None:
@@ -386,7 +424,54 @@ class MainWindow(QMainWindow):
         if isinstance(state, QByteArray):
             self.restoreState(state)
 
+    def _show_agreement(self) -> None:
+        self.agreement.set_label_sets([ls.name for ls in self.annotations.label_sets()])
+        self.show_dock(self.agreement_dock)
+
+    def _compute_agreement(self, label_set: str, scope: str, grid_s: float) -> None:
+        from app.agreement import agreement_for
+        dataset_id = self.session.dataset_id
+        if dataset_id is None:
+            return
+
+        def work():
+            ids = [int(i) for i in queries.stimulus_ids(self.store.cursor(), queries.StimulusFilter(dataset_id=dataset_id))]
+            names = queries.external_ids(self.store.cursor(), ids)
+            return agreement_for(self.annotations, ids, label_set, scope=scope, grid_s=grid_s), names
+
+        self.runner.submit("agreement", work, lambda result: self.agreement.set_report(*result), self._report_error)
+
+    def _jump_to(self, stimulus_id: int, t: float) -> None:
+        self.select_stimulus_id(stimulus_id)
+        self.media_page.player.clock.seek(t)
+
+    def open_export(self) -> None:
+        from widgets.export_dialog import ExportDialog
+        dialog = ExportDialog(self._export_backend(), self.runner, self)
+        dialog.exported.connect(lambda path: self.status_message.setText(f"Exported annotations to {path}"))
+        dialog.show()
+
+    def _export_backend(self):
+        from app.export_service import export_annotations
+        from storage.exporters.registry import exporters
+        from widgets.export_dialog import ExportBackend
+        name = self.dataset_combo.currentText()
+        dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id) if self.session.dataset_id else None
+        return ExportBackend(formats=[(e.name, e.extension) for e in exporters()], dataset=dataset or name,
+                             annotators=[a for a in self.annotations.annotators()],
+                             export=lambda fmt, out, annotator: export_annotations(
+                                 self.store, fmt, out, dataset=dataset, annotator=annotator or None))
+
+    def _annotations_changed(self, stimulus_id: int) -> None:
+        self.history.set_events(self.annotations.history(stimulus_id=stimulus_id))
+
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        if self._closed:
+            super().closeEvent(event)
+            return
+        self._closed = True
+        self.runner.close()
+        self.media_page.shutdown()
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.setValue("window_state", self.saveState())
         self.settings.sync()
@@ -404,7 +489,8 @@ def wait_until_idle(window: MainWindow, timeout_s: float = 20.0) -> None:
         QCoreApplication.processEvents()
         window.runner.wait(50)
         QCoreApplication.processEvents()
-        idle_rounds = idle_rounds + 1 if not window.runner.busy() else 0
+        busy = window.runner.busy() or window.media_page.busy()
+        idle_rounds = idle_rounds + 1 if not busy else 0
 
 
 def screenshot(window: MainWindow, out: Path, stimulus_id: int | None = None) -> Path:

@@ -343,3 +343,10 @@ def set_prediction_correctness(cur: duckdb.DuckDBPyConnection, verdicts: dict[in
     """Record computed correctness (e.g. an NCP goal reached) on predictions."""
     for pid, correct in verdicts.items():
         cur.execute("UPDATE prediction SET correct = ? WHERE id = ?", [correct, pid])
+
+
+def external_ids(cur: duckdb.DuckDBPyConnection, ids: list[int]) -> dict[int, str]:
+    """The dataset's own id of each stimulus."""
+    if not ids:
+        return {}
+    return dict(cur.execute("SELECT id, external_id FROM stimulus WHERE list_contains(?, id)", [ids]).fetchall())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QUndoStack
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.annotations import (AddLabel, BulkRelabel, LiveLabeler, Relabel, SetWholeLabel, set_stimulus_note,
                              stimulus_note)
@@ -51,12 +51,23 @@ class AnnotationPanel(QWidget):
         side = QVBoxLayout()
         side.setContentsMargins(0, 0, 0, 0)
         side.addWidget(self.label_set)
-        side.addWidget(self.palette)
+        # a taxonomy of dozens of labels scrolls instead of pushing the timeline off the screen
+        palette_scroll = QScrollArea()
+        palette_scroll.setWidgetResizable(True)
+        palette_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        palette_scroll.setWidget(self.palette)
+        palette_scroll.setMinimumHeight(60)
+        side.addWidget(palette_scroll, 2)
         side.addWidget(self.show_others)
-        side.addWidget(self.whole_labels, 1)
+        whole_scroll = QScrollArea()
+        whole_scroll.setWidgetResizable(True)
+        whole_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        whole_scroll.setWidget(self.whole_labels)
+        side.addWidget(whole_scroll, 1)
         side_widget = QWidget()
         side_widget.setLayout(side)
         side_widget.setFixedWidth(300)
+        self.side = side_widget  # the host may place it elsewhere (beside player and tiers together)
         left = QVBoxLayout()
         left.setContentsMargins(0, 0, 0, 0)
         left.addWidget(self.tiers, 1)

@@ -338,6 +338,11 @@ class PlayerPanel(QWidget):
         self.transcript.set_segments(segments)
         self.transcript.setVisible(bool(segments))
 
+        total = max(self.height(), 600)
+        if layout.videos:
+            self.splitter.setSizes([int(total * 0.45), int(total * 0.38), int(total * 0.17)])
+        else:
+            self.splitter.setSizes([int(total * 0.12) if text else 0, int(total * 0.68), int(total * 0.2)])
         if layout.videos:
             self.video.set_sources([VideoSource(c, m.path, m.offset_s) for c, m in layout.videos])
             self.media_area.setCurrentWidget(self.video)
@@ -417,6 +422,7 @@ class PlayerPanel(QWidget):
     def _ensure_audio(self) -> None:
         if self._audio is None:
             self._audio = AudioOutput(self.clock, self._on_audio_status)
+            self._audio.check_device()
 
     def _on_audio_status(self, message: str) -> None:
         self.audio_status = message

@@ -70,6 +70,7 @@ class TaskRunner(QObject):
         self._generation: dict[str, int] = {}
         self._tokens: dict[str, CancelToken] = {}
         self._relays: set[_Relay] = set()
+        self._closed = False
 
     def submit(self, key: str, fn: Callable[..., Any], on_done: Callable[[Any], None],
                on_error: Callable[[BaseException], None] | None = None,
@@ -95,12 +96,14 @@ class TaskRunner(QObject):
 
         def deliver(result: Any) -> None:
             finish()
-            if self._generation.get(key) == generation and not token.cancelled and _alive(on_done):
+            if (self._generation.get(key) == generation and not token.cancelled and not self._closed
+                    and _alive(on_done)):
                 on_done(result)
 
         def fail(exc: BaseException) -> None:
             finish()
-            if self._generation.get(key) == generation and on_error is not None and _alive(on_error):
+            if (self._generation.get(key) == generation and on_error is not None and not self._closed
+                    and _alive(on_error)):
                 on_error(exc)
 
         relay.done.connect(deliver)
@@ -117,6 +120,12 @@ class TaskRunner(QObject):
         if token is not None:
             token.cancel()
         self._generation[key] = self._generation.get(key, 0) + 1
+
+    def close(self) -> None:
+        """Cancel everything; results that still arrive are dropped (their views are going away)."""
+        self._closed = True
+        for token in list(self._tokens.values()):
+            token.cancel()
 
     def busy(self) -> bool:
         return bool(self._relays)

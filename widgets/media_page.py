@@ -1,0 +1,116 @@
+"""The centre page for stimuli with sound or video (FriendBench and Seamless dyads, EchoMind scripts and
+questions): the player on top and the annotation tiers below, on one time axis and one clock."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+import pyqtgraph as pg
+from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
+
+from app.annotations import ANNOTATION_BINDINGS
+from storage.annotations import AnnotationStore
+from storage.records import StimulusDetail
+from widgets.annotation_panel import AnnotationPanel
+from widgets.player_panel import PlayerPanel, key_sequence_of
+from widgets.waveform_view import LEFT_AXIS_WIDTH
+
+MEDIA_KINDS = ["dyad", "echomind_script", "echomind_mcq", "video", "audio"]
+# the label set an annotator of each benchmark reaches for first
+DEFAULT_LABEL_SETS = {"friendbench": "vocal cues", "seamless": "vocal cues", "echomind": "EchoMind vocal attributes"}
+
+
+def stimulus_duration(detail: StimulusDetail) -> float:
+    """Best guess before the media are decoded: media durations, then transcript ends, then 20 s clips."""
+    known = [m.duration_s for m in detail.media if m.duration_s]
+    known += [s.end_s for s in detail.segments if s.end_s is not None]
+    meta_duration = detail.meta.get("duration_s")
+    if isinstance(meta_duration, (int, float)):
+        known.append(float(meta_duration))
+    return max(known) if known else 20.0
+
+
+class MediaStimulusPage(QWidget):
+    """Player and annotation panel for one stimulus; the annotation keys join the player's keymap."""
+
+    statusMessage = Signal(str)
+    annotationsChanged = Signal(int)
+
+    def __init__(self, annotations: AnnotationStore, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.player = PlayerPanel()
+        self.annotation = AnnotationPanel(annotations)
+        self.detail: StimulusDetail | None = None
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.player)
+        split.addWidget(self.annotation)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([520, 300])
+        self.annotation.setMinimumHeight(120)
+        self._align_tiers_with_waveform()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split, 1)
+        # palette and whole-stimulus labels beside both, so the tiers sit under the waveform at the same scale
+        layout.addWidget(self.annotation.side)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        for binding in ANNOTATION_BINDINGS:
+            self.player.keymap.add(binding)
+            self.player.register_action(binding.action, lambda a=binding.action: self.annotation.tiers.run_action(a))
+        self.player.statusMessage.connect(self.statusMessage)
+        self.annotation.message.connect(self.statusMessage)
+        self.annotation.annotationsChanged.connect(self.annotationsChanged)
+        self.player.positionChanged.connect(lambda t: self.annotation.set_clock(t, self.player.clock.playing))
+        self.player.waveformReady.connect(self._media_ready)
+        self.annotation.seekRequested.connect(self.player.clock.seek)
+        self.annotation.playRangeRequested.connect(self.play_range)
+
+    def _align_tiers_with_waveform(self) -> None:
+        axis = self.annotation.tiers.plotItem.getAxis("left")
+        self.annotation.tiers.plotItem.showAxis("left")
+        axis.setWidth(LEFT_AXIS_WIDTH)
+        axis.setStyle(showValues=False, tickLength=0)
+        axis.setPen(pg.mkPen(None))
+
+    def set_detail(self, detail: StimulusDetail | None) -> None:
+        self.detail = detail
+        if detail is None:
+            self.player.set_stimulus([], [], "audio")
+            self.annotation.set_stimulus(None, 0.0)
+            return
+        self.player.set_stimulus(detail.media, detail.segments, detail.kind, text=detail.text)
+        preferred = DEFAULT_LABEL_SETS.get(detail.benchmark)
+        if preferred and preferred in [self.annotation.label_set.itemText(i)
+                                       for i in range(self.annotation.label_set.count())]:
+            self.annotation.set_active_label_set(preferred)
+        if self.player.waveform.lane_count:
+            self.annotation.tiers.link_x(self.player.waveform.lane_plot(0).vb)
+        self.annotation.set_stimulus(detail.id, stimulus_duration(detail))
+
+    def set_annotator(self, name: str) -> None:
+        self.annotation.set_annotator(name)
+
+    def play_range(self, start: float, end: float) -> None:
+        self.player.clock.set_loop(start, end, repeat=False)
+        self.player.clock.seek(start)
+        self.player.clock.play()
+
+    def _media_ready(self) -> None:
+        if self.detail is not None and self.player.clock.duration > stimulus_duration(self.detail):
+            self.annotation.set_stimulus(self.detail.id, self.player.clock.duration)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        if self.player.handle_key_sequence(key_sequence_of(event)):
+            return
+        event.accept()
+        self.annotation.keyPressEvent(event)  # a label's shortcut picks it, or marks a range while playing
+        if not event.isAccepted():
+            super().keyPressEvent(event)
+
+    def busy(self) -> bool:
+        """Media still being decoded (for screenshots and tests that wait for the waveform)."""
+        return self.player.pending_jobs() > 0
+
+    def shutdown(self) -> None:
+        self.annotation.close()
+        self.player.shutdown()

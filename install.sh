@@ -59,7 +59,7 @@ case "${1:-}" in
     install_python
     shift
     # a virtual X server lets the tests that need a real window (embedded video) run; the rest are offscreen
-    exec xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m pytest "$@"
+    exec xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m pytest -q "$@"
     ;;
   *)
     echo "usage: ./install.sh run|test" >&2

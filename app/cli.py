@@ -111,5 +111,6 @@ def gui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stimulus", help="stimulus to select (its id in the dataset, or the store id)")
     parser.add_argument("--screenshot", type=Path, metavar="OUT.png",
                         help="render the main window to a PNG and exit")
+    parser.add_argument("--annotator", help="your name, stamped on every annotation edit (remembered)")
     parser.add_argument("--no-sample", action="store_true", help="do not import the sample into an empty store")
     return parser

@@ -40,7 +40,10 @@ def run_gui(argv: list[str]) -> int:
     try:
         if args.screenshot:
             return _screenshot(store, args)
-        window = MainWindow(store, Session(), QSettings())
+        settings = QSettings()
+        if args.annotator:
+            settings.setValue("annotator", args.annotator)
+        window = MainWindow(store, Session(), settings)
         if not args.no_sample and store_is_empty(store):
             _import_sample_in_background(window)
         elif args.dataset:
@@ -86,6 +89,8 @@ def _screenshot(store: Store, args) -> int:
     # a screenshot shows the default layout and leaves the user's remembered layout alone
     scratch = tempfile.TemporaryDirectory()
     settings = QSettings(str(Path(scratch.name) / "screenshot.ini"), QSettings.Format.IniFormat)
+    if args.annotator:
+        settings.setValue("annotator", args.annotator)
     window = MainWindow(store, Session(), settings)
     window.resize(1480, 900)
     if args.dataset and not window.select_dataset(args.dataset):

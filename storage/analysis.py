@@ -6,8 +6,9 @@ booleans) becomes a column of that type; lists and objects are left out. A few k
 differently are given one name, so a chart or slice reads the same across releases:
 `site` -> `vendor`, `gender_composition` -> `gender`, and an EchoMind MCQ's `subtype` -> `question_type`.
 
-`store_live_prediction` is the one writer here: it records a live model's answer as a run marked
-`is_live` with the prompt, latency and token counts (never an API key).
+The writers here are for live models: `store_live_prediction` records an answer as a run marked `is_live`
+with the prompt, latency and token counts (never an API key), and `store_live_trace` the actions of a live
+NCP attempt, so it replays in the stepper beside the imported ones.
 """
 from __future__ import annotations
 
@@ -364,6 +365,7 @@ def _write_live(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, mod
                                          [run_id, stimulus_id]).fetchall()]
         if old:
             cur.execute("DELETE FROM judgment WHERE list_contains(?, prediction_id)", [old])
+            cur.execute("DELETE FROM trace_step WHERE list_contains(?, prediction_id)", [old])
             cur.execute("DELETE FROM prediction WHERE list_contains(?, id)", [old])
         pid = int(cur.execute(
             "INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta, prompt,"
@@ -375,6 +377,29 @@ def _write_live(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, mod
         cur.execute("ROLLBACK")
         raise
     return pid
+
+
+def store_live_trace(cur: duckdb.DuckDBPyConnection, prediction_id: int, stimulus_id: int,
+                     steps: list[dict[str, Any]]) -> int:
+    """Write the trace steps ({action, args, kwargs}, in order) of a live prediction; returns how many.
+
+    The steps are the model's own, played after the task's set-up steps (as for imported attempts). Steps
+    stored earlier for the same prediction are replaced. All in one transaction."""
+    rows = [[stimulus_id, prediction_id, index, step["action"], json.dumps(list(step.get("args") or []),
+             ensure_ascii=False), json.dumps(dict(step.get("kwargs") or {}), ensure_ascii=False)]
+            for index, step in enumerate(steps)]
+    with _LIVE_WRITES:
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            cur.execute("DELETE FROM trace_step WHERE prediction_id = ?", [prediction_id])
+            if rows:
+                cur.executemany("INSERT INTO trace_step (stimulus_id, prediction_id, step_index, action, args, kwargs)"
+                                " VALUES (?, ?, ?, ?, ?, ?)", rows)
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+    return len(rows)
 
 
 def live_answered_ids(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, modality: str = "",

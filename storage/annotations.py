@@ -16,7 +16,8 @@ from typing import Any
 
 import duckdb
 
-from storage.errors import ThinsliceError
+from storage.errors import ImportFailed, ThinsliceError
+from storage.importers.label_sets import parse_label_set
 from storage.store import Store
 
 # Fields an edit may change; the event's before/after JSON holds these plus `revision` and `deleted`.
@@ -427,8 +428,12 @@ class AnnotationStore:
         return found
 
     def rename_label_set(self, old: str, new: str) -> None:
-        """Rename a set; annotations that use it follow the new name."""
+        """Rename a set; annotations that use it follow the new name. Refused if `new` is empty or taken."""
+        if not new.strip():
+            raise AnnotationError("A label set needs a name.")
         with self.store.transaction() as cur:
+            if old != new and cur.execute("SELECT count(*) FROM label_set WHERE name = ?", [new]).fetchall()[0][0]:
+                raise AnnotationError(f"There is already a label set called '{new}'.")
             cur.execute("UPDATE label_set SET name = ? WHERE name = ?", [new, old])
             cur.execute("UPDATE annotation SET label_set = ? WHERE label_set = ?", [new, old])
 
@@ -463,6 +468,40 @@ class AnnotationStore:
                         [parent[0] if parent else None, set_id, name])
             cur.execute("DELETE FROM label WHERE label_set_id = ? AND name = ?", [set_id, name])
 
+    def label_set_usage(self, label_set: str, label: str | None = None) -> int:
+        """How many live annotations use the set (or, given `label`, that label of the set)."""
+        sql, params = "SELECT count(*) FROM annotation WHERE label_set = ? AND deleted_at IS NULL", [label_set]
+        if label is not None:
+            sql += " AND label = ?"
+            params.append(label)
+        return int(self.store.cursor().execute(sql, params).fetchall()[0][0])
+
+    def rename_label(self, label_set: str, old: str, new: str) -> None:
+        """Rename a label; its children and the annotations that use it follow the new name.
+        Refused if `new` is empty or another label of the set already has it."""
+        if not new.strip():
+            raise AnnotationError("A label needs a name.")
+        if old == new:
+            return
+        with self.store.transaction() as cur:
+            set_id = self._set_id(cur, label_set)
+            names = {r[0] for r in cur.execute("SELECT name FROM label WHERE label_set_id = ?", [set_id]).fetchall()}
+            if old not in names:
+                raise AnnotationError(f"The label set '{label_set}' has no label '{old}'.")
+            if new in names:
+                raise AnnotationError(f"The label set '{label_set}' already has a label '{new}'.")
+            cur.execute("UPDATE label SET name = ? WHERE label_set_id = ? AND name = ?", [new, set_id, old])
+            cur.execute("UPDATE label SET parent = ? WHERE label_set_id = ? AND parent = ?", [new, set_id, old])
+            cur.execute("UPDATE annotation SET label = ? WHERE label_set = ? AND label = ?", [new, label_set, old])
+
+    def reorder_labels(self, label_set: str, names: Sequence[str]) -> None:
+        """Store the order of a set's labels: each named label's `ord` becomes its position in `names`
+        (siblings are shown in `ord` order)."""
+        with self.store.transaction() as cur:
+            set_id = self._set_id(cur, label_set)
+            cur.executemany("UPDATE label SET ord = ? WHERE label_set_id = ? AND name = ?",
+                            [[position, set_id, name] for position, name in enumerate(names)])
+
     def load_label_set_file(self, path: Path | str) -> LabelSet:
         """Create or update a label set from a JSON file {name, scope, description, source, labels: [...]}."""
         path = Path(path)
@@ -475,6 +514,12 @@ class AnnotationStore:
         scope = data.get("scope", "both")
         if scope not in SCOPES:
             raise AnnotationError(f"{path}: scope must be one of {', '.join(SCOPES)}, not {scope!r}.")
+        if data["labels"]:  # a set built in the app may still be empty; the format check wants labels
+            try:
+                parse_label_set(data, path.name)
+            except ImportFailed as exc:
+                problems = "; ".join(str(p) for p in exc.problems) or str(exc)
+                raise AnnotationError(f"The label set file {path} was not loaded: {problems}") from None
         with self.store.transaction() as cur:
             set_id = self._upsert_set(cur, data["name"], scope, data.get("description"), data.get("source"))
             for index, label in enumerate(data["labels"]):

@@ -6,6 +6,13 @@ stops at once, and a failure (endpoint down, HTTP error, timeout, malformed answ
 while the window stays responsive. Each answer is parsed and handed to the injected `save_live(**fields)`
 (the main window passes `storage.analysis.store_live_prediction` bound to the store), so the panel never
 touches the store itself.
+
+Two benchmarks are asked their own way. An NCP task is run as the benchmark does: the model acts with the
+six tools on the belief engine (after the task's set-up) until it stops, each call listed as it happens;
+the attempt is saved as a prediction (correct = goal reached) and its actions through the injected
+`save_trace(prediction_id=, stimulus_id=, steps=)`, so it replays in the stepper. An AgentViSS scene is
+role-played: the model answers as the character chosen, from the scene described in words (verbalised
+vision, VV), and the answer is saved with context = that character.
 """
 from __future__ import annotations
 
@@ -15,13 +22,18 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
-                               QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout, QWidget)
+                               QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from app.live import (LiveCancelled, LiveClient, LiveError, LiveSettings, echomind_mcq_messages,
-                      echomind_open_messages, friendbench_messages, parse_forced_choice, parse_multiple_choice,
-                      parse_open_response, resolve_api_key, run_batch, wav_bytes)
-from app.prompts import (ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, FRIENDBENCH_FORCED_CHOICE, PromptTemplate)
+from app.live import (LiveCancelled, LiveClient, LiveError, LiveSettings, NcpStep, agentviss_messages,
+                      echomind_mcq_messages, echomind_open_messages, friendbench_messages, ncp_messages,
+                      parse_forced_choice, parse_multiple_choice, parse_open_response, resolve_api_key, run_batch,
+                      wav_bytes)
+from app.ncp_live import NcpTask, run_live_ncp_task, step_label, transcript
+from app.prompts import (AGENTVISS_ROLE_PLAY, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, FRIENDBENCH_FORCED_CHOICE,
+                         NCP_TASK, PromptTemplate)
 from storage.records import StimulusDetail
 from widgets.tasks import CancelToken, TaskRunner
 
@@ -30,6 +42,12 @@ MODALITIES = ("text", "audio", "video")
 FRAMES_PER_CLIP = 4
 ERROR_STYLE = "color:#b71c1c;font-weight:bold"
 SaveLive = Callable[..., int]
+SaveTrace = Callable[..., Any]
+NCP_KIND = "ncp_task"
+ROLE_PLAY_KIND = "agentviss_scene"
+ROLE_PLAY_TASK = "Say your next line in this conversation, as your character would say it."
+DEFAULT_MAX_STEPS = 30
+OK_COLOUR, FAILED_COLOUR = QColor("#1b5e20"), QColor("#b71c1c")
 
 
 # ----- building a request from a stimulus (no Qt) ---------------------------------------------------------
@@ -39,6 +57,10 @@ def template_for(detail: StimulusDetail) -> PromptTemplate:
         return ECHOMIND_MCQ
     if detail.kind == "echomind_script":
         return ECHOMIND_OPEN_RESPONSE
+    if detail.kind == NCP_KIND:
+        return NCP_TASK
+    if detail.kind == ROLE_PLAY_KIND:
+        return AGENTVISS_ROLE_PLAY
     return FRIENDBENCH_FORCED_CHOICE
 
 
@@ -91,10 +113,50 @@ def options_of(detail: StimulusDetail) -> list[str]:
     return [options[k] for k in sorted(options)] if isinstance(options, dict) else list(options)
 
 
+def characters_of(detail: StimulusDetail) -> list[str]:
+    """An AgentViSS scene's characters in order (the importer's list, else the dialogue's speakers)."""
+    named = detail.meta.get("characters")
+    if isinstance(named, list) and named:
+        return [str(c) for c in named]
+    return list(dict.fromkeys(s.speaker for s in detail.segments if s.speaker))
+
+
+def _phrase(parts: Sequence[tuple[str, Any]]) -> str:
+    return "; ".join(f"{label}{value}" for label, value in parts if value not in (None, ""))
+
+
+def role_play_messages(detail: StimulusDetail, character: str, task: str = ROLE_PLAY_TASK,
+                       template: PromptTemplate = AGENTVISS_ROLE_PLAY) -> list[dict[str, Any]]:
+    """An AgentViSS role-play turn in verbalised vision (VV): the scene and dialogue as text, no images."""
+    roles = detail.meta.get("roles") if isinstance(detail.meta.get("roles"), dict) else {}
+    role = roles.get(character) if isinstance(roles.get(character), dict) else {}
+    profile = _phrase([("", role.get("gender")), ("age ", role.get("age")), ("", role.get("occupation")),
+                       ("expression style: ", role.get("expression_style")),
+                       ("conflict style: ", role.get("conflict_trait"))]) or "not given"
+    emotional_state = _phrase([("feels ", role.get("initial_emotion")), ("face: ", role.get("facial_expression")),
+                               ("body: ", role.get("body_action"))]) or "not given"
+    setting = _phrase([("dialogue type: ", detail.meta.get("dialogue_type")),
+                       ("conflict intensity: ", detail.meta.get("conflict_intensity"))])
+    others = [c for c in characters_of(detail) if c != character]
+    scene = "\n".join(part for part in (detail.text or "", f"({setting})" if setting else "",
+                                        f"With you: {', '.join(others)}." if others else "") if part)
+    return agentviss_messages(character, profile, emotional_state, scene or "not described",
+                              transcript_of(detail) or "(no one has spoken yet)", task, (), template)
+
+
 def build_messages(detail: StimulusDetail, modality: str, template: PromptTemplate | None = None,
-                   prompt_setting: str = "no") -> list[dict[str, Any]]:
-    """The chat messages for this stimulus in this modality (decodes media: call it on a worker)."""
+                   prompt_setting: str = "no", role: str | None = None,
+                   role_task: str = ROLE_PLAY_TASK) -> list[dict[str, Any]]:
+    """The chat messages for this stimulus in this modality (decodes media: call it on a worker).
+
+    An AgentViSS scene is role-played as ``role`` (default: its first character)."""
     template = template or template_for(detail)
+    if detail.kind == ROLE_PLAY_KIND:
+        characters = characters_of(detail)
+        character = role or (characters[0] if characters else "")
+        if not character:
+            raise ValueError(f"{detail.external_id} names no character to play")
+        return role_play_messages(detail, character, role_task, template)
     if detail.kind == "echomind_mcq":
         question = (detail.text or "").split("\n", 1)[0]
         return echomind_mcq_messages(question, options_of(detail), clip_audio_wav(detail), template)
@@ -142,6 +204,10 @@ class _BatchRelay(QObject):
     item = Signal(int, object, str)
 
 
+class _StepRelay(QObject):
+    step = Signal(int, object)   # episode number, app.live.NcpStep
+
+
 class LivePanel(QWidget):
     """Settings, prompt, Send/Cancel with a streamed answer, and batch runs with progress and resume."""
 
@@ -153,9 +219,10 @@ class LivePanel(QWidget):
     def __init__(self, save_live: SaveLive | None = None,
                  load_detail: Callable[[int], StimulusDetail | None] | None = None,
                  parent: QWidget | None = None, settings: QSettings | None = None,
-                 runner: TaskRunner | None = None) -> None:
+                 runner: TaskRunner | None = None, save_trace: SaveTrace | None = None) -> None:
         super().__init__(parent)
         self.save_live = save_live
+        self.save_trace = save_trace
         self.load_detail = load_detail
         self.settings = settings or QSettings()
         self.runner = runner or TaskRunner(self)
@@ -179,6 +246,14 @@ class LivePanel(QWidget):
         self.prompt_setting.addItems(["no", "basic", "enhance"])
         self.stream = QCheckBox("stream")
         self.stream.setChecked(True)
+        self.role = QComboBox()
+        self.role.setToolTip("The character the model plays")
+        self.role_task = QLineEdit(ROLE_PLAY_TASK)
+        self.role_task.setToolTip("What the character is asked to do (the template's {task})")
+        self.max_steps = QSpinBox()
+        self.max_steps.setRange(1, 500)
+        self.max_steps.setValue(DEFAULT_MAX_STEPS)
+        self.max_steps.setToolTip("Tool calls the model may make before the attempt is stopped")
         for field in (self.base_url, self.model, self.key_env):
             field.editingFinished.connect(self.save_settings)
         self.key_env.textChanged.connect(lambda _t: self._show_key_status())
@@ -194,6 +269,10 @@ class LivePanel(QWidget):
         conditions.addWidget(self.prompt_setting)
         conditions.addWidget(self.stream)
         form.addRow("Condition", conditions)
+        form.addRow("Role", self.role)
+        form.addRow("Role task", self.role_task)
+        form.addRow("Max steps", self.max_steps)
+        self.form = form
         self.template_name = QLabel()
         self.system_edit = QPlainTextEdit()
         self.user_edit = QPlainTextEdit()
@@ -217,6 +296,14 @@ class LivePanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.cancel_button)
+        self.steps = QTreeWidget()
+        self.steps.setHeaderLabels(["#", "Action", "Result", "What happened"])
+        self.steps.setRootIsDecorated(False)
+        self.steps.setUniformRowHeights(True)
+        self.steps.setWordWrap(True)
+        self.steps.setMinimumHeight(120)
+        for column, width in ((0, 30), (1, 230), (2, 55)):
+            self.steps.setColumnWidth(column, width)
         self.answer = QPlainTextEdit()
         self.answer.setReadOnly(True)
         self.answer.setPlaceholderText("The model's answer appears here.")
@@ -247,15 +334,20 @@ class LivePanel(QWidget):
         layout.addLayout(form)
         layout.addWidget(prompt_box)
         layout.addLayout(buttons)
+        layout.addWidget(self.steps, 2)
         layout.addWidget(self.answer, 1)
         layout.addWidget(self.message)
         layout.addWidget(batch_box)
         self._relay = _BatchRelay()
         self._relay.progress.connect(self._batch_progress)
         self._relay.item.connect(self._batch_item)
+        self._step_relay = _StepRelay()
+        self._step_relay.step.connect(self._step_arrived)
+        self._episode = 0
         self.load_settings()
         self._template: PromptTemplate = FRIENDBENCH_FORCED_CHOICE
         self._show_template(self._template)
+        self._show_kind_rows(None)
 
     # ----- settings --------------------------------------------------------------------------------------
     def live_settings(self) -> LiveSettings:
@@ -319,6 +411,22 @@ class LivePanel(QWidget):
             self._show_template(template_for(detail))
             if detail.kind.startswith("echomind"):
                 self.modality.setCurrentText("audio")
+        self._show_kind_rows(detail)
+
+    def _show_kind_rows(self, detail: StimulusDetail | None) -> None:
+        """Offer the choices the shown stimulus is asked with: a role to play, a step limit, the step list."""
+        kind = detail.kind if detail is not None else ""
+        if kind == ROLE_PLAY_KIND:
+            chosen = self.role.currentText()
+            self.role.clear()
+            self.role.addItems(characters_of(detail))  # type: ignore[arg-type]
+            if chosen:
+                self.role.setCurrentText(chosen)
+        for widget, shown in ((self.role, kind == ROLE_PLAY_KIND), (self.role_task, kind == ROLE_PLAY_KIND),
+                              (self.max_steps, kind == NCP_KIND)):
+            self.form.setRowVisible(widget, shown)
+        self.steps.setVisible(kind == NCP_KIND)
+        self.modality.setEnabled(kind not in (NCP_KIND, ROLE_PLAY_KIND))
 
     def busy(self) -> bool:
         return self._token is not None
@@ -335,10 +443,18 @@ class LivePanel(QWidget):
     def _condition(self) -> dict[str, str]:
         """The run condition of the shown stimulus, from the panel's choices (GUI thread)."""
         return self._condition_for(self.detail, {"modality": self.modality.currentText(),
-                                                 "prompt_setting": self.prompt_setting.currentText()})
+                                                 "prompt_setting": self.prompt_setting.currentText(),
+                                                 "role": self.role.currentText()})
 
     @staticmethod
     def _condition_for(detail: StimulusDetail | None, chosen: dict[str, str]) -> dict[str, str]:
+        if detail is not None and detail.kind == NCP_KIND:
+            # as imported NCP attempts are stored: the task is the condition
+            return {"modality": "", "prompt_setting": "", "vision_mode": "", "context": ""}
+        if detail is not None and detail.kind == ROLE_PLAY_KIND:
+            characters = characters_of(detail)
+            role = chosen.get("role") if chosen.get("role") in characters else (characters[0] if characters else "")
+            return {"modality": "", "prompt_setting": "", "vision_mode": "VV", "context": role}
         if detail is not None and detail.kind == "echomind_mcq":
             task = detail.meta.get("task") or "understanding"
             return {"modality": f"mcq_{task}", "prompt_setting": "", "vision_mode": "", "context": ""}
@@ -349,9 +465,10 @@ class LivePanel(QWidget):
 
     def _ask(self, client: LiveClient, detail: StimulusDetail, template: PromptTemplate, condition: dict[str, str],
              modality: str, stream: bool, cancel: Callable[[], bool],
-             on_delta: Callable[[str], None] | None) -> dict[str, Any]:
+             on_delta: Callable[[str], None] | None, role_task: str = ROLE_PLAY_TASK) -> dict[str, Any]:
         """Build, send, parse and save one request (runs on a worker: touches no widget)."""
-        messages = build_messages(detail, modality, template, condition["prompt_setting"] or "no")
+        messages = build_messages(detail, modality, template, condition["prompt_setting"] or "no",
+                                  condition["context"] or None, role_task)
         reply = client.ask(messages, stream=stream, on_delta=on_delta, cancel=cancel, temperature=0)
         answer, correct = parse_answer(detail, reply.text)
         result = {"stimulus_id": detail.id, "text": reply.text, "answer": answer, "correct": correct,
@@ -366,6 +483,35 @@ class LivePanel(QWidget):
                 prompt=prompt_record(messages), raw_output=reply.text, answer=answer, correct=correct,
                 latency_s=reply.latency_s, tokens_in=reply.prompt_tokens, tokens_out=reply.completion_tokens,
                 params_json=params)
+        return result
+
+    def _run_ncp(self, client: LiveClient, detail: StimulusDetail, template: PromptTemplate, max_steps: int,
+                 stream: bool, cancel: Callable[[], bool],
+                 on_step: Callable[[NcpStep], None] | None) -> dict[str, Any]:
+        """Run one NCP attempt and save it with its trace (runs on a worker: touches no widget).
+
+        A cancel that comes after the model stopped still keeps the attempt out of the store."""
+        task = NcpTask.from_detail(detail)
+        attempt = run_live_ncp_task(client, task, max_steps, template, on_step, cancel, stream=stream, temperature=0)
+        result = {"kind": NCP_KIND, "stimulus_id": detail.id, "text": attempt.final_text, "answer": None,
+                  "correct": attempt.success, "latency_s": attempt.latency_s, "tokens_in": attempt.tokens_in,
+                  "tokens_out": attempt.tokens_out, "prediction_id": None, "steps": list(attempt.steps),
+                  "stopped": attempt.stopped, "atoms": list(attempt.atoms)}
+        if cancel():
+            raise LiveCancelled(attempt.final_text)
+        if self.save_live is not None:
+            settings = client.settings
+            params = {"base_url": settings.base_url, "api_key_env": settings.api_key_env, "stream": stream,
+                      "temperature": 0, "template": template.name, "timeout_s": client.timeout_s,
+                      "max_steps": max_steps, "stopped": attempt.stopped, "tool_calls": len(attempt.steps)}
+            pid = self.save_live(
+                dataset_id=detail.dataset_id, model=settings.model, **self._condition_for(detail, {}),
+                stimulus_id=detail.id, prompt=prompt_record(ncp_messages(attempt.goal, attempt.state, template)),
+                raw_output=transcript(attempt), answer=None, correct=attempt.success, latency_s=attempt.latency_s,
+                tokens_in=attempt.tokens_in, tokens_out=attempt.tokens_out, params_json=params)
+            result["prediction_id"] = pid
+            if self.save_trace is not None:
+                self.save_trace(prediction_id=pid, stimulus_id=detail.id, steps=list(attempt.trace))
         return result
 
     def _client(self) -> LiveClient:
@@ -386,16 +532,31 @@ class LivePanel(QWidget):
             return
         self.save_settings()
         detail, condition, stream, client = self.detail, self._condition(), self.stream.isChecked(), self._client()
-        modality = self.modality.currentText()
+        modality, max_steps = self.modality.currentText(), self.max_steps.value()
+        role_task = self.role_task.text().strip() or ROLE_PLAY_TASK
+        if detail.kind == ROLE_PLAY_KIND and not condition["context"]:
+            self._show_error("This scene names no character to play.")
+            return
+        self._episode += 1
+        episode, relay = self._episode, self._step_relay
         self.answer.clear()
-        self._show_info(f"Asking {client.settings.model} at {client.settings.base_url}…")
+        self.steps.clear()
+        if detail.kind == NCP_KIND:
+            self._show_info(f"{client.settings.model} is acting on the task (at most {max_steps} tool calls)…")
+        elif detail.kind == ROLE_PLAY_KIND:
+            self._show_info(f"{client.settings.model} plays {condition['context']}…")
+        else:
+            self._show_info(f"Asking {client.settings.model} at {client.settings.base_url}…")
         self.send_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
 
         def work(token: CancelToken, progress: Callable[[float, str], None]) -> dict[str, Any]:
             try:
+                if detail.kind == NCP_KIND:
+                    return self._run_ncp(client, detail, template, max_steps, stream, token,
+                                         lambda step: relay.step.emit(episode, step))
                 return self._ask(client, detail, template, condition, modality, stream, token,
-                                 (lambda piece: progress(0.0, piece)) if stream else None)
+                                 (lambda piece: progress(0.0, piece)) if stream else None, role_task)
             finally:
                 client.close()
 
@@ -408,7 +569,22 @@ class LivePanel(QWidget):
         cursor.insertText(piece)
         self.answer.setTextCursor(cursor)
 
+    def _step_arrived(self, episode: int, step: NcpStep) -> None:
+        if episode == self._episode and self.busy():
+            self._add_step(step)
+
+    def _add_step(self, step: NcpStep) -> None:
+        """One tool call in the list: its number, the call, ok or failed, and what the world said."""
+        item = QTreeWidgetItem([str(self.steps.topLevelItemCount() + 1), step_label(step),
+                                "ok" if step.returned else "failed", step.message])
+        item.setForeground(2, QBrush(OK_COLOUR if step.returned else FAILED_COLOUR))
+        for column in (1, 3):
+            item.setToolTip(column, f"{step_label(step)}\n{step.message}")
+        self.steps.addTopLevelItem(item)
+        self.steps.scrollToItem(item)
+
     def cancel(self) -> None:
+        self._episode += 1
         if self._token is not None:
             self._token.cancel()
         self.runner.cancel("live")
@@ -424,6 +600,9 @@ class LivePanel(QWidget):
         self._idle()
         self.last_result = result
         self.answer.setPlainText(result["text"])
+        if result.get("kind") == NCP_KIND:
+            self._show_attempt(result)
+            return
         verdict = "" if result["correct"] is None else (" — right" if result["correct"] else " — wrong")
         tokens = (f", {result['tokens_in']} tokens in / {result['tokens_out']} out"
                   if result["tokens_in"] is not None else "")
@@ -431,6 +610,30 @@ class LivePanel(QWidget):
         saved = " Saved as a live run." if result["prediction_id"] is not None else ""
         self._show_info(f"Answer: {parsed if len(parsed) < 60 else parsed[:57] + '…'}{verdict} "
                         f"({result['latency_s']:.2f} s{tokens}).{saved}")
+        if result["prediction_id"] is not None:
+            self.liveSaved.emit(result["stimulus_id"], result["prediction_id"])
+        self.answerFinished.emit(result)
+
+    def _show_attempt(self, result: dict[str, Any]) -> None:
+        """The finished NCP attempt: every call (the list is rebuilt from the result) and the verdict."""
+        self.steps.clear()
+        for step in result["steps"]:
+            self._add_step(step)
+        missing = [text for text, holds in result["atoms"] if not holds]
+        if result["correct"]:
+            verdict = "Goal reached"
+        elif missing:
+            verdict = "Goal not reached (" + "; ".join(missing) + " does not hold)"
+        else:
+            verdict = "Goal not reached (the beliefs hold, but the world does not match the task's true/false belief)"
+        stopped = {"model_stopped": "the model stopped", "step_limit": "step limit reached"}.get(
+            result["stopped"], result["stopped"])
+        tokens = (f", {result['tokens_in']} tokens in / {result['tokens_out']} out"
+                  if result["tokens_in"] is not None else "")
+        failed = sum(1 for s in result["steps"] if not s.returned)
+        saved = " Saved as a live run with its trace." if result["prediction_id"] is not None else ""
+        self._show_info(f"{verdict} after {len(result['steps'])} tool calls ({failed} failed; {stopped}; "
+                        f"{result['latency_s']:.2f} s{tokens}).{saved}")
         if result["prediction_id"] is not None:
             self.liveSaved.emit(result["stimulus_id"], result["prediction_id"])
         self.answerFinished.emit(result)
@@ -473,9 +676,10 @@ class LivePanel(QWidget):
         # Stimuli of another kind than the shown one use their own (possibly edited) template, read here
         # because settings are not to be read from workers.
         templates = {t.name: self._stored_template(t) for t in (FRIENDBENCH_FORCED_CHOICE, ECHOMIND_MCQ,
-                                                                ECHOMIND_OPEN_RESPONSE)}
+                                                                ECHOMIND_OPEN_RESPONSE, NCP_TASK, AGENTVISS_ROLE_PLAY)}
         templates[template.name] = template
         shown_condition = self._condition()
+        max_steps, role_task = self.max_steps.value(), self.role_task.text().strip() or ROLE_PLAY_TASK
 
         def work(tok: CancelToken, _progress: Callable[[float, str], None]):
             def one(sid: int) -> dict[str, Any]:
@@ -483,8 +687,11 @@ class LivePanel(QWidget):
                 if detail is None:
                     raise ValueError(f"stimulus {sid} is gone")
                 chosen = templates.get(template_for(detail).name, template)
+                if detail.kind == NCP_KIND:
+                    return self._run_ncp(client, detail, chosen, max_steps, False, tok, None)
+                # a scene is played as the chosen character when it has one, else as its first character
                 return self._ask(client, detail, chosen, self._condition_for(detail, shown_condition), modality,
-                                 False, tok, None)
+                                 False, tok, None, role_task)
 
             try:
                 return run_batch(ids, one, lambda sid: sid, done_ids=done, max_workers=workers,

@@ -265,6 +265,14 @@ class VideoSurface(QFrame):
             if not self._want_playing:
                 self.player.set_time(int(round((self._pending_s + self.offset_s) * 1000)))
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        # a paused frame drawn before the surface had its final size stays unscaled (a crop of its corner):
+        # show it again once the layout settles
+        if self.ready and not self._want_playing:
+            self._seek_after = time.monotonic() + PAUSE_SETTLE_S
+            self._seek_due = True
+
     def snapshot(self, png_path: Path) -> bool:
         """Write the current frame to PNG (works with the dummy output too)."""
         return self.ready and self.player.video_take_snapshot(0, str(png_path), 0, 0) == 0

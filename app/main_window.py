@@ -5,7 +5,7 @@ import getpass
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea, QToolBar,
                                QVBoxLayout, QWidget)
@@ -26,6 +26,7 @@ from widgets.live_panel import LivePanel
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
+from widgets.player_panel import key_sequence_of
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
@@ -34,6 +35,8 @@ from widgets.import_dialog import ImportBackend, ImportDialog
 from widgets.tasks import CancelToken, TaskRunner
 
 MAX_COMPARED_MODELS = 4
+TABLE_KEYS = {Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown, Qt.Key.Key_Home,
+              Qt.Key.Key_End, Qt.Key.Key_Tab, Qt.Key.Key_Backtab}
 
 
 class MainWindow(QMainWindow):
@@ -91,6 +94,7 @@ class MainWindow(QMainWindow):
         self.media_page.annotationsChanged.connect(self._annotations_changed)
 
         # until the annotator says otherwise, edits are stamped with the login name, never left anonymous
+        self.table.installEventFilter(self)
         self.session.set_annotator(str(self.settings.value("annotator", "") or getpass.getuser()))
         self._show_annotator(self.session.annotator)
         self.media_page.set_annotator(self.session.annotator)
@@ -214,11 +218,11 @@ class MainWindow(QMainWindow):
         self.annotate_menu = self.menuBar().addMenu("&Annotate")
         set_name = QAction("Set &annotator name…", self, triggered=self._ask_annotator)
         self.annotate_menu.addAction(set_name)
-        undo = self.media_page.annotation.undo_stack.createUndoAction(self, "&Undo")
-        undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.media_page.annotation.undo_stack.createRedoAction(self, "&Redo")
-        redo.setShortcut(QKeySequence.StandardKey.Redo)
-        self.annotate_menu.addActions([undo, redo])
+        self.undo_action = self.media_page.annotation.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.media_page.annotation.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        self.annotate_menu.addActions([self.undo_action, self.redo_action])
         self.annotate_menu.addSeparator()
         self.annotate_menu.addAction(QAction("Annotation &history", self,
                                              triggered=lambda: self.show_dock(self.history_dock)))
@@ -461,6 +465,14 @@ class MainWindow(QMainWindow):
                              annotators=[a for a in self.annotations.annotators()],
                              export=lambda fmt, out, annotator: export_annotations(
                                  self.store, fmt, out, dataset=dataset, annotator=annotator or None))
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
+        # playback keys work while the table has focus, so a researcher can pick a clip and press Space;
+        # the table keeps the keys it moves with
+        if watched is self.table and event.type() == QEvent.Type.KeyPress \
+                and event.key() not in TABLE_KEYS and self.stimulus_view.current_page() is self.media_page:
+            return self.media_page.player.handle_key_sequence(key_sequence_of(event))
+        return super().eventFilter(watched, event)
 
     def _annotations_changed(self, stimulus_id: int) -> None:
         self.history.set_events(self.annotations.history(stimulus_id=stimulus_id))

@@ -147,6 +147,7 @@ def test_rename_reorder_and_reparent(qtbot, monkeypatch, editor):
     dialog.select_label("laughter")
     qtbot.mouseClick(dialog.down_button, Qt.MouseButton.LeftButton)
     assert [l.name for l in notes.labels("cues")] == ["voice", "sighs", "laughter"]
+    assert not dialog.down_button.isEnabled() and dialog.up_button.isEnabled()  # already last
     qtbot.mouseClick(dialog.up_button, Qt.MouseButton.LeftButton)
     assert [l.name for l in notes.labels("cues")] == ["voice", "laughter", "sighs"]
 

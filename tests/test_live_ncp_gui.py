@@ -162,3 +162,17 @@ def test_endpoint_down_is_a_clear_message(qtbot, env):
     assert panel.message.text() == f"Cannot reach http://127.0.0.1:{port}/v1: connection refused"
     assert panel.send_button.isEnabled() and panel.steps.topLevelItemCount() == 0
     assert store.cursor().execute("SELECT count(*) FROM run WHERE is_live").fetchall()[0][0] == 0
+
+
+def test_a_batch_over_ncp_tasks_runs_each_as_an_attempt_with_its_trace(qtbot, env):
+    panel, store, sid = env
+    panel.load_detail = lambda stimulus_id: queries.stimulus_detail(store.cursor(), stimulus_id)
+    with ScriptedServer(SOLVING) as server:
+        _point(panel, server.base_url)
+        panel.set_batch_ids([sid])
+        with qtbot.waitSignal(panel.batchFinished, timeout=15000) as caught:
+            panel.batch_button.click()
+    assert list(caught.args[0].results) == [sid] and not caught.args[0].errors
+    cur = store.cursor()
+    [(pid, correct, _live, _context, _tokens)] = cur.execute(LIVE_ROWS).fetchall()
+    assert correct is True and len(cur.execute(LIVE_STEPS).fetchall()) == 3

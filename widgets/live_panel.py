@@ -184,6 +184,13 @@ def parse_answer(detail: StimulusDetail, text: str) -> tuple[str | None, bool | 
     return answer, answer.strip().lower() == detail.ground_truth.strip().lower()
 
 
+def goal_summary(detail: StimulusDetail) -> str:
+    """One line naming what an NCP task asks for (shown above the list of calls)."""
+    atoms = "; ".join(a.text for a in detail.goal_atoms) or "no goal atoms"
+    kind = {True: " (a false belief)", False: " (a true belief)"}.get(detail.meta.get("false_belief"), "")
+    return f"Goal{kind}: {atoms}"
+
+
 def prompt_record(messages: Sequence[dict[str, Any]]) -> str:
     """What was sent, as JSON text, with media replaced by a placeholder (the store keeps the words)."""
     def strip(part: Any) -> Any:
@@ -299,11 +306,14 @@ class LivePanel(QWidget):
         self.steps = QTreeWidget()
         self.steps.setHeaderLabels(["#", "Action", "Result", "What happened"])
         self.steps.setRootIsDecorated(False)
-        self.steps.setUniformRowHeights(True)
-        self.steps.setWordWrap(True)
         self.steps.setMinimumHeight(120)
+        # a long story sentence scrolls sideways rather than being cut (an item view cannot wrap it)
+        self.steps.header().setStretchLastSection(False)
         for column, width in ((0, 30), (1, 230), (2, 55)):
             self.steps.setColumnWidth(column, width)
+        self.goal = QLabel()
+        self.goal.setWordWrap(True)
+        self.goal.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.answer = QPlainTextEdit()
         self.answer.setReadOnly(True)
         self.answer.setPlaceholderText("The model's answer appears here.")
@@ -334,6 +344,7 @@ class LivePanel(QWidget):
         layout.addLayout(form)
         layout.addWidget(prompt_box)
         layout.addLayout(buttons)
+        layout.addWidget(self.goal)
         layout.addWidget(self.steps, 2)
         layout.addWidget(self.answer, 1)
         layout.addWidget(self.message)
@@ -426,6 +437,8 @@ class LivePanel(QWidget):
                               (self.max_steps, kind == NCP_KIND)):
             self.form.setRowVisible(widget, shown)
         self.steps.setVisible(kind == NCP_KIND)
+        self.goal.setVisible(kind == NCP_KIND)
+        self.goal.setText(goal_summary(detail) if kind == NCP_KIND else "")  # type: ignore[arg-type]
         self.modality.setEnabled(kind not in (NCP_KIND, ROLE_PLAY_KIND))
 
     def busy(self) -> bool:
@@ -581,6 +594,11 @@ class LivePanel(QWidget):
         for column in (1, 3):
             item.setToolTip(column, f"{step_label(step)}\n{step.message}")
         self.steps.addTopLevelItem(item)
+        self.steps.resizeColumnToContents(1)
+        self.steps.setColumnWidth(1, min(self.steps.columnWidth(1), 320))
+        self.steps.resizeColumnToContents(3)
+        rest = self.steps.viewport().width() - sum(self.steps.columnWidth(c) for c in range(3))
+        self.steps.setColumnWidth(3, max(self.steps.columnWidth(3), rest))
         self.steps.scrollToItem(item)
 
     def cancel(self) -> None:

@@ -48,6 +48,8 @@ class MediaStimulusPage(QWidget):
         split.setSizes([520, 300])
         self.annotation.setMinimumHeight(120)
         self._align_tiers_with_waveform()
+        # the ruler outlives every stimulus's lanes: linking to it keeps tiers and waveform on one time axis
+        self.annotation.tiers.link_x(self.player.waveform.ruler.vb)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
@@ -83,8 +85,6 @@ class MediaStimulusPage(QWidget):
         if preferred and preferred in [self.annotation.label_set.itemText(i)
                                        for i in range(self.annotation.label_set.count())]:
             self.annotation.set_active_label_set(preferred)
-        if self.player.waveform.lane_count:
-            self.annotation.tiers.link_x(self.player.waveform.lane_plot(0).vb)
         self.annotation.set_stimulus(detail.id, stimulus_duration(detail))
 
     def set_annotator(self, name: str) -> None:
@@ -109,7 +109,7 @@ class MediaStimulusPage(QWidget):
 
     def busy(self) -> bool:
         """Media still being decoded (for screenshots and tests that wait for the waveform)."""
-        return self.player.pending_jobs() > 0
+        return self.player.loading()
 
     def shutdown(self) -> None:
         self.annotation.close()

@@ -101,6 +101,9 @@ def plan_layout(media: Sequence[MediaRef], kind: str) -> Layout:
             kind = "echomind_script"
         else:
             kind = "audio"
+    if kind == "dyad" and not videos:
+        # an audio-only dyad (a release without video, or the audio condition): one lane per participant
+        return Layout("dyad", (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
     if kind == "dyad":
         people = [v.role.split(":", 1)[1] if ":" in v.role else str(i) for i, v in enumerate(videos)]
         video_pairs = tuple((f"participant {p}", v) for p, v in zip(people, videos))
@@ -529,6 +532,10 @@ class PlayerPanel(QWidget):
         if self._audio is not None:
             self._audio.close()
             self._audio = None
+
+    def loading(self) -> bool:
+        """Waveforms still being decoded or waiting to be shown."""
+        return bool(self._pending_lanes) or self.pending_jobs() > 0
 
     def pending_jobs(self) -> int:
         return self._pool.activeThreadCount()

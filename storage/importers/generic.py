@@ -369,6 +369,7 @@ def _predictions(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str],
     typed = typed.with_columns(_run_key(typed))
     typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode"], file, log,
                         "prediction")
+    plan.unique_checked.add("predictions")
     correct = pl.col("correct") if "correct" in typed.columns else pl.lit(None, dtype=pl.Boolean)
     if "correct" not in typed.columns and "label" in typed.columns and "answer" in typed.columns:
         # an answer is right when it equals the ground truth, ignoring case and surrounding space

@@ -89,6 +89,9 @@ class ImportPlan:
     mapping: dict[str, str] = field(default_factory=dict)   # target field -> source column, as detected/used
     problems: list[RowProblem] = field(default_factory=list)  # rows skipped with --skip-bad
     notes: list[str] = field(default_factory=list)            # e.g. "3 media files missing"
+    # tables whose natural keys the importer already proved unique (with line numbers); the writer skips
+    # its own, slower check for them
+    unique_checked: set[str] = field(default_factory=set)
 
     def frame(self, table: str) -> pl.DataFrame:
         return self.frames.get(table, empty_frame(table))

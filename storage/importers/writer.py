@@ -125,7 +125,15 @@ class _Writer:
 
     def stimuli(self, dataset_id: int) -> None:
         frame = self.plan.frame("stimuli")
-        if frame.height:
+        existing = self.scalar("SELECT count(*) FROM stimulus WHERE dataset_id = ?", [dataset_id])
+        if frame.height and not existing:
+            self.register("f_stimuli", frame)
+            self.cur.execute(
+                "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta)"
+                " SELECT ?, f.external_id, f.kind, f.ground_truth, f.split, f.title, f.text, f.meta FROM f_stimuli f",
+                [dataset_id])
+            self.written["stimuli"] = frame.height
+        elif frame.height:
             self.register("f_stimuli", frame)
             self.cur.execute(
                 "UPDATE stimulus SET kind=f.kind, ground_truth=f.ground_truth, split=f.split, title=f.title,"
@@ -218,8 +226,9 @@ class _Writer:
             self.cur.execute(
                 "CREATE OR REPLACE TEMP TABLE pred_in AS SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer,"
                 f" f.correct, f.latency_s, f.meta FROM f_predictions f {self._RUN_JOIN}")
-            self.refuse_duplicates("pred_in", "predictions", {"run_id": "model and condition",
-                                                              "stimulus_id": "stimulus"})
+            if "predictions" not in self.plan.unique_checked:
+                self.refuse_duplicates("pred_in", "predictions", {"run_id": "model and condition",
+                                                                  "stimulus_id": "stimulus"})
             existing = self.scalar("SELECT count(*) FROM prediction WHERE run_id IN"
                                    " (SELECT DISTINCT run_id FROM pred_in)")
         if frame.height and not existing:

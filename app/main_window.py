@@ -139,6 +139,7 @@ class MainWindow(QMainWindow):
         self.compare = CompareView()
         self.live = LivePanel(
             save_live=lambda **kw: analysis.store_live_prediction(self.store.cursor(), **kw),
+            save_trace=lambda **kw: analysis.store_live_trace(self.store.cursor(), **kw),
             load_detail=lambda sid: queries.stimulus_detail(self.store.cursor(), sid),
             settings=self.settings, runner=self.runner)
         self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store))
@@ -224,6 +225,7 @@ class MainWindow(QMainWindow):
         self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
         self.annotate_menu.addActions([self.undo_action, self.redo_action])
         self.annotate_menu.addSeparator()
+        self.annotate_menu.addAction(QAction("&Label sets…", self, triggered=self.open_label_sets))
         self.annotate_menu.addAction(QAction("Annotation &history", self,
                                              triggered=lambda: self.show_dock(self.history_dock)))
         self.annotate_menu.addAction(QAction("A&greement between annotators", self, shortcut=QKeySequence("Ctrl+G"),
@@ -427,6 +429,12 @@ class MainWindow(QMainWindow):
             self.resize(1480, 900)
         if isinstance(state, QByteArray):
             self.restoreState(state)
+
+    def open_label_sets(self) -> None:
+        from widgets.label_set_editor import LabelSetEditorDialog
+        dialog = LabelSetEditorDialog(self.annotations, self, keymap=self.media_page.player.keymap)
+        dialog.labelSetsChanged.connect(self.media_page.annotation.reload_label_sets)
+        dialog.show()
 
     def _show_agreement(self) -> None:
         self.agreement.set_label_sets([ls.name for ls in self.annotations.label_sets()])

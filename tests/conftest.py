@@ -16,6 +16,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import pytest  # noqa: E402
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+
+# the same examples on every run, so a red CI run can be reproduced exactly
+hypothesis_settings.register_profile("thinslice", derandomize=True, database=None, deadline=None)
+hypothesis_settings.load_profile("thinslice")
 
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 

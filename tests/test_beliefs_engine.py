@@ -179,7 +179,9 @@ def test_what_a_person_saw_they_believe_they_believe(steps):
     replay = replay_steps(steps)
     for record in replay.records:
         state = replay.state_at(record.index)
-        for key, _old, new in record.outcome.changes:
+        # a composite action (move_object_room) may change a cell twice: only its last value stands
+        final = {key: new for key, _old, new in record.outcome.changes}
+        for key, new in final.items():
             if key[0] == "first" and len(key) == 4 and key[1] not in record.outcome.peeking:
                 person, entity, prop = key[1:]
                 assert state.second(person, person, entity, prop) == new

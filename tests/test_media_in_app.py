@@ -46,7 +46,7 @@ def test_selected_dyad_plays_from_the_table_and_its_labels_are_saved(qtbot, dyad
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None, timeout=10000)
     page = win.media_page
     assert win.stimulus_view.current_page() is page
-    qtbot.waitUntil(lambda: page.player.waveform.lane_count == 2 and not page.busy(), timeout=15000)
+    qtbot.waitUntil(lambda: page.player.waveform.lane_count == 2 and not page.busy(), timeout=30000)
     clock = page.player.clock
     win.table.setFocus()
     qtbot.keyClick(win.table, Qt.Key.Key_Space)

@@ -249,7 +249,8 @@ class LabelSetEditorDialog(QDialog):
     def _ask_export(self) -> None:
         if self._set is None:
             return
-        suggested = str(Path(self._folder) / f"{self._set}.json") if self._folder else f"{self._set}.json"
+        file_name = self._set.replace("/", "-").replace("\\", "-") + ".json"  # a set name may hold a slash
+        suggested = str(Path(self._folder) / file_name) if self._folder else file_name
         path, _ = QFileDialog.getSaveFileName(self, f"Export '{self._set}'", suggested, "Label sets (*.json)")
         if path:
             if not Path(path).suffix:

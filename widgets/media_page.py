@@ -96,7 +96,8 @@ class MediaStimulusPage(QWidget):
         self.player.clock.play()
 
     def _media_ready(self) -> None:
-        if self.detail is not None and self.player.clock.duration > stimulus_duration(self.detail):
+        duration = self.player.clock.duration
+        if self.detail is not None and duration is not None and duration > stimulus_duration(self.detail):
             self.annotation.set_stimulus(self.detail.id, self.player.clock.duration)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)

@@ -132,5 +132,10 @@ class StimulusDetail:
     annotation_count: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def short_title(self) -> str:
+        """The title without a repeat of the id (releases often write "fb_001: book or movie")."""
+        return (self.title or "").removeprefix(self.external_id).lstrip(" :—-")
+
     def media_by_role(self, prefix: str) -> list[MediaRef]:
         return [m for m in self.media if m.role == prefix or m.role.startswith(prefix + ":")]

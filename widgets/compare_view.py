@@ -325,7 +325,7 @@ class CompareView(QWidget):
             self.header.setText("No stimulus selected.")
             return
         truth = f" · truth <b>{html.escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
-        self.header.setText(f"<b>{html.escape(detail.external_id)}</b> {html.escape(detail.title or '')}{truth}")
+        self.header.setText(f"<b>{html.escape(detail.external_id)}</b> {html.escape(detail.short_title)}{truth}")
         if len(self._chosen) < MIN_MODELS:
             self.hint.setText(f"Choose at least {MIN_MODELS} models to compare.")
         elif not self.hint.text().startswith("At most"):
@@ -445,7 +445,7 @@ class PresentationView(QWidget):
             self.title.setText("No stimulus")
             self.context.setText("")
             return
-        title = detail.title or ""
+        title = detail.short_title
         self.title.setText(title if title.startswith(detail.external_id) else f"{detail.external_id} — {title}".rstrip(" —"))
         context = detail.text or " ".join(f"{s.speaker}: {s.text}" for s in detail.segments[:6])
         self.context.setText(html.escape(context[:400] + ("…" if len(context) > 400 else "")))

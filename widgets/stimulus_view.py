@@ -106,7 +106,7 @@ class StimulusView(QWidget):
             self.pages.setCurrentWidget(self.generic)
             return
         truth = f" · truth <b>{_escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
-        shown_title = (detail.title or "").removeprefix(detail.external_id).lstrip(" :—-")
+        shown_title = detail.short_title
         title = f" — {_escape(shown_title)}" if shown_title else ""
         self.header.setText(
             f"<span style='font-size:14pt'><b>{_escape(detail.external_id)}</b>{title}</span><br/>"

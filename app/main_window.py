@@ -79,7 +79,10 @@ class MainWindow(QMainWindow):
         self._build_docks()
         self._build_analysis_docks()
         self._build_menus()
+        self.audio_label = QLabel()
+        self.audio_label.setStyleSheet("color: #a05a00;")
         self.statusBar().addWidget(self.status_message, 1)
+        self.statusBar().addPermanentWidget(self.audio_label)
         self.statusBar().addPermanentWidget(self.store_label)
 
         self.dataset_combo.currentIndexChanged.connect(self._dataset_picked)
@@ -91,6 +94,7 @@ class MainWindow(QMainWindow):
         self.session.annotator_changed.connect(self._show_annotator)
         self.session.annotator_changed.connect(self.media_page.set_annotator)
         self.media_page.statusMessage.connect(self.status_message.setText)
+        self.media_page.statusMessage.connect(lambda _m: self._show_audio_status())
         self.media_page.annotationsChanged.connect(self._annotations_changed)
 
         # until the annotator says otherwise, edits are stamped with the login name, never left anonymous
@@ -336,7 +340,14 @@ class MainWindow(QMainWindow):
             missing = [m.path.name for m in detail.media if not m.present]
             self.status_message.setText(f"{len(missing)} media file(s) missing: {', '.join(missing[:3])}"
                                         if missing else "")
+            self._show_audio_status()
             self.detailShown.emit(detail.id)
+
+    def _show_audio_status(self) -> None:
+        """The audio output's state stays in view (e.g. no output device: the clock runs silently)."""
+        status = self.media_page.player.audio_status or ""
+        self.audio_label.setText(f"audio: {status}" if status else "")
+        self.audio_label.setToolTip(status)
 
     def move_selection(self, delta: int) -> None:
         """Select the stimulus `delta` rows away (presentation mode's next and previous)."""

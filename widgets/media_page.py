@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 import pyqtgraph as pg
-from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QSplitter, QWidget
 
 from app.annotations import ANNOTATION_BINDINGS
 from storage.annotations import AnnotationStore
@@ -56,6 +56,8 @@ class MediaStimulusPage(QWidget):
         # palette and whole-stimulus labels beside both, so the tiers sit under the waveform at the same scale
         layout.addWidget(self.annotation.side)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        # a long audio-status message is elided by width (its tooltip has it all) instead of widening the window
+        self.player.audio_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         for binding in ANNOTATION_BINDINGS:
             self.player.keymap.add(binding)
             self.player.register_action(binding.action, lambda a=binding.action: self.annotation.tiers.run_action(a))

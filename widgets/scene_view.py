@@ -61,11 +61,15 @@ class SceneView(QWidget):
         left_layout.addWidget(self.group_image)
         left_layout.addWidget(self.description)
         left_layout.addStretch(1)
+        left.setMaximumWidth(380)
+        self.description.setMinimumWidth(200)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(left)
         top.addWidget(scroll)
         top.setStretchFactor(0, 2)
         top.setStretchFactor(1, 3)
+        top.setSizes([360, 520])
+        scroll.setMinimumWidth(260)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(self.scores)
@@ -91,7 +95,7 @@ class SceneView(QWidget):
         group = next((m for m in detail.media if m.role == "image:group"), None)
         if group is not None and group.present:
             pixmap = QPixmap(str(group.path))
-            self.group_image.setPixmap(pixmap.scaled(360, 240, Qt.AspectRatioMode.KeepAspectRatio,
+            self.group_image.setPixmap(pixmap.scaled(340, 230, Qt.AspectRatioMode.KeepAspectRatio,
                                                      Qt.TransformationMode.SmoothTransformation))
         else:
             self.group_image.setText("group image missing" if group else "no group image")
@@ -143,7 +147,7 @@ class SceneView(QWidget):
         columns = [f"{t} {m}" for t in TASKS for m in MODES]
         rows = sorted(cells)
         self.scores.setColumnCount(len(columns))
-        self.scores.setHorizontalHeaderLabels(columns)
+        self.scores.setHorizontalHeaderLabels([c.replace(" ", "\n") for c in columns])
         self.scores.setRowCount(len(rows))
         self.scores.setVerticalHeaderLabels([f"{role} · {model}" for role, model in rows])
         for r, key in enumerate(rows):

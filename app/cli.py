@@ -5,6 +5,7 @@
     thinslice import KIND PATH [--db PATH] [--dataset NAME] [--map F=C ...] [--dry-run] [--skip-bad]
     thinslice import --list
     thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...]
+    thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME] [--label-set NAME]
     thinslice metrics [--db PATH] [--dataset NAME] --json
     thinslice ncp replay TRACE.json
     thinslice sample [--db PATH]                                                     (re)import the sample
@@ -19,7 +20,7 @@ from pathlib import Path
 from storage.errors import ThinsliceError
 from storage.store import Store, default_store_path
 
-VERBS = ("info", "import", "export", "metrics", "ncp", "sample")
+VERBS = ("info", "import", "export", "annotations", "metrics", "ncp", "sample")
 
 
 def _db_arg(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +87,9 @@ def dispatch(argv: list[str]) -> int | None:
         if verb == "export":
             from app.cli_annotations import export_main
             return export_main(rest)
+        if verb == "annotations":
+            from app.cli_annotations import annotations_main
+            return annotations_main(rest)
         if verb == "metrics":
             from app.cli_metrics import metrics_main
             return metrics_main(rest)

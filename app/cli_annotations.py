@@ -1,10 +1,10 @@
-"""`thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter KEY=VALUE ...]`."""
+"""`thinslice export FORMAT OUT ...` and `thinslice annotations import FORMAT PATH ...`."""
 from __future__ import annotations
 
 import argparse
 import sys
 
-from app.export_service import FILTER_KEYS, export_annotations
+from app.export_service import FILTER_KEYS, export_annotations, import_annotations
 from storage.errors import ThinsliceError
 from storage.exporters.registry import exporters
 from storage.store import Store, default_store_path
@@ -50,4 +50,43 @@ def export_main(argv: list[str]) -> int:
     finally:
         store.close()
     print(f"wrote {written}")
+    return 0
+
+
+def _import_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="thinslice annotations import",
+        description="Read annotations written in one of the export formats back into a dataset, all or nothing.")
+    parser.add_argument("format", choices=[e.name for e in exporters()], metavar="FORMAT")
+    parser.add_argument("path", metavar="PATH", help="file (or folder) to read")
+    parser.add_argument("--db", metavar="PATH", help=f"store to write (default {default_store_path()})")
+    parser.add_argument("--dataset", metavar="NAME", help="dataset whose stimuli the labels belong to")
+    parser.add_argument("--annotator", metavar="NAME", help="annotator for rows that do not name one")
+    parser.add_argument("--label-set", metavar="NAME", help="label set for rows that do not name one")
+    parser.add_argument("--stimulus", metavar="ID", help="stimulus of a per-recording file (ELAN, Praat, Audacity)"
+                        " whose file name is not a stimulus id")
+    return parser
+
+
+def annotations_main(argv: list[str]) -> int:
+    """`thinslice annotations import FORMAT PATH ...`; prints how many labels were added."""
+    if argv[:1] != ["import"]:
+        print("usage: thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME]"
+              " [--label-set NAME]", file=sys.stderr)
+        return 2
+    args = _import_parser().parse_args(argv[1:])
+    try:
+        store = Store.open(args.db or default_store_path())
+    except ThinsliceError as exc:
+        print(f"thinslice annotations: {exc}", file=sys.stderr)
+        return 1
+    try:
+        added = import_annotations(store, args.format, args.path, args.dataset, args.annotator, args.label_set,
+                                   args.stimulus)
+    except ThinsliceError as exc:
+        print(f"thinslice annotations: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(f"added {added} labels")
     return 0

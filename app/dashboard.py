@@ -20,7 +20,8 @@ What each benchmark shows:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,22 +44,52 @@ BLEU_TOKENIZER = "nltk_word"
 
 @dataclass
 class AnalysisFrames:
-    """One dataset's data as frames (see `storage.analysis` for the columns)."""
+    """One dataset's data as frames (see `storage.analysis` for the columns).
+
+    The per-prediction frames are read from `store` when first asked (on whichever thread asks, once):
+    the dashboards work from counts aggregated in the store, so a million predictions are only turned
+    into a frame when a view needs each one (failure filters, slices)."""
 
     dataset: Dataset
     stimuli: pl.DataFrame
-    predictions: pl.DataFrame
     ratings: pl.DataFrame
     judgments: pl.DataFrame
+    store: Store
     asr: pl.DataFrame | None = None
     conversation: pl.DataFrame | None = None
     aggregates: pl.DataFrame | None = None
     ncp: pl.DataFrame | None = None   # one row per NCP attempt with its outcome and the task's factors
     notes: list[str] = field(default_factory=list)
+    _predictions: pl.DataFrame | None = field(default=None, repr=False)
+    _answer_counts: pl.DataFrame | None = field(default=None, repr=False)
+    _reading: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def benchmark(self) -> str:
         return self.dataset.benchmark
+
+    @property
+    def predictions(self) -> pl.DataFrame:
+        """Every prediction (`analysis.predictions_frame`, live runs' models named "... (live)")."""
+        with self._reading:
+            if self._predictions is None:
+                self._predictions = _label_live(analysis.predictions_frame(self.store.cursor(), self.dataset.id))
+            return self._predictions
+
+    @property
+    def answer_counts(self) -> pl.DataFrame:
+        """Predictions counted per model (live runs labelled), modality, ground_truth and answer (`n`)."""
+        with self._reading:
+            if self._answer_counts is None:
+                self._answer_counts = analysis.prediction_answer_counts(self.store.cursor(), self.dataset.id,
+                                                                        LIVE_SUFFIX)
+            return self._answer_counts
+
+    def predicted_stimulus_ids(self, model: str, modality: str | None,
+                               ground_truths: list[str] | None = None) -> list[int]:
+        """Sorted ids of the stimuli `model` (live runs labelled) answered in `modality`, read from the store."""
+        return analysis.predicted_stimulus_ids(self.store.cursor(), self.dataset.id, model, modality, ground_truths,
+                                               LIVE_SUFFIX)
 
 
 @dataclass
@@ -105,6 +136,27 @@ class RowStimuli(Sequence[list[int]]):
             value = values[key]
             match = match & (pl.col(key).is_null() if value is None else pl.col(key) == value)
         return self._source.filter(match)["stimulus_id"].unique().sort().to_list()
+
+
+class QueriedRowStimuli(Sequence[list[int]]):
+    """For each row of a table, the sorted ids of the stimuli behind it, asked of `find` (given the row's
+    `keys` values) when first wanted and then remembered."""
+
+    def __init__(self, find: Callable[[dict[str, Any]], list[int]], keys: Sequence[str], table: pl.DataFrame) -> None:
+        self._find = find
+        self._rows = table.select(list(keys)).to_dicts() if not table.is_empty() else []
+        self._found: dict[int, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, row: int) -> list[int]:  # type: ignore[override]
+        if not -len(self._rows) <= row < len(self._rows):
+            raise IndexError(row)
+        row %= len(self._rows)
+        if row not in self._found:
+            self._found[row] = self._find(self._rows[row])
+        return self._found[row]
 
 
 @dataclass
@@ -172,8 +224,8 @@ def load_frames(store: Store, dataset_id: int) -> AnalysisFrames:
     cur = store.cursor()
     dataset = analysis.dataset_by_id(cur, dataset_id)
     frames = AnalysisFrames(dataset, analysis.stimuli_frame(cur, dataset_id),
-                            _label_live(analysis.predictions_frame(cur, dataset_id)),
-                            analysis.human_ratings_frame(cur, dataset_id), analysis.judgments_frame(cur, dataset_id))
+                            analysis.human_ratings_frame(cur, dataset_id), analysis.judgments_frame(cur, dataset_id),
+                            store)
     if dataset.benchmark == "echomind":
         frames.asr = analysis.asr_frame(cur, dataset_id)
         frames.conversation = analysis.conversation_frame(cur, dataset_id)
@@ -240,38 +292,51 @@ def _table(key: str, title: str, note: str, frame: pl.DataFrame, source: pl.Data
 
 # ----- per benchmark -----------------------------------------------------------------------------------
 def friendbench_tables(frames: AnalysisFrames, correction: str) -> list[DashboardTable]:
-    """Accuracy (Wilson 95%), d' and c per model x modality, plus the human crowd per condition."""
-    preds = frames.predictions.filter(pl.col("ground_truth").is_in(["familiar", "stranger"]))
+    """Accuracy (Wilson 95%), d' and c per model x modality, plus the human crowd per condition.
+
+    The model rows come from answer counts aggregated in the store; the stimuli behind a row are looked
+    up when asked."""
+    truths = ["familiar", "stranger"]
+    counts = frames.answer_counts.filter(pl.col("ground_truth").is_in(truths))
     name = CORRECTION_NAMES[correction]
-    parts, sources = [], []
-    if preds.height:
-        parts.append(signal_detection_table(preds, ["model", "modality"], correction=correction))
-        sources.append(preds.select("stimulus_id", "model", "modality"))
+    parts = []
+    if counts.height:
+        parts.append(signal_detection_table(counts, ["model", "modality"], correction=correction, count_col="n"))
     ratings = frames.ratings
+    crowd_source = None
     if ratings.height:
         crowd = human_signal_detection(ratings, truth=frames.stimuli.select("stimulus_id", "ground_truth"),
                                        correction=correction)
         parts.append(crowd.rename({"condition": "modality"}).with_columns(pl.lit(HUMANS).alias("model"))
                      .select(parts[0].columns if parts else ["model", *crowd.columns]))
-        sources.append(ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),
-                                      pl.col("condition").alias("modality")))
+        crowd_source = ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),
+                                      pl.col("condition").alias("modality"))
     if not parts:
         return []
     table = pl.concat(parts, how="vertical_relaxed")
-    source = pl.concat(sources, how="vertical_relaxed")
-    accuracy = _table(
+
+    def find(row: dict[str, Any]) -> list[int]:
+        if crowd_source is not None and row["model"] == HUMANS:
+            match = (pl.col("modality").is_null() if row["modality"] is None else pl.col("modality") == row["modality"])
+            return crowd_source.filter(match)["stimulus_id"].unique().sort().to_list()
+        return frames.predicted_stimulus_ids(row["model"], row["modality"], truths)
+
+    stimulus_ids = QueriedRowStimuli(find, ["model", "modality"], table)
+    accuracy = DashboardTable(
         "friendbench.accuracy", "FriendBench accuracy",
         "Share correct per model and modality, with 95% Wilson intervals; humans pooled over raters.",
-        table, source, ["model", "modality"],
+        table, stimulus_ids,
         ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=("model",),
-                  series_col="modality", y_label="accuracy", y_range=(0.0, 1.0), reference_line=0.5))
-    signal = _table(
+                  series_col="modality", y_label="accuracy", y_range=(0.0, 1.0), reference_line=0.5),
+        ("model", "modality"))
+    signal = DashboardTable(
         "friendbench.signal", f"FriendBench d′ and c (correction: {name})",
         f"Signal = familiar. d′ = z(H) − z(F); c = −(z(H) + z(F))/2, c > 0 leans \"stranger\". "
         f"Rate correction: {name}.",
-        table, source, ["model", "modality"],
+        table, stimulus_ids,
         ChartSpec("scatter", x_col="criterion", y_col="d_prime", label_cols=("model", "modality"),
-                  series_col="modality", x_label="criterion c (> 0: leans stranger)", y_label="d′ (sensitivity)"))
+                  series_col="modality", x_label="criterion c (> 0: leans stranger)", y_label="d′ (sensitivity)"),
+        ("model", "modality"))
     return [accuracy, signal]
 
 

@@ -72,11 +72,13 @@ def export_annotations(store: Store, format: str, out: Path | str, dataset: str 
 
 
 def import_annotations(store: Store, format: str, path: Path | str, dataset: str | None,
-                       annotator: str | None = None, label_set: str | None = None) -> int:
+                       annotator: str | None = None, label_set: str | None = None,
+                       stimulus: str | None = None) -> int:
     """Read a file (or folder) in `format` and add its labels to the dataset's stimuli in one transaction.
 
     A row without an annotator gets `annotator`; without a label set, `label_set` (default "imported").
-    Every label must name a stimulus of the dataset; otherwise nothing is written. Returns the count added.
+    Every label must name a stimulus of the dataset; otherwise nothing is written. A per-recording file
+    (ELAN, Praat, Audacity) whose name is not a stimulus id is given one with `stimulus`. Returns the count added.
     """
     exporter = get_exporter(format)
     annotations = AnnotationStore(store)
@@ -87,6 +89,8 @@ def import_annotations(store: Store, format: str, path: Path | str, dataset: str
     prepared = []
     for number, row in enumerate(rows, start=1):
         stimulus_id = by_external.get(str(row.get("stimulus")))
+        if stimulus_id is None and stimulus is not None:
+            stimulus_id = by_external.get(stimulus)
         who = row.get("annotator") or annotator
         if stimulus_id is None:
             problems.append(RowProblem(Path(path).name, None, "stimulus", repr(row.get("stimulus")),

@@ -35,6 +35,9 @@ from widgets.import_dialog import ImportBackend, ImportDialog
 from widgets.tasks import CancelToken, TaskRunner
 
 MAX_COMPARED_MODELS = 4
+ANNOTATION_FORMATS_BY_SUFFIX = {".eaf": "eaf", ".textgrid": "textgrid", ".txt": "audacity", ".csv": "csv",
+                                ".jsonl": "jsonl", ".parquet": "parquet", ".json": "echomind"}
+ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json)"
 TABLE_KEYS = {Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown, Qt.Key.Key_Home,
               Qt.Key.Key_End, Qt.Key.Key_Tab, Qt.Key.Key_Backtab}
 
@@ -236,6 +239,7 @@ class MainWindow(QMainWindow):
                                              triggered=self._show_agreement))
         self.annotate_menu.addAction(QAction("&Export annotations…", self, shortcut=QKeySequence("Ctrl+E"),
                                              triggered=self.open_export))
+        self.annotate_menu.addAction(QAction("&Import annotations…", self, triggered=self.open_annotation_import))
         self.compare_menu = self.menuBar().addMenu("&Compare")
         self.compare_menu.addAction(QAction("&Compare models on this stimulus", self, shortcut=QKeySequence("Ctrl+K"),
                                             triggered=lambda: self.show_dock(self.compare_dock)))
@@ -473,6 +477,32 @@ class MainWindow(QMainWindow):
         dialog = ExportDialog(self._export_backend(), self.runner, self)
         dialog.exported.connect(lambda path: self.status_message.setText(f"Exported annotations to {path}"))
         dialog.show()
+
+    def open_annotation_import(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+        path, _ = QFileDialog.getOpenFileName(self, "Import annotations", "", ANNOTATION_FILE_FILTER)
+        if path:
+            self.import_annotation_file(Path(path))
+
+    def import_annotation_file(self, path: Path) -> None:
+        """Read an exported annotation file into the current dataset (a per-recording file goes to the
+        selected stimulus) on a worker; the result is reported in the status bar."""
+        from app.export_service import import_annotations
+        fmt = ANNOTATION_FORMATS_BY_SUFFIX.get(path.suffix.lower())
+        if fmt is None or self.session.dataset_id is None:
+            self.status_message.setText(f"{path.name}: not an annotation format Thinslice reads")
+            return
+        dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id)
+        current = self.stimulus_view.detail.external_id if self.stimulus_view.detail else None
+
+        def done(count: int) -> None:
+            self.status_message.setText(f"Imported {count} labels from {path.name}")
+            self.media_page.annotation.reload_label_sets()
+            if self.session.stimulus_id is not None:
+                self._load_detail(self.session.stimulus_id)
+
+        self.runner.submit("annotation-import", lambda: import_annotations(
+            self.store, fmt, path, dataset, self.session.annotator, None, current), done, self._report_error)
 
     def _export_backend(self):
         from app.export_service import export_annotations

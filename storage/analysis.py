@@ -120,12 +120,45 @@ def predictions_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int, with_meta
     where = "r.dataset_id = ?" + (" AND r.modality LIKE ?" if modality_like else "")
     params: list[Any] = [dataset_id] + ([modality_like] if modality_like else [])
     select, names = _meta_select(_meta_columns(cur, dataset_id)) if with_meta else ("", [])
-    extra = f", {select}" if select else ""
+    # The meta JSON is flattened once per stimulus, then joined: not once per prediction.
+    extra = "".join(f', sm."{name}"' for name in names)
+    flattened = (f" LEFT JOIN (SELECT s.id, {select} FROM stimulus s WHERE s.dataset_id = ?) sm"
+                 " ON sm.id = p.stimulus_id") if select else ""
     return cur.sql(
         "SELECT p.id AS prediction_id, p.stimulus_id, s.external_id, m.name AS model, r.modality,"
         " r.prompt_setting, r.vision_mode, r.context, p.answer, p.correct, s.ground_truth, r.is_live" + extra +
         " FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
-        f" JOIN stimulus s ON s.id = p.stimulus_id WHERE {where}", params=params).pl()
+        f" JOIN stimulus s ON s.id = p.stimulus_id{flattened} WHERE {where}",
+        params=([dataset_id] if select else []) + params).pl()
+
+
+def prediction_answer_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, live_suffix: str = "") -> pl.DataFrame:
+    """Predictions counted per model, modality, ground truth and answer: model (a live run's model name
+    followed by `live_suffix`), modality, ground_truth, answer, n (Int64). A million predictions become a
+    few hundred rows, so accuracy and signal detection need not read every prediction."""
+    # Counting per run first keeps the million-row aggregation on integer keys; names join the small result.
+    return cur.sql(
+        "WITH c AS (SELECT p.run_id, s.ground_truth, p.answer, count(*) AS n FROM prediction p"
+        "           JOIN stimulus s ON s.id = p.stimulus_id WHERE s.dataset_id = ? GROUP BY ALL)"
+        " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.ground_truth,"
+        " c.answer, CAST(sum(c.n) AS BIGINT) AS n FROM c JOIN run r ON r.id = c.run_id"
+        " JOIN model m ON m.id = r.model_id WHERE r.dataset_id = ? GROUP BY ALL",
+        params=[dataset_id, live_suffix, dataset_id]).pl()
+
+
+def predicted_stimulus_ids(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, modality: str | None,
+                           ground_truths: list[str] | None = None, live_suffix: str = "") -> list[int]:
+    """Sorted ids of the dataset's stimuli that `model` (a live run's model name followed by `live_suffix`)
+    answered in `modality`; with `ground_truths`, only stimuli whose ground truth is one of them."""
+    sql = ("SELECT DISTINCT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id"
+           " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id"
+           " WHERE r.dataset_id = ? AND (CASE WHEN r.is_live THEN m.name || ? ELSE m.name END) = ?"
+           " AND r.modality IS NOT DISTINCT FROM ?")
+    params: list[Any] = [dataset_id, live_suffix, model, modality]
+    if ground_truths is not None:
+        sql += " AND list_contains(?, s.ground_truth)"
+        params.append(list(ground_truths))
+    return [int(r[0]) for r in cur.execute(sql + " ORDER BY 1", params).fetchall()]
 
 
 def human_ratings_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> pl.DataFrame:

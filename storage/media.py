@@ -515,6 +515,14 @@ class SoundFileSource(SampleSource):
         return out
 
 
+def source_from_peaks(pyramid: PeakPyramid) -> SampleSource | None:
+    """An in-memory source over the samples a clip's pyramid kept (the same samples that
+    `open_sample_source` would decode for its window), or None when the pyramid kept none."""
+    if pyramid.samples is None:
+        return None
+    return ArraySource(AudioSamples(pyramid.samples, pyramid.sample_rate))
+
+
 def open_sample_source(
     path: Path | str,
     offset_s: float = 0.0,

@@ -34,7 +34,16 @@ from app import keymap as keys
 from app.audio import AudioOutput
 from app.clock import RATE_STEPS, ClockEvent, PlaybackClock
 from app.keymap import Keymap, default_keymap
-from storage.media import DecodeCancelled, MediaError, load_peaks, open_sample_source, probe
+from storage.media import (
+    DecodeCancelled,
+    MediaError,
+    PeakPyramid,
+    SampleSource,
+    load_peaks,
+    open_sample_source,
+    probe,
+    source_from_peaks,
+)
 from storage.records import MediaRef, Segment
 from widgets.transcript_view import TranscriptView
 from widgets.video_view import VideoSource, VideoView
@@ -43,6 +52,9 @@ from widgets.waveform_view import LANE_COLOURS, WaveformView, format_time
 KINDS = ("dyad", "echomind_script", "video", "audio")
 VOICE_ORDER = ("target", "alternative", "neutral")
 TICK_MS = 30
+# Waveforms that are ready this soon after a switch wait for the other lanes and appear together:
+# one repaint instead of one per lane, each of which would also slow the decoding still under way.
+GATHER_LANES_MS = 200
 
 
 def key_sequence_of(event: QKeyEvent) -> str:
@@ -230,6 +242,11 @@ class PlayerPanel(QWidget):
         self._generation = 0
         self._layout = Layout("audio", (), (), False)
         self._pending_lanes: set[int] = set()
+        self._held_peaks: dict[int, PeakPyramid] = {}
+        self._gather_timer = QTimer(self)
+        self._gather_timer.setSingleShot(True)
+        self._gather_timer.setInterval(GATHER_LANES_MS)
+        self._gather_timer.timeout.connect(self._show_held_peaks)
         self._sources: dict[int, object] = {}
         self._voice = 0
         self._audio: AudioOutput | None = None
@@ -359,13 +376,14 @@ class PlayerPanel(QWidget):
             self.media_area.setVisible(bool(text))
 
         self._pending_lanes = set(range(len(layout.lanes)))
+        self._held_peaks = {}
+        self._gather_timer.start()
         for index, (_, ref) in enumerate(layout.lanes):
             self.waveform.set_lane_message(index, "reading audio...")
+            # A clip's pyramid keeps its samples, which are also what it plays: the playback source is
+            # made from them, and only longer files get a source job of their own (see _on_peaks).
             self._submit(generation, index, "peaks",
                          lambda cancel, r=ref: load_peaks(r.path, r.offset_s, r.duration_s, cancel))
-            if layout.plays_audio:
-                self._submit(generation, index, "source",
-                             lambda cancel, r=ref: open_sample_source(r.path, r.offset_s, r.duration_s, cancel))
         if layout.plays_audio and layout.lanes:
             self._ensure_audio()
         self._show_voice()
@@ -386,20 +404,30 @@ class PlayerPanel(QWidget):
         if generation != self._generation:
             return  # finished after a newer stimulus was chosen: not ours to show
         if kind == "peaks":
-            self.waveform.set_lane_peaks(lane, result)
-            if (self._layout.lanes[lane][1].duration_s is None
-                    and result.duration_s > (self.clock.duration or 0.0)):
-                self.clock.set_duration(result.duration_s)
-                self.waveform.set_duration(result.duration_s)
-            self._lane_finished(lane)
+            self._on_peaks(generation, lane, result)
         elif kind == "source":
-            self._sources[lane] = result
-            if lane == self._voice and self._audio is not None:
-                self._audio.set_source(result)
+            self._set_source(lane, result)
         elif kind == "probe" and result.duration_s and self.clock.duration is None:
             offset = self._layout.videos[lane][1].offset_s
             self.clock.set_duration(max(0.0, result.duration_s - offset))
             self.waveform.set_duration(self.clock.duration)
+
+    def _on_peaks(self, generation: int, lane: int, pyramid: PeakPyramid) -> None:
+        ref = self._layout.lanes[lane][1]
+        self._held_peaks[lane] = pyramid
+        if self._layout.plays_audio:
+            source = source_from_peaks(pyramid)
+            if source is not None:
+                self._set_source(lane, source)
+            else:  # a long file: played from disk, or decoded into memory on its own
+                self._submit(generation, lane, "source",
+                             lambda cancel, r=ref: open_sample_source(r.path, r.offset_s, r.duration_s, cancel))
+        self._lane_finished(lane)
+
+    def _set_source(self, lane: int, source: SampleSource) -> None:
+        self._sources[lane] = source
+        if lane == self._voice and self._audio is not None:
+            self._audio.set_source(source)
 
     def _on_job_failed(self, generation: int, lane: int, kind: str, message: str) -> None:
         if generation != self._generation:
@@ -418,8 +446,22 @@ class PlayerPanel(QWidget):
     def _lane_finished(self, lane: int) -> None:
         self._pending_lanes.discard(lane)
         if not self._pending_lanes:
+            self._gather_timer.stop()
+            self._show_held_peaks()
             self.waveform.redraw()
             self.waveformReady.emit()
+        elif not self._gather_timer.isActive():
+            self._show_held_peaks()
+
+    def _show_held_peaks(self) -> None:
+        """Draw the lanes whose peaks arrived; a lane of unknown length may lengthen the clock."""
+        for lane, pyramid in self._held_peaks.items():
+            self.waveform.set_lane_peaks(lane, pyramid)
+            if (self._layout.lanes[lane][1].duration_s is None
+                    and pyramid.duration_s > (self.clock.duration or 0.0)):
+                self.clock.set_duration(pyramid.duration_s)
+                self.waveform.set_duration(pyramid.duration_s)
+        self._held_peaks = {}
 
     # ----- audio -------------------------------------------------------------------------------------
     def _ensure_audio(self) -> None:
@@ -526,6 +568,7 @@ class PlayerPanel(QWidget):
         """Cancel background work, wait for it, release players and the audio device."""
         self._generation += 1
         self._timer.stop()
+        self._gather_timer.stop()
         self._pool.waitForDone(5000)
         self.video.follow(None)
         self.video.clear()

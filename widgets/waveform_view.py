@@ -178,29 +178,59 @@ class WaveformView(QWidget):
                 self._regions.remove(item)
 
     def set_lanes(self, names: Sequence[str]) -> None:
-        """Replace the lanes: one row per name (e.g. "A", "B" or "target", "alternative", "neutral")."""
-        for plot in self._lanes:
+        """Replace the lanes: one row per name (e.g. "A", "B" or "target", "alternative", "neutral"),
+        each empty, in its lane colour and not marked as heard."""
+        # Rows already there are relabelled and emptied rather than rebuilt: building a PlotItem costs
+        # milliseconds, and every stimulus switch calls this, usually with the same lane count.
+        while len(self._lanes) > len(names):
+            plot = self._lanes.pop()
             self._remove_row_items(plot)
-        self._lanes_layout.clear()
-        self._lanes, self._curves, self._messages, self._pyramids = [], [], [], []
+            self._lanes_layout.removeItem(plot)
+            del self._curves[-1], self._messages[-1], self._pyramids[-1]
+        while len(self._lanes) < len(names):
+            self._add_lane()
         self._active_lane = None
         for index, name in enumerate(names):
-            plot = self._make_plot()
-            plot.setYRange(-1.0, 1.0, padding=0.02)
-            plot.vb.setLimits(yMin=-1.05, yMax=1.05)
-            colour = LANE_COLOURS[index % len(LANE_COLOURS)]
-            plot.setLabel("left", name, color=colour)
-            curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1), connect="finite")
-            plot.addItem(curve)
-            message = pg.TextItem("", color="#666666", anchor=(0, 0.5))
-            plot.addItem(message, ignoreBounds=True)
-            message.setPos(0.0, 0.0)
-            self._lanes_layout.addItem(plot, row=index, col=0)
-            self._lanes.append(plot)
-            self._curves.append(curve)
-            self._messages.append(message)
-            self._pyramids.append(None)
+            plot = self._lanes[index]
+            if plot.getAxis("left").labelText != name:
+                plot.setLabel("left", name, color=LANE_COLOURS[index % len(LANE_COLOURS)])
+            self._style_lane(index, active=True, heard=False)
+            self._pyramids[index] = None
+            self._curves[index].setData([], [])
+            self._messages[index].setText("")
+            self._messages[index].setPos(0.0, 0.0)
         self._redraw_timer.start()
+
+    def _add_lane(self) -> None:
+        index = len(self._lanes)
+        plot = self._make_plot()
+        plot.setYRange(-1.0, 1.0, padding=0.02)
+        plot.vb.setLimits(yMin=-1.05, yMax=1.05)
+        # The y range never changes, so the SI prefix never does: skip recomputing the label on every range change.
+        plot.getAxis("left").enableAutoSIPrefix(False)
+        colour = LANE_COLOURS[index % len(LANE_COLOURS)]
+        plot.setLabel("left", "", color=colour)
+        curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1), connect="finite")
+        plot.addItem(curve)
+        message = pg.TextItem("", color="#666666", anchor=(0, 0.5))
+        plot.addItem(message, ignoreBounds=True)
+        self._lanes_layout.addItem(plot, row=index, col=0)
+        self._lanes.append(plot)
+        self._curves.append(curve)
+        self._messages.append(message)
+        self._pyramids.append(None)
+
+    def _style_lane(self, index: int, active: bool, heard: bool) -> None:
+        """Pen, background and label weight of a lane: dimmed when not heard among several voices."""
+        plot = self._lanes[index]
+        colour = QColor(LANE_COLOURS[index % len(LANE_COLOURS)])
+        if not active:
+            colour.setAlpha(90)
+        self._curves[index].setPen(pg.mkPen(colour, width=1))
+        plot.vb.setBackgroundColor(QColor(255, 240, 200, 90) if heard else None)
+        font = QFont()
+        font.setBold(heard)
+        plot.getAxis("left").label.setFont(font)
 
     @property
     def lane_count(self) -> int:
@@ -253,17 +283,8 @@ class WaveformView(QWidget):
     def set_active_lane(self, index: int | None) -> None:
         """Mark the lane that is heard (EchoMind voices); the others are drawn dimmer."""
         self._active_lane = index
-        for i, (plot, curve) in enumerate(zip(self._lanes, self._curves)):
-            colour = QColor(LANE_COLOURS[i % len(LANE_COLOURS)])
-            active = index is None or i == index
-            if not active:
-                colour.setAlpha(90)
-            curve.setPen(pg.mkPen(colour, width=1))
-            plot.vb.setBackgroundColor(QColor(255, 240, 200, 90) if index is not None and i == index else None)
-            axis = plot.getAxis("left")
-            font = QFont()
-            font.setBold(index is not None and i == index)
-            axis.label.setFont(font)
+        for i in range(len(self._lanes)):
+            self._style_lane(i, active=index is None or i == index, heard=index is not None and i == index)
 
     @property
     def active_lane(self) -> int | None:
@@ -335,7 +356,8 @@ class WaveformView(QWidget):
         for index, curve in enumerate(self._curves):
             pyramid = self._pyramids[index]
             if pyramid is None:
-                curve.setData([], [])
+                if curve.xData is not None and len(curve.xData):
+                    curve.setData([], [])  # an empty curve left alone needs no repaint
                 continue
             peaks = pyramid.query(t0, t1, width)
             centres = t0 + (np.arange(width) + 0.5) * ((t1 - t0) / width)

@@ -108,6 +108,7 @@ def signal_detection_table(
     noise: str = "stranger",
     correction: Correction = "loglinear",
     level: float = 0.95,
+    count_col: str | None = None,
 ) -> pl.DataFrame:
     """Accuracy (Wilson interval), d' and c per group.
 
@@ -118,6 +119,8 @@ def signal_detection_table(
     (shown in ``n_unanswered``). Returns the group columns plus ``n``, ``n_unanswered``,
     ``n_signal``, ``n_noise``, ``hits``, ``false_alarms``, ``accuracy``, ``ci_low``, ``ci_high``,
     ``ci_method``, ``hit_rate``, ``false_alarm_rate``, ``d_prime``, ``criterion``, ``correction``.
+    With ``count_col`` each row stands for that many answers (counts aggregated beforehand, e.g. by
+    the store); the result is the same as for the frame with each row repeated that many times.
     """
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; choose one of {', '.join(CORRECTIONS)}")
@@ -125,15 +128,22 @@ def signal_detection_table(
     signal, noise = signal.strip().lower(), noise.strip().lower()
     says_signal, says_noise = _label_matchers(frame, answer_col, signal, noise)
     is_signal, is_noise = _label_matchers(frame, truth_col, signal, noise)
+
+    def tally(matches: pl.Expr) -> pl.Expr:
+        if count_col is None:
+            return matches.sum()
+        # Same type as a count of matching rows, so both forms give identical tables.
+        return pl.when(matches).then(pl.col(count_col)).otherwise(0).sum().cast(pl.get_index_type())
+
     counts = (
         frame.lazy()
         .group_by(keys)
         .agg(
-            (is_signal | is_noise).sum().alias("n"),
-            (says_signal & is_signal).sum().alias("hits"),
-            (says_noise & is_signal).sum().alias("misses"),
-            (says_signal & is_noise).sum().alias("false_alarms"),
-            (says_noise & is_noise).sum().alias("correct_rejections"),
+            tally(is_signal | is_noise).alias("n"),
+            tally(says_signal & is_signal).alias("hits"),
+            tally(says_noise & is_signal).alias("misses"),
+            tally(says_signal & is_noise).alias("false_alarms"),
+            tally(says_noise & is_noise).alias("correct_rejections"),
         )
         .filter(pl.col("n") > 0)
         .with_columns(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -118,6 +118,21 @@ class Label:
 def _row_to_annotation(row: Sequence[Any]) -> Annotation:
     return Annotation(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8],
                       row[9], int(row[10]), row[11], row[12], row[13])
+
+
+def _as_updated(before: Annotation, changes: Mapping[str, Any], now: datetime) -> Annotation | None:
+    """The row as `UPDATE ... SET changes, revision + 1, updated_at = current_timestamp` leaves it, without
+    reading it back; None when a new value's stored form is not certain (anything but text for text
+    columns and numbers for times), so the caller reads the row instead."""
+    values = dict(changes)
+    for name, value in changes.items():
+        if value is None or (isinstance(value, str) and name not in ("start_s", "end_s")):
+            continue
+        if name in ("start_s", "end_s") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            values[name] = float(value)   # a DOUBLE column hands back a float
+            continue
+        return None
+    return replace(before, **values, revision=before.revision + 1, updated_at=now)
 
 
 def _check_times(start_s: float | None, end_s: float | None) -> None:
@@ -319,7 +334,7 @@ class AnnotationStore:
         results = []
         with self.store.transaction() as cur:
             for annotation_id, changes in edits:
-                before = self._get(cur, annotation_id)
+                before, now = self._get_with_time(cur, annotation_id)
                 merged = {**before.state(), **changes}
                 _check_times(merged["start_s"], merged["end_s"])
                 if all(getattr(before, k) == v for k, v in changes.items()):
@@ -328,7 +343,7 @@ class AnnotationStore:
                 sets = ", ".join(f"{k} = ?" for k in changes)
                 cur.execute(f"UPDATE annotation SET {sets}, revision = revision + 1,"
                             " updated_at = current_timestamp WHERE id = ?", [*changes.values(), annotation_id])
-                after = self._get(cur, annotation_id)
+                after = _as_updated(before, changes, now) or self._get(cur, annotation_id)
                 self._event(cur, annotation_id, annotator, "update", before.state(), after.state())
                 results.append(after)
         return results
@@ -370,6 +385,15 @@ class AnnotationStore:
         if row is None:
             raise AnnotationError(f"There is no annotation {annotation_id}.")
         return _row_to_annotation(row)
+
+    @staticmethod
+    def _get_with_time(cur: duckdb.DuckDBPyConnection, annotation_id: int) -> tuple[Annotation, datetime]:
+        """The row and the transaction's `current_timestamp` as a TIMESTAMP column stores it."""
+        rows = cur.execute(f"SELECT {_COLUMNS}, CAST(current_timestamp AS TIMESTAMP) FROM annotation WHERE id = ?",
+                           [annotation_id]).fetchall()
+        if not rows:
+            raise AnnotationError(f"There is no annotation {annotation_id}.")
+        return _row_to_annotation(rows[0]), rows[0][-1]
 
     @staticmethod
     def _event(cur: duckdb.DuckDBPyConnection, annotation_id: int, annotator: str, action: str,

@@ -24,7 +24,13 @@ LEVEL_FACTOR = 4
 # Short clips keep their samples so that a view zoomed to single samples is exact (4 M samples is
 # 87 s at 48 kHz, 16 MB).
 KEEP_SAMPLES_UP_TO = 1 << 22
-BLOCK_FRAMES = 1 << 16
+# Frames per read from soundfile: large reads keep the per-call cost small (256 k frames is 512 kB of
+# 16-bit mono); a container's decoded frames are gathered into blocks of at least AV_BLOCK_FRAMES.
+BLOCK_FRAMES = 1 << 18
+AV_BLOCK_FRAMES = 1 << 16
+# libsndfile reads 16-bit PCM as float by this factor, exactly (a power of two): peaks are taken on the
+# integers and scaled afterwards, which gives the same floats for a fraction of the work.
+PCM16_SCALE = np.float32(1.0 / 32768)
 QUERY_UNITS_PER_PIXEL = 8
 CACHE_FORMAT = 1
 
@@ -140,6 +146,18 @@ def open_audio_blocks(
     """Open `path` and return (sample rate, iterator of mono float32 blocks) for the window
     [offset_s, offset_s + duration_s) of the file. Raises MediaError at once if the file cannot be
     opened; the iterator raises DecodeCancelled when `should_cancel()` turns True."""
+    return _open_blocks(path, offset_s, duration_s, should_cancel, allow_pcm16=False)
+
+
+def _open_blocks(
+    path: Path | str,
+    offset_s: float,
+    duration_s: float | None,
+    should_cancel: ShouldCancel | None,
+    allow_pcm16: bool,
+) -> tuple[int, Iterator[np.ndarray]]:
+    """`open_audio_blocks`; with `allow_pcm16`, a mono 16-bit PCM file yields its int16 samples
+    unconverted (float32 value = int16 * PCM16_SCALE)."""
     path = Path(path)
     _check_exists(path)
     cancel = should_cancel or (lambda: False)
@@ -149,7 +167,9 @@ def open_audio_blocks(
         except MediaError:
             handle = None
         if handle is not None:
-            return handle.samplerate, _soundfile_blocks(handle, offset_s, duration_s, cancel)
+            pcm16 = allow_pcm16 and handle.channels == 1 and handle.subtype == "PCM_16"
+            dtype = "int16" if pcm16 else "float32"
+            return handle.samplerate, _soundfile_blocks(handle, offset_s, duration_s, cancel, dtype)
     container = _av_open(path)
     streams = [s for s in container.streams if s.type == "audio"]
     if not streams:
@@ -169,7 +189,7 @@ def _window(rate: int, offset_s: float, duration_s: float | None) -> tuple[int, 
     return start, end
 
 
-def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel) -> Iterator[np.ndarray]:
+def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel, dtype: str) -> Iterator[np.ndarray]:
     with handle:
         start, end = _window(handle.samplerate, offset_s, duration_s)
         end = handle.frames if end is None else min(end, handle.frames)
@@ -180,11 +200,11 @@ def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel) -> Ite
         while remaining > 0:
             if cancel():
                 raise DecodeCancelled()
-            block = handle.read(min(BLOCK_FRAMES, remaining), dtype="float32", always_2d=True)
+            block = handle.read(min(BLOCK_FRAMES, remaining), dtype=dtype)  # 1-D when mono
             if len(block) == 0:
                 break
             remaining -= len(block)
-            yield block[:, 0].copy() if block.shape[1] == 1 else block.mean(axis=1, dtype=np.float32)
+            yield block if block.ndim == 1 else block.mean(axis=1, dtype=np.float32)
 
 
 def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel) -> Iterator[np.ndarray]:
@@ -194,37 +214,69 @@ def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel) -> I
     if end is None and stream.duration:
         # Encoders pad the last frame; the track's own duration says where the audio really ends.
         end = int(round(stream.duration * stream.time_base * rate))
+    # Frame times in samples with integer arithmetic: a Fraction per frame costs more than decoding it.
+    # round() of the quotient as Python rounds: half to even.
+    pts_num, pts_den = stream.time_base.numerator * rate, stream.time_base.denominator
+
+    def samples_at(pts: int) -> int:
+        whole, rest = divmod(pts * pts_num, pts_den)
+        return whole + (2 * rest > pts_den or (2 * rest == pts_den and whole % 2 == 1))
+
     try:
+        stream.thread_type = "AUTO"
         if start > 0:
             # Land before the window so the decoder has warmed up; samples before it are dropped by pts.
             target = max(0.0, offset_s - 1.0)
             container.seek(int(target / stream.time_base), stream=stream, backward=True)
-        # fltp keeps channels apart so that they can be averaged exactly, whatever the codec gives.
-        resampler = av.AudioResampler(format="fltp")
+        # Channels are averaged from planar float32 so that the average is exact whatever the codec
+        # gives; most audio codecs already decode to planar float, which is read without conversion.
+        resampler: av.AudioResampler | None = None
         position: int | None = None
+        gathered: list[np.ndarray] = []
+        gathered_frames = 0
         for count, packet in enumerate(container.demux(stream)):
             if count % 32 == 0 and cancel():
                 raise DecodeCancelled()
             for frame in packet.decode():
                 if frame.pts is not None:
-                    position = int(round(frame.pts * frame.time_base * rate))
+                    position = samples_at(frame.pts)
                 elif position is None:
                     position = 0
-                for out in resampler.resample(frame):
-                    planes = out.to_ndarray()
-                    mono = planes[0] if planes.shape[0] == 1 else planes.mean(axis=0, dtype=np.float32)
+                if frame.format.name == "fltp":
+                    outs = (frame,)
+                else:
+                    resampler = resampler or av.AudioResampler(format="fltp")
+                    outs = resampler.resample(frame)
+                for out in outs:
+                    mono = _planar_mono(out)
                     block_start = position
                     position += len(mono)
                     lo = max(start, block_start) - block_start
                     hi = len(mono) if end is None else min(end, position) - block_start
                     if hi > lo:
-                        yield np.ascontiguousarray(mono[lo:hi], dtype=np.float32)
+                        gathered.append(mono[lo:hi])
+                        gathered_frames += hi - lo
+            if gathered_frames >= AV_BLOCK_FRAMES:
+                yield np.concatenate(gathered)
+                gathered, gathered_frames = [], 0
             if end is not None and position is not None and position >= end:
-                return
+                break
+        if gathered:
+            yield np.concatenate(gathered)
     except av.FFmpegError as exc:
         raise MediaError(path, f"decoding failed ({_short(exc)})") from exc
     finally:
         container.close()
+
+
+def _planar_mono(frame) -> np.ndarray:
+    """Mono float32 samples of a planar float frame: its one channel, or the mean of its channels."""
+    count = frame.samples
+    # A plane's buffer may be padded past the samples: read only `count` of them.
+    planes = [np.frombuffer(plane, dtype=np.float32, count=count) for plane in frame.planes]
+    if len(planes) == 1:
+        return planes[0]
+    return np.stack(planes).mean(axis=0, dtype=np.float32)
 
 
 def decode_segment(
@@ -340,27 +392,39 @@ class PeakPyramid:
         return PeakSlice(t0, t1, out_min, out_max, unit)
 
 
+def _as_float32(values: np.ndarray) -> np.ndarray:
+    """Samples or peaks as float32; int16 are 16-bit PCM, scaled as libsndfile reads them."""
+    if values.dtype == np.int16:
+        return values.astype(np.float32) * PCM16_SCALE
+    return np.asarray(values, dtype=np.float32)
+
+
 class PeakBuilder:
-    """Accumulates level 0 of a pyramid from blocks as they stream in; `finish()` makes the pyramid."""
+    """Accumulates level 0 of a pyramid from blocks as they stream in; `finish()` makes the pyramid.
+
+    Blocks are mono float32, or int16 for 16-bit PCM (whose peaks are found on the integers and
+    scaled once at the end); one build takes blocks of one kind."""
 
     def __init__(self, sample_rate: int, bucket_size: int = BUCKET_SIZE) -> None:
         self.sample_rate = sample_rate
         self.bucket_size = bucket_size
         self._mins: list[np.ndarray] = []
         self._maxs: list[np.ndarray] = []
-        self._carry = np.zeros(0, dtype=np.float32)
+        self._carry: np.ndarray | None = None
         self._samples: list[np.ndarray] | None = []
         self.n_samples = 0
 
     def add(self, block: np.ndarray) -> None:
-        block = np.asarray(block, dtype=np.float32)
+        block = np.asarray(block)
+        if block.dtype != np.int16:
+            block = block.astype(np.float32, copy=False)
         self.n_samples += len(block)
         if self._samples is not None:
             if self.n_samples <= KEEP_SAMPLES_UP_TO:
-                self._samples.append(block)
+                self._samples.append(_as_float32(block))
             else:
                 self._samples = None
-        data = np.concatenate([self._carry, block]) if len(self._carry) else block
+        data = np.concatenate([self._carry, block]) if self._carry is not None and len(self._carry) else block
         full = (len(data) // self.bucket_size) * self.bucket_size
         if full:
             buckets = data[:full].reshape(-1, self.bucket_size)
@@ -370,12 +434,12 @@ class PeakBuilder:
 
     def finish(self) -> PeakPyramid:
         mins, maxs = list(self._mins), list(self._maxs)
-        if len(self._carry):
+        if self._carry is not None and len(self._carry):
             mins.append(self._carry.min(keepdims=True))
             maxs.append(self._carry.max(keepdims=True))
         level0 = (
-            np.concatenate(mins) if mins else np.zeros(0, np.float32),
-            np.concatenate(maxs) if maxs else np.zeros(0, np.float32),
+            _as_float32(np.concatenate(mins)) if mins else np.zeros(0, np.float32),
+            _as_float32(np.concatenate(maxs)) if maxs else np.zeros(0, np.float32),
         )
         samples = None
         if self._samples is not None:
@@ -436,7 +500,7 @@ def build_peaks(
     should_cancel: ShouldCancel | None = None,
 ) -> PeakPyramid:
     """Stream the file window once and build its pyramid (no cache)."""
-    rate, blocks = open_audio_blocks(path, offset_s, duration_s, should_cancel)
+    rate, blocks = _open_blocks(path, offset_s, duration_s, should_cancel, allow_pcm16=True)
     builder = PeakBuilder(rate)
     for block in blocks:
         builder.add(block)

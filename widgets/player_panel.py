@@ -377,7 +377,10 @@ class PlayerPanel(QWidget):
 
         self._pending_lanes = set(range(len(layout.lanes)))
         self._held_peaks = {}
-        self._gather_timer.start()
+        if layout.lanes:
+            self._gather_timer.start()
+        else:
+            self._gather_timer.stop()
         for index, (_, ref) in enumerate(layout.lanes):
             self.waveform.set_lane_message(index, "reading audio...")
             # A clip's pyramid keeps its samples, which are also what it plays: the playback source is

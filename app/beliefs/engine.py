@@ -177,7 +177,10 @@ class BeliefTracker:
         self._people_set: set[str] = set()
         self._world_props: dict[str, list[str]] = {}
         self._visible: dict[tuple[str, str], bool] = {}
+        # Who is in each room, as `_people_in` found it; forgotten whenever anyone's room or the people change.
+        self._present: dict[Any, list[str]] = {}
         self._ctx = _StepContext()
+        self._record = self._ctx.changes.append
         self._parameters = {name: _parameters_of(getattr(self, name)) for name in self.ACTIONS}
 
     # ----- public ---------------------------------------------------------------------------------
@@ -190,6 +193,7 @@ class BeliefTracker:
         arguments = _bind(action, self._parameters[action], args, kwargs)
         _check_argument_types(action, arguments)
         self._ctx = _StepContext()
+        self._record = self._ctx.changes.append
         method: Callable[..., bool] = getattr(self, action)
         returned = bool(method(**arguments))
         ctx = self._ctx
@@ -422,19 +426,21 @@ class BeliefTracker:
     def _look_around(self, entrant: str, room: str, witnesses: list[str], real: list[str]) -> None:
         """What the entrant sees of the room, and what everyone present assumes the others saw."""
         diverged: list[str] = []
+        get = self.cells.get
         for entity in self._entities_in(room):
-            hidden_in = self.world(entity, CONTAINER)
+            hidden_in = get(("world", entity, CONTAINER))
             if hidden_in is None:
                 for prop in self._world_props[entity]:
                     if not self._is_visible(entity, prop):
                         continue
-                    value = self.world(entity, prop)
-                    self._set(("first", entrant, entity, prop), value)
+                    value = get(("world", entity, prop))
+                    keys: list[CellKey] = [("first", entrant, entity, prop)]
                     for w in real:
-                        if w != entrant and self.first(w, entity, prop) != value:
+                        # Only the entrant's own cells change here, so w's belief can be read first.
+                        if w != entrant and get(("first", w, entity, prop)) != value:
                             diverged.append(f"{entity} ({w})")
-                        for b in witnesses:
-                            self._set(("second", w, b, entity, prop), value)
+                        keys += [("second", w, b, entity, prop) for b in witnesses]
+                    self._set_beliefs(keys, value)
                 continue
             if not is_positive(hidden_in):
                 self._note(Quirk.EMPTIED_CONTAINER_STILL_HIDES,
@@ -484,11 +490,11 @@ class BeliefTracker:
 
     def _observe(self, entity: str, prop: str, value: Any, witnesses: list[str], real: list[str]) -> None:
         """The usual update: real witnesses believe the fact and believe every witness does too."""
-        set_cell = self._set
+        keys: list[CellKey] = []
         for w in real:
-            set_cell(("first", w, entity, prop), value)
-            for b in witnesses:
-                set_cell(("second", w, b, entity, prop), value)
+            keys.append(("first", w, entity, prop))
+            keys += [("second", w, b, entity, prop) for b in witnesses]
+        self._set_beliefs(keys, value)
 
     def _learn_topic(self, listener: str, pairs: Iterable[tuple[str, str]], topic: str) -> None:
         self._add_topic(("first", listener, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
@@ -505,6 +511,7 @@ class BeliefTracker:
             return
         self.people.append(person)
         self._people_set.add(person)
+        self._present.clear()
         self._set(("first", person), SLOT)
         for other in self.people:
             self._set(("second", person, other), SLOT)
@@ -515,8 +522,12 @@ class BeliefTracker:
             self._register(person)
 
     def _people_in(self, room: str) -> list[str]:
-        cells = self.cells
-        return [p for p in self.people if cells.get(("world", p, ROOM)) == room]
+        """The people in `room`, in the order they appeared (a shared list: callers must not change it)."""
+        present = self._present.get(room)
+        if present is None:
+            cells = self.cells
+            present = self._present[room] = [p for p in self.people if cells.get(("world", p, ROOM)) == room]
+        return present
 
     def _entities_in(self, room: str) -> list[str]:
         cells = self.cells
@@ -535,11 +546,26 @@ class BeliefTracker:
         if old == value:
             return
         cells[key] = value
-        self._ctx.changes.append((key, old, value))
+        self._record((key, old, value))
         if key[0] == "world":
-            props = self._world_props.setdefault(key[1], [])
-            if key[2] not in props:
+            if key[2] == ROOM:
+                self._present.clear()
+            props = self._world_props.get(key[1])
+            if props is None:
+                self._world_props[key[1]] = [key[2]]
+            elif key[2] not in props:
                 props.append(key[2])
+
+    def _set_beliefs(self, keys: Iterable[CellKey], value: Any) -> None:
+        """`_set` of one value for belief cells (never world ones), in order: every observation's hot path."""
+        state = self.cells
+        get = state.get
+        record = self._record
+        for key in keys:
+            old = get(key, MISSING)
+            if old != value:
+                state[key] = value
+                record((key, old, value))
 
     def _fail(self, reason: str) -> bool:
         self._ctx.failed.append(reason)
@@ -592,7 +618,7 @@ def _bind(action: str, parameters: tuple[tuple[str, Any], ...], args: tuple, kwa
         if name in arguments:
             raise ActionArgumentError(f"{action}: got multiple values for argument {name!r}")
         arguments[name] = value
-    for name, default in parameters:
+    for name, default in parameters[len(args):]:
         if name not in arguments:
             if default is _REQUIRED:
                 raise ActionArgumentError(f"{action}: missing a required argument: {name!r}")

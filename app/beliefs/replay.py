@@ -2,7 +2,7 @@
 
 Each step stores only its diff; a full copy of the flat state is kept every `CHECKPOINT_EVERY` steps, so
 materialising any step costs one dict copy plus a few diffs, and a 1,000-step replay stays in the
-milliseconds.
+milliseconds. The copies are made the first time a jump needs them: stepping through in order never does.
 """
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ class BeliefState:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StepRecord:
     """One replayed step: the engine's outcome, with its position in the trace."""
 
@@ -133,9 +133,9 @@ class StepRecord:
 class Replay:
     """Every step of a replayed trace; `state_at(i)` is the state after step i (-1: before any step)."""
 
-    def __init__(self, records: list[StepRecord], checkpoints: list[dict]) -> None:
+    def __init__(self, records: list[StepRecord]) -> None:
         self.records = records
-        self._checkpoints = checkpoints
+        self._checkpoints: list[dict] = [{}]   # the state before steps k * CHECKPOINT_EVERY, made when needed
         self._cache_index: int | None = None
         self._cache_cells: dict | None = None
 
@@ -166,11 +166,22 @@ class Replay:
                     _apply_backward(cells, self.records[i].outcome.changes)
         else:
             base = (index + 1) // CHECKPOINT_EVERY
-            cells = dict(self._checkpoints[base])
+            cells = dict(self._checkpoint(base))
             for i in range(base * CHECKPOINT_EVERY, index + 1):
                 _apply_forward(cells, self.records[i].outcome.changes)
         self._cache_index, self._cache_cells = index, cells
         return cells
+
+    def _checkpoint(self, number: int) -> dict:
+        """The state before step `number * CHECKPOINT_EVERY`, built from the one before it if not yet made."""
+        checkpoints = self._checkpoints
+        while len(checkpoints) <= number:
+            cells = dict(checkpoints[-1])
+            start = (len(checkpoints) - 1) * CHECKPOINT_EVERY
+            for record in self.records[start:start + CHECKPOINT_EVERY]:
+                _apply_forward(cells, record.outcome.changes)
+            checkpoints.append(cells)
+        return checkpoints[number]
 
 
 def _apply_forward(cells: dict, changes: Iterable[Change]) -> None:
@@ -213,16 +224,14 @@ def replay_steps(steps: Any) -> Replay:
     parsed = parse_steps(steps)
     tracker = BeliefTracker()
     records: list[StepRecord] = []
-    checkpoints: list[dict] = [{}]
     for index, (action, args, kwargs) in enumerate(parsed):
         try:
             outcome = tracker.apply(action, args, kwargs)
         except (UnknownActionError, ActionArgumentError) as exc:
             raise TraceError(str(exc), index) from None
         records.append(StepRecord(index, outcome))
-        if (index + 1) % CHECKPOINT_EVERY == 0:
-            checkpoints.append(dict(tracker.cells))
-    return Replay(records, checkpoints)
+    return Replay(records)
+
 
 
 def load_trace(text: str) -> Any:

@@ -25,10 +25,15 @@ EDITABLE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "m
 _COLUMNS = ("id, stimulus_id, annotator, label_set, label, start_s, end_s, value, note, media_role, revision,"
             " created_at, updated_at, deleted_at")
 SCOPES = ("interval", "whole", "both")
+_REMEMBERED_ROWS = 1024
 
 
 class AnnotationError(ThinsliceError):
     """An edit that cannot be made as asked (unknown row, bad times, someone else's label)."""
+
+
+class _RowChanged(Exception):
+    """A row is no longer as this store last wrote it."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,9 @@ class AnnotationStore:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # Rows as this store last wrote them: the next edit of one of them can skip reading it back first
+        # (see `_update_as_known`; a row changed elsewhere since is noticed and read as usual).
+        self._written: dict[int, Annotation] = {}
 
     # -- reading ---------------------------------------------------------------------------------
     def get(self, annotation_id: int) -> Annotation:
@@ -319,6 +327,7 @@ class AnnotationStore:
                 item = self._get(cur, int(new_id))
                 self._event(cur, item.id, who, "create", None, item.state())
                 created.append(item)
+        self._remember(created)
         return created
 
     def update(self, annotation_id: int, annotator: str, **changes: Any) -> Annotation:
@@ -331,6 +340,10 @@ class AnnotationStore:
             unknown = set(changes) - set(EDITABLE_FIELDS)
             if unknown:
                 raise AnnotationError(f"Cannot edit {', '.join(sorted(unknown))} of an annotation.")
+        if len(edits) == 1:
+            quick = self._update_as_known(annotator, edits[0][0], edits[0][1])
+            if quick is not None:
+                return [quick]
         results = []
         with self.store.transaction() as cur:
             for annotation_id, changes in edits:
@@ -346,7 +359,56 @@ class AnnotationStore:
                 after = _as_updated(before, changes, now) or self._get(cur, annotation_id)
                 self._event(cur, annotation_id, annotator, "update", before.state(), after.state())
                 results.append(after)
+        self._remember(results)
         return results
+
+    def _update_as_known(self, annotator: str, annotation_id: int, changes: Mapping[str, Any]) -> Annotation | None:
+        """One update of a row as this store last wrote it, without reading it first (durable on return).
+
+        The row is changed, and its event written, only if it still is as written: every edit bumps
+        `revision` and `updated_at`, and renaming a label or a set (which do not) changes `label` or
+        `label_set`. None when this cannot be done (row unknown or changed since, no change, values whose
+        stored form is uncertain); the caller then takes the usual path."""
+        known = self._written.get(annotation_id)
+        if known is None or all(getattr(known, k) == v for k, v in changes.items()):
+            return None
+        merged = {**known.state(), **changes}
+        try:
+            _check_times(merged["start_s"], merged["end_s"])
+        except AnnotationError:
+            return None   # the usual path reads the row and reports the problem against it
+        after = _as_updated(known, changes, known.updated_at or datetime.min)
+        if after is None:
+            return None
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        try:
+            with self.store.transaction() as cur:
+                changed = cur.execute(
+                    f"UPDATE annotation SET {sets}, revision = revision + 1, updated_at = current_timestamp"
+                    " WHERE id = ? AND revision = ? AND updated_at IS NOT DISTINCT FROM ?"
+                    " AND label_set IS NOT DISTINCT FROM ? AND label IS NOT DISTINCT FROM ?",
+                    [*changes.values(), annotation_id, known.revision, known.updated_at, known.label_set,
+                     known.label]).fetchall()[0][0]
+                if not changed:
+                    raise _RowChanged
+                # The event's time is the transaction's current_timestamp, which the row got as updated_at.
+                now = cur.execute(
+                    "INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+                    " VALUES (?, ?, 'update', ?, ?) RETURNING happened_at",
+                    [annotation_id, annotator, json.dumps(known.state()), json.dumps(after.state())]).fetchall()[0][0]
+        except _RowChanged:
+            self._written.pop(annotation_id, None)
+            return None
+        after = replace(after, updated_at=now)
+        self._remember([after])
+        return after
+
+    def _remember(self, written: Iterable[Annotation]) -> None:
+        for item in written:
+            self._written.pop(item.id, None)
+            self._written[item.id] = item
+        while len(self._written) > _REMEMBERED_ROWS:
+            del self._written[next(iter(self._written))]
 
     def delete(self, annotation_id: int, annotator: str) -> Annotation:
         return self.delete_many([annotation_id], annotator)[0]
@@ -377,6 +439,7 @@ class AnnotationStore:
                 self._event(cur, annotation_id, annotator, "delete" if deleted else "restore",
                             before.state(), after.state())
                 results.append(after)
+        self._remember(results)
         return results
 
     @staticmethod

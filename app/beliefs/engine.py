@@ -18,8 +18,9 @@ Values are strings (`"kitchen"`, `"not(kitchen)"`, `"not(???)"`), or a frozenset
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 ROOM = "room_location"
@@ -142,13 +143,17 @@ class ActionArgumentError(ValueError):
     """The arguments do not fit the action's signature."""
 
 
-@dataclass
 class _StepContext:
-    changes: list = field(default_factory=list)
-    witnesses: list = field(default_factory=list)
-    failed: list = field(default_factory=list)
-    quirks: list = field(default_factory=list)
-    sentences: list = field(default_factory=list)
+    """What the running step has done so far (a plain class: one is made for every step)."""
+
+    __slots__ = ("changes", "witnesses", "failed", "quirks", "sentences")
+
+    def __init__(self) -> None:
+        self.changes: list = []
+        self.witnesses: list = []
+        self.failed: list = []
+        self.quirks: list = []
+        self.sentences: list = []
 
 
 class BeliefTracker:
@@ -434,13 +439,11 @@ class BeliefTracker:
                     if not self._is_visible(entity, prop):
                         continue
                     value = get(("world", entity, prop))
-                    keys: list[CellKey] = [("first", entrant, entity, prop)]
+                    self._set(("first", entrant, entity, prop), value)
                     for w in real:
-                        # Only the entrant's own cells change here, so w's belief can be read first.
                         if w != entrant and get(("first", w, entity, prop)) != value:
                             diverged.append(f"{entity} ({w})")
-                        keys += [("second", w, b, entity, prop) for b in witnesses]
-                    self._set_beliefs(keys, value)
+                        self._set_second(w, witnesses, entity, prop, value)
                 continue
             if not is_positive(hidden_in):
                 self._note(Quirk.EMPTIED_CONTAINER_STILL_HIDES,
@@ -483,18 +486,19 @@ class BeliefTracker:
     def _sight(self, room: Any, peeking: list, distracted: list) -> tuple[list, list]:
         """(witnesses, real witnesses) of an action in `room`; call only after `_watchers_ok`."""
         witnesses = self._people_in(room) if room is not None else []
-        real = [w for w in witnesses if w not in distracted] + [p for p in peeking if p not in witnesses]
-        self._register_all(real)
+        if peeking or distracted:
+            real = [w for w in witnesses if w not in distracted] + [p for p in peeking if p not in witnesses]
+            self._register_all(real)
+        else:
+            real = witnesses   # everyone present, all already registered
         self._ctx.witnesses.extend(real)
         return witnesses, real
 
     def _observe(self, entity: str, prop: str, value: Any, witnesses: list[str], real: list[str]) -> None:
         """The usual update: real witnesses believe the fact and believe every witness does too."""
-        keys: list[CellKey] = []
         for w in real:
-            keys.append(("first", w, entity, prop))
-            keys += [("second", w, b, entity, prop) for b in witnesses]
-        self._set_beliefs(keys, value)
+            self._set(("first", w, entity, prop), value)
+            self._set_second(w, witnesses, entity, prop, value)
 
     def _learn_topic(self, listener: str, pairs: Iterable[tuple[str, str]], topic: str) -> None:
         self._add_topic(("first", listener, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
@@ -556,12 +560,13 @@ class BeliefTracker:
             elif key[2] not in props:
                 props.append(key[2])
 
-    def _set_beliefs(self, keys: Iterable[CellKey], value: Any) -> None:
-        """`_set` of one value for belief cells (never world ones), in order: every observation's hot path."""
+    def _set_second(self, holder: str, others: Iterable[str], entity: str, prop: str, value: Any) -> None:
+        """`_set` of what `holder` believes each of `others` believes, in order: every observation's hot path."""
         state = self.cells
         get = state.get
         record = self._record
-        for key in keys:
+        for other in others:
+            key = ("second", holder, other, entity, prop)
             old = get(key, MISSING)
             if old != value:
                 state[key] = value
@@ -606,14 +611,19 @@ def _parameters_of(method: Callable) -> tuple[tuple[str, Any], ...]:
                  for p in inspect.signature(method).parameters.values())
 
 
+@lru_cache(maxsize=None)
+def _names_of(parameters: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    return tuple(name for name, _default in parameters)
+
+
 def _bind(action: str, parameters: tuple[tuple[str, Any], ...], args: tuple, kwargs: dict) -> dict[str, Any]:
     """Match a step's args/kwargs to the action's parameters, as a Python call would (but cheaper)."""
     if len(args) > len(parameters):
         raise ActionArgumentError(f"{action}: takes at most {len(parameters)} arguments, got {len(args)}")
-    arguments = {name: value for (name, _default), value in zip(parameters, args)}
-    known = {name for name, _default in parameters}
+    names = _names_of(parameters)
+    arguments = dict(zip(names, args))
     for name, value in kwargs.items():
-        if name not in known:
+        if name not in names:
             raise ActionArgumentError(f"{action}: got an unexpected keyword argument {name!r}")
         if name in arguments:
             raise ActionArgumentError(f"{action}: got multiple values for argument {name!r}")
@@ -641,9 +651,10 @@ _STRING_ARGS = {"person", "entity", "room", "obj", "container", "new_room", "sta
 def _check_argument_types(action: str, arguments: Mapping[str, Any]) -> None:
     """Reject arguments whose JSON type cannot be meant (a list for a room, a string for watchers...)."""
     for name, value in arguments.items():
-        if name in _STRING_ARGS and not isinstance(value, str):
-            raise ActionArgumentError(f"{action}: {name} must be a string, got {value!r}")
-        if name in _LIST_ARGS and value is not None and not (
+        if name in _STRING_ARGS:
+            if not isinstance(value, str):
+                raise ActionArgumentError(f"{action}: {name} must be a string, got {value!r}")
+        elif name in _LIST_ARGS and value is not None and not (
             isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
         ):
             raise ActionArgumentError(f"{action}: {name} must be a list of names, got {value!r}")

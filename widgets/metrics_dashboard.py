@@ -51,6 +51,7 @@ class ChartPanel(QFrame):
     def __init__(self, table: DashboardTable, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.table = table
+        self._runner = TaskRunner(self)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         layout = QVBoxLayout(self)
         title = QLabel(f"<b>{table.title}</b>")
@@ -240,7 +241,10 @@ class ChartPanel(QFrame):
             self.emit_row(row)
 
     def emit_row(self, row: int) -> None:
-        self.drillDown.emit(list(self.table.stimulus_ids[row]), self.table.describe(row))
+        """Emit the stimuli behind a row; finding them may query the store, so it runs on a worker."""
+        description = self.table.describe(row)
+        self._runner.submit("drill-down", lambda: list(self.table.stimulus_ids[row]),
+                            lambda ids: self.drillDown.emit(ids, description))
 
     # ----- table -----------------------------------------------------------------------------------------
     def _columns(self) -> list[str]:

@@ -21,6 +21,8 @@ FetchIds = Callable[[StimulusFilter, str, bool], np.ndarray]
 FetchRows = Callable[[list[int], list[str], str | None], list[StimulusRow]]
 
 PAGE_SIZE = 100
+# short names for the narrow kind column; the full kind is in the tooltip and the detail header
+KIND_LABELS = {"echomind_script": "script", "echomind_mcq": "MCQ", "agentviss_scene": "scene", "ncp_task": "task"}
 MAX_PAGES = 40
 LOADING = "…"
 RIGHT = QColor("#2e7d32")
@@ -156,7 +158,7 @@ class StimulusTableModel(QAbstractTableModel):
             if col == 0:
                 return record.external_id
             if col == 1:
-                return record.kind
+                return KIND_LABELS.get(record.kind, record.kind)
             if col == 2:
                 return record.ground_truth or ""
             if col < n_fixed + len(self.models):
@@ -171,6 +173,8 @@ class StimulusTableModel(QAbstractTableModel):
             outcome = record.outcomes.get(self.models[col - n_fixed])
             if outcome is not None:
                 return QBrush(RIGHT if outcome else WRONG)
+        if role == Qt.ItemDataRole.ToolTipRole and col == 1:
+            return record.kind
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= n_fixed:
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.UserRole:

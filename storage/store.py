@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -91,7 +92,10 @@ class Store:
     def checkpoint(self) -> None:
         self.cursor().execute("CHECKPOINT")
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 10.0) -> None:
+        """Close every cursor and the file. A query still finishing on a worker is waited for (up to
+        `wait_s`), since DuckDB refuses to close a connection that is busy rather than waiting itself."""
+        deadline = time.monotonic() + wait_s
         with self._lock:
             for cur in self._cursors:
                 try:
@@ -99,5 +103,12 @@ class Store:
                 except duckdb.Error:
                     pass
             self._cursors.clear()
-            self._con.close()
+            while True:
+                try:
+                    self._con.close()
+                    break
+                except duckdb.Error:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
         self._local = threading.local()

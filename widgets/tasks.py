@@ -79,6 +79,10 @@ class TaskRunner(QObject):
 
         A newer submit with the same key cancels the older one's token and drops its result.
         """
+        if self._closed:  # the views this work would feed are going away
+            token = CancelToken()
+            token.cancel()
+            return token
         generation = self._generation.get(key, 0) + 1
         self._generation[key] = generation
         old = self._tokens.get(key)

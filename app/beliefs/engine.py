@@ -20,7 +20,6 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
 from typing import Any, Callable, Iterable, Mapping
 
 ROOM = "room_location"
@@ -184,43 +183,44 @@ class BeliefTracker:
         self._visible: dict[tuple[str, str], bool] = {}
         # Who is in each room, as `_people_in` found it; forgotten whenever anyone's room or the people change.
         self._present: dict[Any, list[str]] = {}
+        # The world's room of every entity (None if it has none), in the order of `_world_props`.
+        self._room_of: dict[str, Any] = {}
         self._ctx = _StepContext()
         self._record = self._ctx.changes.append
-        self._parameters = {name: _parameters_of(getattr(self, name)) for name in self.ACTIONS}
+        self._parameters = {name: _Signature(_parameters_of(getattr(self, name))) for name in self.ACTIONS}
 
     # ----- public ---------------------------------------------------------------------------------
     def apply(self, action: str, args: Iterable[Any] = (), kwargs: Mapping[str, Any] | None = None) -> StepOutcome:
         """Run one action; see the class docstring for what is raised and what is returned."""
-        if action not in self.ACTIONS:
+        signature = self._parameters.get(action)
+        if signature is None:
             raise UnknownActionError(f"unknown action {action!r} (known: {', '.join(self.ACTIONS)})")
         args = tuple(args)
-        kwargs = dict(kwargs or {})
-        arguments = _bind(action, self._parameters[action], args, kwargs)
+        kwargs = dict(kwargs) if kwargs else {}
+        arguments = _bind(action, signature, args, kwargs)
         _check_argument_types(action, arguments)
-        self._ctx = _StepContext()
-        self._record = self._ctx.changes.append
-        method: Callable[..., bool] = getattr(self, action)
-        returned = bool(method(**arguments))
-        ctx = self._ctx
+        self._ctx = ctx = _StepContext()
+        self._record = ctx.changes.append
+        returned = bool(getattr(self, action)(**arguments))
+        logged = "leave_room" if action == "leave_container" else action
         if not returned:
             # Every action checks all its preconditions before writing, so nothing can have changed.
             assert not ctx.changes, f"{action} wrote before failing"
-        peeking = tuple(arguments.get("people_peeking") or ()) if returned else ()
-        distracted = tuple(arguments.get("people_distracted") or ()) if returned else ()
-        logged = "leave_room" if action == "leave_container" else action
+            return StepOutcome(action, args, kwargs, False, (), (), tuple(dict.fromkeys(ctx.witnesses)), (), (),
+                               tuple(ctx.failed), (), logged)
         return StepOutcome(
-            action=action,
-            args=args,
-            kwargs=kwargs,
-            returned=returned,
-            story_sentences=tuple(ctx.sentences) if returned else (),
-            changes=tuple(ctx.changes),
-            witnesses=tuple(dict.fromkeys(ctx.witnesses)),
-            peeking=peeking,
-            distracted=distracted,
-            failed_preconditions=tuple(ctx.failed),
-            quirks=tuple(ctx.quirks) if returned else (),
-            logged_action=logged,
+            action,
+            args,
+            kwargs,
+            True,
+            tuple(ctx.sentences),
+            tuple(ctx.changes),
+            tuple(dict.fromkeys(ctx.witnesses)),
+            tuple(arguments.get("people_peeking") or ()),
+            tuple(arguments.get("people_distracted") or ()),
+            tuple(ctx.failed),
+            tuple(ctx.quirks),
+            logged,
         )
 
     def get(self, key: CellKey) -> Any:
@@ -430,20 +430,33 @@ class BeliefTracker:
 
     def _look_around(self, entrant: str, room: str, witnesses: list[str], real: list[str]) -> None:
         """What the entrant sees of the room, and what everyone present assumes the others saw."""
-        diverged: list[str] = []
-        get = self.cells.get
+        diverged: list[tuple[str, str]] = []
+        cells = self.cells
+        get = cells.get
+        record = self._record
+        visible = self._visible
         for entity in self._entities_in(room):
             hidden_in = get(("world", entity, CONTAINER))
             if hidden_in is None:
                 for prop in self._world_props[entity]:
-                    if not self._is_visible(entity, prop):
+                    if prop == CONTAINER or (prop != ROOM and not visible.get((entity, prop), True)):
                         continue
                     value = get(("world", entity, prop))
-                    self._set(("first", entrant, entity, prop), value)
+                    key = ("first", entrant, entity, prop)
+                    old = get(key, MISSING)
+                    if old != value:
+                        cells[key] = value
+                        record((key, old, value))
                     for w in real:
                         if w != entrant and get(("first", w, entity, prop)) != value:
-                            diverged.append(f"{entity} ({w})")
-                        self._set_second(w, witnesses, entity, prop, value)
+                            diverged.append((entity, w))
+                        # What `w` now believes each witness believes; inlined: the busiest loop of a replay.
+                        for other in witnesses:
+                            key = ("second", w, other, entity, prop)
+                            old = get(key, MISSING)
+                            if old != value:
+                                cells[key] = value
+                                record((key, old, value))
                 continue
             if not is_positive(hidden_in):
                 self._note(Quirk.EMPTIED_CONTAINER_STILL_HIDES,
@@ -459,7 +472,8 @@ class BeliefTracker:
                     self._set(("second", entrant, b, entity, ROOM), UNKNOWN_WHEREABOUTS)
         if diverged:
             self._note(Quirk.ENTRY_SEEN_SECOND_ORDER_ONLY,
-                       f"Second-order only (own first-order beliefs unchanged): {', '.join(dict.fromkeys(diverged))}.")
+                       "Second-order only (own first-order beliefs unchanged): "
+                       + ", ".join(f"{entity} ({w})" for entity, w in dict.fromkeys(diverged)) + ".")
 
     def _hands_on_room(self, person: str, obj: str) -> str | None:
         """The room where `person` can handle `obj`, or None (with the failed precondition recorded)."""
@@ -496,9 +510,21 @@ class BeliefTracker:
 
     def _observe(self, entity: str, prop: str, value: Any, witnesses: list[str], real: list[str]) -> None:
         """The usual update: real witnesses believe the fact and believe every witness does too."""
+        cells = self.cells
+        get = cells.get
+        record = self._record
         for w in real:
-            self._set(("first", w, entity, prop), value)
-            self._set_second(w, witnesses, entity, prop, value)
+            key = ("first", w, entity, prop)
+            old = get(key, MISSING)
+            if old != value:
+                cells[key] = value
+                record((key, old, value))
+            for other in witnesses:
+                key = ("second", w, other, entity, prop)
+                old = get(key, MISSING)
+                if old != value:
+                    cells[key] = value
+                    record((key, old, value))
 
     def _learn_topic(self, listener: str, pairs: Iterable[tuple[str, str]], topic: str) -> None:
         self._add_topic(("first", listener, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
@@ -529,20 +555,13 @@ class BeliefTracker:
         """The people in `room`, in the order they appeared (a shared list: callers must not change it)."""
         present = self._present.get(room)
         if present is None:
-            cells = self.cells
-            present = self._present[room] = [p for p in self.people if cells.get(("world", p, ROOM)) == room]
+            room_of = self._room_of
+            present = self._present[room] = [p for p in self.people if room_of.get(p) == room]
         return present
 
     def _entities_in(self, room: str) -> list[str]:
-        cells = self.cells
-        return [e for e in self._world_props if cells.get(("world", e, ROOM)) == room]
-
-    def _is_visible(self, entity: str, prop: str) -> bool:
-        if prop == ROOM:
-            return True
-        if prop == CONTAINER:
-            return False
-        return self._visible.get((entity, prop), True)
+        """The entities in `room`, in the order they appeared."""
+        return [entity for entity, where in self._room_of.items() if where == room]
 
     def _set(self, key: CellKey, value: Any) -> None:
         cells = self.cells
@@ -552,25 +571,19 @@ class BeliefTracker:
         cells[key] = value
         self._record((key, old, value))
         if key[0] == "world":
-            if key[2] == ROOM:
-                self._present.clear()
-            props = self._world_props.get(key[1])
+            entity, prop = key[1], key[2]
+            props = self._world_props.get(entity)
             if props is None:
-                self._world_props[key[1]] = [key[2]]
-            elif key[2] not in props:
-                props.append(key[2])
-
-    def _set_second(self, holder: str, others: Iterable[str], entity: str, prop: str, value: Any) -> None:
-        """`_set` of what `holder` believes each of `others` believes, in order: every observation's hot path."""
-        state = self.cells
-        get = state.get
-        record = self._record
-        for other in others:
-            key = ("second", holder, other, entity, prop)
-            old = get(key, MISSING)
-            if old != value:
-                state[key] = value
-                record((key, old, value))
+                self._world_props[entity] = [prop]
+                self._room_of[entity] = None
+            elif prop not in props:
+                props.append(prop)
+            if prop == ROOM:
+                self._room_of[entity] = value
+                # Only the rooms the entity left and entered have different people in them now.
+                present = self._present
+                present.pop(old, None)
+                present.pop(value, None)
 
     def _fail(self, reason: str) -> bool:
         self._ctx.failed.append(reason)
@@ -611,17 +624,36 @@ def _parameters_of(method: Callable) -> tuple[tuple[str, Any], ...]:
                  for p in inspect.signature(method).parameters.values())
 
 
-@lru_cache(maxsize=None)
-def _names_of(parameters: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
-    return tuple(name for name, _default in parameters)
+class _Signature:
+    """An action's parameters, with what binding needs worked out once: names, and defaults per arity."""
+
+    __slots__ = ("parameters", "names", "tails")
+
+    def __init__(self, parameters: tuple[tuple[str, Any], ...]) -> None:
+        self.parameters = parameters
+        self.names = tuple(name for name, _default in parameters)
+        # For each count of positional arguments: the first required parameter left unset (or None), and
+        # the (name, default) pairs of the parameters after them.
+        self.tails = tuple(
+            (next((name for name, default in parameters[given:] if default is _REQUIRED), None), parameters[given:])
+            for given in range(len(parameters) + 1)
+        )
 
 
-def _bind(action: str, parameters: tuple[tuple[str, Any], ...], args: tuple, kwargs: dict) -> dict[str, Any]:
+def _bind(action: str, signature: _Signature, args: tuple, kwargs: dict) -> dict[str, Any]:
     """Match a step's args/kwargs to the action's parameters, as a Python call would (but cheaper)."""
+    parameters = signature.parameters
     if len(args) > len(parameters):
         raise ActionArgumentError(f"{action}: takes at most {len(parameters)} arguments, got {len(args)}")
-    names = _names_of(parameters)
+    names = signature.names
     arguments = dict(zip(names, args))
+    if not kwargs:
+        # The usual step: positional arguments only, so the rest are defaults known in advance.
+        missing, defaults = signature.tails[len(args)]
+        if missing is not None:
+            raise ActionArgumentError(f"{action}: missing a required argument: {missing!r}")
+        arguments.update(defaults)
+        return arguments
     for name, value in kwargs.items():
         if name not in names:
             raise ActionArgumentError(f"{action}: got an unexpected keyword argument {name!r}")

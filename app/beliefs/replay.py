@@ -6,6 +6,7 @@ milliseconds. The copies are made the first time a jump needs them: stepping thr
 """
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
@@ -155,6 +156,14 @@ class Replay:
 
     def _cells_at(self, index: int) -> dict:
         current = self._cache_index
+        if current is not None and index == current + 1:
+            # The next step, as a viewer walking in order asks: just its changes.
+            cells = self._cache_cells
+            assert cells is not None
+            for key, _old, new in self.records[index].outcome.changes:
+                cells[key] = new
+            self._cache_index = index
+            return cells
         if current is not None and abs(index - current) <= CHECKPOINT_EVERY // 2:
             cells = self._cache_cells
             assert cells is not None
@@ -224,12 +233,21 @@ def replay_steps(steps: Any) -> Replay:
     parsed = parse_steps(steps)
     tracker = BeliefTracker()
     records: list[StepRecord] = []
-    for index, (action, args, kwargs) in enumerate(parsed):
-        try:
-            outcome = tracker.apply(action, args, kwargs)
-        except (UnknownActionError, ActionArgumentError) as exc:
-            raise TraceError(str(exc), index) from None
-        records.append(StepRecord(index, outcome))
+    apply = tracker.apply
+    # A replay makes tens of thousands of small tuples that all stay alive and form no cycles: collecting
+    # garbage meanwhile would only walk them again and again.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for index, (action, args, kwargs) in enumerate(parsed):
+            try:
+                outcome = apply(action, args, kwargs)
+            except (UnknownActionError, ActionArgumentError) as exc:
+                raise TraceError(str(exc), index) from None
+            records.append(StepRecord(index, outcome))
+    finally:
+        if collecting:
+            gc.enable()
     return Replay(records)
 
 

@@ -75,17 +75,11 @@ def annotations_main(argv: list[str]) -> int:
               " [--label-set NAME]", file=sys.stderr)
         return 2
     args = _import_parser().parse_args(argv[1:])
-    try:
-        store = Store.open(args.db or default_store_path())
-    except ThinsliceError as exc:
-        print(f"thinslice annotations: {exc}", file=sys.stderr)
-        return 1
+    # a refused file or a locked store is reported by the command-line dispatcher, like every verb's errors
+    store = Store.open(args.db or default_store_path())
     try:
         added = import_annotations(store, args.format, args.path, args.dataset, args.annotator, args.label_set,
                                    args.stimulus)
-    except ThinsliceError as exc:
-        print(f"thinslice annotations: {exc}", file=sys.stderr)
-        return 1
     finally:
         store.close()
     print(f"added {added} labels")

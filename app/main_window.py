@@ -289,14 +289,17 @@ class MainWindow(QMainWindow):
         dataset_id = self.dataset_combo.itemData(index)
         if dataset_id is None:
             return
-        cur = self.store.cursor()
-        facets = queries.dataset_facets(cur, dataset_id)
+        self.settings.setValue("last_dataset", self.dataset_combo.currentText())
+        # the facets scan the dataset's stimuli and runs: a worker reads them, then the dataset is shown
+        self.runner.submit("facets", lambda: queries.dataset_facets(self.store.cursor(), dataset_id),
+                           lambda facets: self._show_dataset(dataset_id, facets), self._report_error)
+
+    def _show_dataset(self, dataset_id: int, facets: dict[str, list[str]]) -> None:
         self.filter_bar.set_facets(facets)
         self.compare.set_available_models(facets["model"])
         self.session.set_compared_models(tuple(facets["model"][:MAX_COMPARED_MODELS]))
         self.session.set_dataset(dataset_id)
         self.dashboard.set_dataset(dataset_id)
-        self.settings.setValue("last_dataset", self.dataset_combo.currentText())
 
     # -- table and detail -----------------------------------------------------------------------
     def _fetch_ids(self, f: queries.StimulusFilter, sort: str, desc: bool):

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxL
                                QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QVBoxLayout, QWidget)
 
+from widgets.judge_bar import judge_bar
 from storage.records import HumanSplit, Prediction, StimulusDetail
 
 RIGHT = "#2e7d32"
@@ -107,16 +108,7 @@ class _PredictionCell(QFrame):
         self.judge_bars: list[QProgressBar] = []
         row = 1
         for j in p.judgments:
-            name = QLabel(j.criterion)
-            bar = QProgressBar()
-            scale = j.scale_max or 5.0
-            bar.setRange(0, 100)
-            bar.setValue(int(round(100 * (j.score or 0) / scale)))
-            bar.setFormat(f"{j.score:g} / {scale:g}" if j.score is not None else "—")
-            bar.setMaximumHeight(18)
-            tip = f"{j.judge or 'judge'}: {j.rationale}" if j.rationale else (j.judge or "no reason given")
-            name.setToolTip(tip)
-            bar.setToolTip(tip)
+            name, bar = judge_bar(j, 18, no_reason="no reason given")
             self.judge_bars.append(bar)
             grid.addWidget(name, row, 0)
             grid.addWidget(bar, row, 1)

@@ -530,20 +530,28 @@ class LivePanel(QWidget):
     def _client(self) -> LiveClient:
         return LiveClient(self.live_settings(), timeout_s=self.timeout.value(), max_retries=0)
 
+    def _ready_template(self) -> PromptTemplate | None:
+        """The prompt template to send once the model is named and the template is valid (settings saved);
+        None after saying what is missing."""
+        if not self.model.text().strip():
+            self._show_error("Name the model to ask (the endpoint's model id).")
+            return None
+        try:
+            template = self.current_template()
+        except ValueError as exc:
+            self._show_error(str(exc))
+            return None
+        self.save_settings()
+        return template
+
     def send(self) -> None:
         """Ask about the current stimulus on a worker."""
         if self.detail is None:
             self._show_error("Select a stimulus first.")
             return
-        if not self.model.text().strip():
-            self._show_error("Name the model to ask (the endpoint's model id).")
+        template = self._ready_template()
+        if template is None:
             return
-        try:
-            template = self.current_template()
-        except ValueError as exc:
-            self._show_error(str(exc))
-            return
-        self.save_settings()
         detail, condition, stream, client = self.detail, self._condition(), self.stream.isChecked(), self._client()
         modality, max_steps = self.modality.currentText(), self.max_steps.value()
         role_task = self.role_task.text().strip() or ROLE_PLAY_TASK
@@ -680,15 +688,9 @@ class LivePanel(QWidget):
         if self.load_detail is None or not self.batch_ids:
             self._show_error("No stimuli to run (the list is empty).")
             return
-        if not self.model.text().strip():
-            self._show_error("Name the model to ask (the endpoint's model id).")
+        template = self._ready_template()
+        if template is None:
             return
-        try:
-            template = self.current_template()
-        except ValueError as exc:
-            self._show_error(str(exc))
-            return
-        self.save_settings()
         ids, done, load, client = list(self.batch_ids), set(self.batch_done), self.load_detail, self._client()
         workers, modality, relay = self.concurrency.value(), self.modality.currentText(), self._relay
         # Stimuli of another kind than the shown one use their own (possibly edited) template, read here

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import (QHeaderView, QLabel, QProgressBar, QSplitter, QTreeWidget, QTreeWidgetItem,
+from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget, QGridLayout, QScrollArea, QFrame)
 
 from storage.records import HumanSplit, Prediction, StimulusDetail
+from widgets.judge_bar import judge_bar
 
 RIGHT = QColor("#2e7d32")
 WRONG = QColor("#c62828")
@@ -167,16 +168,7 @@ class PredictionsPanel(QWidget):
             self.judges_layout.setRowStretch(3, 1)
             return
         for row, j in enumerate(prediction.judgments, start=2):
-            name = QLabel(j.criterion)
-            bar = QProgressBar()
-            scale = j.scale_max or 5.0
-            bar.setRange(0, 100)
-            bar.setValue(int(round(100 * (j.score or 0) / scale)))
-            bar.setFormat(f"{j.score:g} / {scale:g}" if j.score is not None else "—")
-            bar.setMaximumHeight(16)
-            tip = f"{j.judge or 'judge'}: {j.rationale}" if j.rationale else (j.judge or "")
-            for w in (name, bar):
-                w.setToolTip(tip)
+            name, bar = judge_bar(j, 16)
             self.judges_layout.addWidget(name, row, 0)
             self.judges_layout.addWidget(bar, row, 1)
         reasons = [f"<b>{j.criterion}</b>: {j.rationale}" for j in prediction.judgments if j.rationale]

@@ -49,7 +49,8 @@ class StimulusTableModel(QAbstractTableModel):
         self.ids = np.zeros(0, dtype=np.int64)
         self._pages: OrderedDict[int, list[StimulusRow]] = OrderedDict()
         self._pending: set[int] = set()
-        self._epoch = 0
+        self._epoch = 0       # the latest id query asked for
+        self._ids_epoch = 0   # the id list shown: pages fetched for an older list are dropped
         self.pages_fetched = 0
         self.rows_fetched = 0
 
@@ -71,6 +72,7 @@ class StimulusTableModel(QAbstractTableModel):
         if epoch != self._epoch:
             return
         self.beginResetModel()
+        self._ids_epoch += 1
         self.ids = ids
         self._pages.clear()
         self._pending.clear()
@@ -81,7 +83,7 @@ class StimulusTableModel(QAbstractTableModel):
         if page in self._pending:
             return
         self._pending.add(page)
-        epoch = self._epoch
+        epoch = self._ids_epoch
         ids = [int(i) for i in self.ids[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]]
         models, modality = list(self.models), self.filter.modality
         self.runner.submit(f"page-{page}", lambda: self.fetch_rows(ids, models, modality),
@@ -89,7 +91,7 @@ class StimulusTableModel(QAbstractTableModel):
 
     def _page_arrived(self, epoch: int, page: int, rows: list[StimulusRow]) -> None:
         self._pending.discard(page)
-        if epoch != self._epoch:
+        if epoch != self._ids_epoch:
             return
         self._pages[page] = rows
         self.pages_fetched += 1

@@ -1,0 +1,22 @@
+"""One judge score as a labelled bar with the judge's reason on hover (predictions panel, compare view)."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar
+
+from storage.records import Judgment
+
+
+def judge_bar(judgment: Judgment, height: int, no_reason: str = "") -> tuple[QLabel, QProgressBar]:
+    """The criterion's name and a bar filled to score / scale (5 when the scale is unknown)."""
+    name = QLabel(judgment.criterion)
+    bar = QProgressBar()
+    scale = judgment.scale_max or 5.0
+    bar.setRange(0, 100)
+    bar.setValue(int(round(100 * (judgment.score or 0) / scale)))
+    bar.setFormat(f"{judgment.score:g} / {scale:g}" if judgment.score is not None else "—")
+    bar.setMaximumHeight(height)
+    judge = judgment.judge or ("judge" if judgment.rationale else no_reason)
+    tip = f"{judge}: {judgment.rationale}" if judgment.rationale else judge
+    for widget in (name, bar):
+        widget.setToolTip(tip)
+    return name, bar

@@ -18,9 +18,8 @@ Values are strings (`"kitchen"`, `"not(kitchen)"`, `"not(???)"`), or a frozenset
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 ROOM = "room_location"
 CONTAINER = "container_location"
@@ -108,30 +107,38 @@ _QUIRK_TEXT = {
 }
 
 
-@dataclass(frozen=True)
-class QuirkNote:
+class QuirkNote(NamedTuple):
     """A quirk that decided part of a step's outcome, with the specific consequence in words."""
 
     quirk: Quirk
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class StepOutcome:
-    """What one action did: its result, the story it told, what changed, who saw it, and why."""
+class StepOutcome(NamedTuple):
+    """What one action did: its result, the story it told, what changed, who saw it, and why.
+
+    A named tuple, and its changes one flat tuple, because a replay keeps one per step: thousands of small
+    objects fewer for the garbage collector to walk, which in a long replay costs more than building them.
+    """
 
     action: str
     args: tuple
     kwargs: Mapping[str, Any]
     returned: bool
     story_sentences: tuple[str, ...]
-    changes: tuple[Change, ...]
+    changes_flat: tuple   # key, old value (or MISSING), new value: three entries per change, in order
     witnesses: tuple[str, ...]
     peeking: tuple[str, ...]
     distracted: tuple[str, ...]
     failed_preconditions: tuple[str, ...]
     quirks: tuple[QuirkNote, ...]
     logged_action: str
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        """(key, old value or MISSING, new value) for every cell the step wrote, in order."""
+        flat = self.changes_flat
+        return tuple(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
 class UnknownActionError(ValueError):
@@ -181,33 +188,44 @@ class BeliefTracker:
         self._people_set: set[str] = set()
         self._world_props: dict[str, list[str]] = {}
         self._visible: dict[tuple[str, str], bool] = {}
-        # Who is in each room, as `_people_in` found it; forgotten whenever anyone's room or the people change.
+        # Who is in each room, and every entity in each room, as `_people_in` / `_entities_in` found them and
+        # kept up to date as things move (with new lists: a caller may still hold the old one).
         self._present: dict[Any, list[str]] = {}
+        self._contents: dict[Any, list[str]] = {}
+        # The order of appearance that those lists follow.
+        self._person_rank: dict[str, int] = {}
+        self._entity_rank: dict[str, int] = {}
         # The world's room of every entity (None if it has none), in the order of `_world_props`.
         self._room_of: dict[str, Any] = {}
+        # The belief cells again, indexed by fact (entity, property): person -> value, and person -> other ->
+        # value, each with the cell's key. Most of a replay is checking whether each witness already believes
+        # what everyone saw: lookups by name cost far less than building and hashing a cell key for every
+        # pair, and reusing each cell's one key object keeps a long replay's garbage-collected objects few.
+        self._first_by_fact: dict[tuple[str, str], tuple[dict[str, Any], dict[str, CellKey]]] = {}
+        self._second_by_fact: dict[tuple[str, str], dict[str, tuple[dict[str, Any], dict[str, CellKey]]]] = {}
         self._ctx = _StepContext()
-        self._record = self._ctx.changes.append
-        self._parameters = {name: _Signature(_parameters_of(getattr(self, name))) for name in self.ACTIONS}
+        self._record = self._ctx.changes.extend
 
     # ----- public ---------------------------------------------------------------------------------
     def apply(self, action: str, args: Iterable[Any] = (), kwargs: Mapping[str, Any] | None = None) -> StepOutcome:
         """Run one action; see the class docstring for what is raised and what is returned."""
-        signature = self._parameters.get(action)
+        signature = _SIGNATURES.get(action)
         if signature is None:
             raise UnknownActionError(f"unknown action {action!r} (known: {', '.join(self.ACTIONS)})")
         args = tuple(args)
         kwargs = dict(kwargs) if kwargs else {}
-        arguments = _bind(action, signature, args, kwargs)
-        _check_argument_types(action, arguments)
+        values = signature.bind(args, kwargs)
         self._ctx = ctx = _StepContext()
-        self._record = ctx.changes.append
-        returned = bool(getattr(self, action)(**arguments))
+        self._record = ctx.changes.extend
+        returned = signature.function(self, *values)
         logged = "leave_room" if action == "leave_container" else action
+        witnesses = tuple(dict.fromkeys(ctx.witnesses))
         if not returned:
             # Every action checks all its preconditions before writing, so nothing can have changed.
             assert not ctx.changes, f"{action} wrote before failing"
-            return StepOutcome(action, args, kwargs, False, (), (), tuple(dict.fromkeys(ctx.witnesses)), (), (),
-                               tuple(ctx.failed), (), logged)
+            return StepOutcome(action, args, kwargs, False, (), (), witnesses, (), (), tuple(ctx.failed), (), logged)
+        peeking = signature.peeking
+        distracted = signature.distracted
         return StepOutcome(
             action,
             args,
@@ -215,9 +233,9 @@ class BeliefTracker:
             True,
             tuple(ctx.sentences),
             tuple(ctx.changes),
-            tuple(dict.fromkeys(ctx.witnesses)),
-            tuple(arguments.get("people_peeking") or ()),
-            tuple(arguments.get("people_distracted") or ()),
+            witnesses,
+            tuple(values[peeking] or ()) if peeking is not None else (),
+            tuple(values[distracted] or ()) if distracted is not None else (),
             tuple(ctx.failed),
             tuple(ctx.quirks),
             logged,
@@ -294,11 +312,11 @@ class BeliefTracker:
         self._set(("world", container, ROOM), room)
         self._observe(obj, CONTAINER, container, witnesses, real)
         self._observe(obj, ROOM, room, witnesses, real)
-        # Everyone present, distracted or not, records that everyone present saw the move.
-        for b in witnesses:
-            for w in witnesses:
-                self._set(("second", b, w, obj, CONTAINER), container)
-                self._set(("second", b, w, obj, ROOM), room)
+        if real is not witnesses:
+            # Everyone present, distracted or not, records that everyone present saw the move (`_observe`
+            # has done so already when everyone present really saw it).
+            self._believe_seen(witnesses, witnesses, obj, CONTAINER, container)
+            self._believe_seen(witnesses, witnesses, obj, ROOM, room)
         distracted = people_distracted or []
         if distracted:
             self._note(Quirk.DISTRACTED_GET_SECOND_ORDER,
@@ -431,32 +449,24 @@ class BeliefTracker:
     def _look_around(self, entrant: str, room: str, witnesses: list[str], real: list[str]) -> None:
         """What the entrant sees of the room, and what everyone present assumes the others saw."""
         diverged: list[tuple[str, str]] = []
-        cells = self.cells
-        get = cells.get
-        record = self._record
+        get = self.cells.get
         visible = self._visible
         for entity in self._entities_in(room):
             hidden_in = get(("world", entity, CONTAINER))
             if hidden_in is None:
-                for prop in self._world_props[entity]:
+                props = self._world_props[entity]
+                if entity == entrant:
+                    # `_observe` has just recorded the entrant's own arrival for every witness.
+                    props = [prop for prop in props if prop != ROOM]
+                for prop in props:
                     if prop == CONTAINER or (prop != ROOM and not visible.get((entity, prop), True)):
                         continue
                     value = get(("world", entity, prop))
-                    key = ("first", entrant, entity, prop)
-                    old = get(key, MISSING)
-                    if old != value:
-                        cells[key] = value
-                        record((key, old, value))
+                    firsts = self._believe(entrant, entity, prop, value)
                     for w in real:
-                        if w != entrant and get(("first", w, entity, prop)) != value:
+                        if w != entrant and firsts.get(w) != value:
                             diverged.append((entity, w))
-                        # What `w` now believes each witness believes; inlined: the busiest loop of a replay.
-                        for other in witnesses:
-                            key = ("second", w, other, entity, prop)
-                            old = get(key, MISSING)
-                            if old != value:
-                                cells[key] = value
-                                record((key, old, value))
+                    self._believe_seen(real, witnesses, entity, prop, value)
                 continue
             if not is_positive(hidden_in):
                 self._note(Quirk.EMPTIED_CONTAINER_STILL_HIDES,
@@ -510,19 +520,67 @@ class BeliefTracker:
 
     def _observe(self, entity: str, prop: str, value: Any, witnesses: list[str], real: list[str]) -> None:
         """The usual update: real witnesses believe the fact and believe every witness does too."""
-        cells = self.cells
-        get = cells.get
-        record = self._record
-        for w in real:
-            key = ("first", w, entity, prop)
-            old = get(key, MISSING)
-            if old != value:
-                cells[key] = value
-                record((key, old, value))
-            for other in witnesses:
-                key = ("second", w, other, entity, prop)
-                old = get(key, MISSING)
+        if len(real) == 1:
+            self._believe(real[0], entity, prop, value)
+        elif real:
+            firsts, keys = self._first_index(entity, prop)
+            for w in real:
+                old = firsts.get(w, MISSING)
                 if old != value:
+                    firsts[w] = value
+                    if old is MISSING:
+                        key = keys[w] = ("first", w, entity, prop)
+                    else:
+                        key = keys[w]
+                    self.cells[key] = value
+                    self._record((key, old, value))
+        self._believe_seen(real, witnesses, entity, prop, value)
+
+    def _believe(self, person: str, entity: str, prop: str, value: Any) -> dict[str, Any]:
+        """`person` now believes entity.prop is `value`; returns every person's belief about that fact."""
+        firsts, keys = self._first_index(entity, prop)
+        old = firsts.get(person, MISSING)
+        if old != value:
+            firsts[person] = value
+            if old is MISSING:
+                key = keys[person] = ("first", person, entity, prop)
+            else:
+                key = keys[person]
+            self.cells[key] = value
+            self._record((key, old, value))
+        return firsts
+
+    def _first_index(self, entity: str, prop: str) -> tuple[dict[str, Any], dict[str, CellKey]]:
+        """Everyone's first-order belief about entity.prop (person -> value), and each cell's key."""
+        fact = (entity, prop)
+        index = self._first_by_fact.get(fact)
+        if index is None:
+            index = self._first_by_fact[fact] = ({}, {})
+        return index
+
+    def _believe_seen(self, believers: list[str], seen_by: list[str], entity: str, prop: str, value: Any) -> None:
+        """Each of `believers` now believes that each of `seen_by` believes entity.prop is `value`."""
+        fact = (entity, prop)
+        by_believer = self._second_by_fact.get(fact)
+        if by_believer is None:
+            by_believer = self._second_by_fact[fact] = {}
+        cells = self.cells
+        record = self._record
+        for b in believers:
+            index = by_believer.get(b)
+            if index is None:
+                index = by_believer[b] = ({}, {})
+            row, keys = index
+            get = row.get
+            # The busiest loop of a replay: one name lookup per pair, and a cell key made only once per cell.
+            for other in seen_by:
+                old = get(other, MISSING)
+                if old != value:
+                    row[other] = value
+                    if old is MISSING:
+                        key = keys[other] = ("second", b, other, entity, prop)
+                    else:
+                        key = keys[other]
                     cells[key] = value
                     record((key, old, value))
 
@@ -539,6 +597,7 @@ class BeliefTracker:
         """Make belief tables for a new thinking entity: its own, and one for every pair with it."""
         if person in self._people_set:
             return
+        self._person_rank[person] = len(self.people)
         self.people.append(person)
         self._people_set.add(person)
         self._present.clear()
@@ -560,8 +619,11 @@ class BeliefTracker:
         return present
 
     def _entities_in(self, room: str) -> list[str]:
-        """The entities in `room`, in the order they appeared."""
-        return [entity for entity, where in self._room_of.items() if where == room]
+        """The entities in `room`, in the order they appeared (a shared list: callers must not change it)."""
+        contents = self._contents.get(room)
+        if contents is None:
+            contents = self._contents[room] = [entity for entity, where in self._room_of.items() if where == room]
+        return contents
 
     def _set(self, key: CellKey, value: Any) -> None:
         cells = self.cells
@@ -570,20 +632,40 @@ class BeliefTracker:
             return
         cells[key] = value
         self._record((key, old, value))
-        if key[0] == "world":
+        layer = key[0]
+        if layer == "first":
+            if len(key) == 4:
+                self._index_cell(self._first_index(key[2], key[3]), key[1], key, old, value)
+        elif layer == "second":
+            if len(key) == 5:
+                by_believer = self._second_by_fact.get((key[3], key[4]))
+                if by_believer is None:
+                    by_believer = self._second_by_fact[(key[3], key[4])] = {}
+                index = by_believer.get(key[1])
+                if index is None:
+                    index = by_believer[key[1]] = ({}, {})
+                self._index_cell(index, key[2], key, old, value)
+        else:
             entity, prop = key[1], key[2]
             props = self._world_props.get(entity)
             if props is None:
                 self._world_props[entity] = [prop]
+                self._entity_rank[entity] = len(self._room_of)
                 self._room_of[entity] = None
             elif prop not in props:
                 props.append(prop)
             if prop == ROOM:
                 self._room_of[entity] = value
-                # Only the rooms the entity left and entered have different people in them now.
-                present = self._present
-                present.pop(old, None)
-                present.pop(value, None)
+                _move_member(self._contents, self._entity_rank, entity, old, value)
+                if entity in self._people_set:
+                    _move_member(self._present, self._person_rank, entity, old, value)
+
+    @staticmethod
+    def _index_cell(index: tuple[dict, dict], name: str, key: CellKey, old: Any, value: Any) -> None:
+        values, keys = index
+        values[name] = value
+        if old is MISSING:
+            keys[name] = key   # the key object the cell mapping keeps, reused for the cell's later changes
 
     def _fail(self, reason: str) -> bool:
         self._ctx.failed.append(reason)
@@ -616,56 +698,89 @@ class BeliefTracker:
 
 
 _REQUIRED = _Sentinel("REQUIRED")
-
-
-def _parameters_of(method: Callable) -> tuple[tuple[str, Any], ...]:
-    """(name, default or _REQUIRED) for each parameter of an action method."""
-    return tuple((p.name, _REQUIRED if p.default is inspect.Parameter.empty else p.default)
-                 for p in inspect.signature(method).parameters.values())
+_LIST_ARGS = {"people_peeking", "people_distracted"}
+_STRING_ARGS = {"person", "entity", "room", "obj", "container", "new_room", "state_value", "state_type",
+                "story_text", "speaker", "listener"}
 
 
 class _Signature:
-    """An action's parameters, with what binding needs worked out once: names, and defaults per arity."""
+    """An action's parameters with what binding and checking a call needs worked out once."""
 
-    __slots__ = ("parameters", "names", "tails")
+    __slots__ = ("action", "function", "names", "defaults", "required", "strings", "lists", "peeking",
+                 "distracted")
 
-    def __init__(self, parameters: tuple[tuple[str, Any], ...]) -> None:
-        self.parameters = parameters
-        self.names = tuple(name for name, _default in parameters)
-        # For each count of positional arguments: the first required parameter left unset (or None), and
-        # the (name, default) pairs of the parameters after them.
-        self.tails = tuple(
-            (next((name for name, default in parameters[given:] if default is _REQUIRED), None), parameters[given:])
-            for given in range(len(parameters) + 1)
-        )
+    def __init__(self, action: str, function: Callable) -> None:
+        parameters = list(inspect.signature(function).parameters.values())[1:]   # without self
+        self.action = action
+        self.function = function
+        self.names = tuple(p.name for p in parameters)
+        self.defaults = tuple(_REQUIRED if p.default is inspect.Parameter.empty else p.default for p in parameters)
+        # Required parameters always come first, so a call with fewer positional arguments misses names[given].
+        self.required = sum(default is _REQUIRED for default in self.defaults)
+        self.strings = tuple(i for i, name in enumerate(self.names) if name in _STRING_ARGS)
+        self.lists = tuple(i for i, name in enumerate(self.names) if name in _LIST_ARGS)
+        self.peeking = self.names.index("people_peeking") if "people_peeking" in self.names else None
+        self.distracted = self.names.index("people_distracted") if "people_distracted" in self.names else None
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple:
+        """The call's values in parameter order, checked as a Python call would (but cheaper) and typed."""
+        action, names = self.action, self.names
+        given = len(args)
+        if given > len(names):
+            raise ActionArgumentError(f"{action}: takes at most {len(names)} arguments, got {given}")
+        if not kwargs:
+            # The usual step: positional arguments only.
+            if given < self.required:
+                raise ActionArgumentError(f"{action}: missing a required argument: {names[given]!r}")
+            values = args + self.defaults[given:]
+        else:
+            for name in kwargs:
+                if name not in names:
+                    raise ActionArgumentError(f"{action}: got an unexpected keyword argument {name!r}")
+                if names.index(name) < given:
+                    raise ActionArgumentError(f"{action}: got multiple values for argument {name!r}")
+            values = args + tuple(kwargs.get(name, default) for name, default in
+                                  zip(names[given:], self.defaults[given:]))
+            for name, value in zip(names, values):
+                if value is _REQUIRED:
+                    raise ActionArgumentError(f"{action}: missing a required argument: {name!r}")
+        self._check_types(values)
+        return values
+
+    def _check_types(self, values: tuple) -> None:
+        """Reject arguments whose JSON type cannot be meant (a list for a room, a string for watchers...)."""
+        action = self.action
+        for i in self.strings:
+            if not isinstance(values[i], str):
+                raise ActionArgumentError(f"{action}: {self.names[i]} must be a string, got {values[i]!r}")
+        for i in self.lists:
+            value = values[i]
+            if value is not None and not (
+                isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+            ):
+                raise ActionArgumentError(f"{action}: {self.names[i]} must be a list of names, got {value!r}")
+        if action == "private_communication":
+            topic = values[2]
+            if not isinstance(topic, str) and not (
+                isinstance(topic, (list, tuple)) and len(topic) == 4 and all(isinstance(t, str) for t in topic[:3])
+            ):
+                raise ActionArgumentError(
+                    f"{action}: topic must be a string or [entity, property, value, is_true], got {topic!r}")
+        elif action == "broadcast_communication" and not isinstance(values[1], str):
+            raise ActionArgumentError(f"{action}: topic must be a string, got {values[1]!r}")
 
 
-def _bind(action: str, signature: _Signature, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """Match a step's args/kwargs to the action's parameters, as a Python call would (but cheaper)."""
-    parameters = signature.parameters
-    if len(args) > len(parameters):
-        raise ActionArgumentError(f"{action}: takes at most {len(parameters)} arguments, got {len(args)}")
-    names = signature.names
-    arguments = dict(zip(names, args))
-    if not kwargs:
-        # The usual step: positional arguments only, so the rest are defaults known in advance.
-        missing, defaults = signature.tails[len(args)]
-        if missing is not None:
-            raise ActionArgumentError(f"{action}: missing a required argument: {missing!r}")
-        arguments.update(defaults)
-        return arguments
-    for name, value in kwargs.items():
-        if name not in names:
-            raise ActionArgumentError(f"{action}: got an unexpected keyword argument {name!r}")
-        if name in arguments:
-            raise ActionArgumentError(f"{action}: got multiple values for argument {name!r}")
-        arguments[name] = value
-    for name, default in parameters[len(args):]:
-        if name not in arguments:
-            if default is _REQUIRED:
-                raise ActionArgumentError(f"{action}: missing a required argument: {name!r}")
-            arguments[name] = default
-    return arguments
+_SIGNATURES = {action: _Signature(action, getattr(BeliefTracker, action)) for action in BeliefTracker.ACTIONS}
+
+
+def _move_member(rooms: dict[Any, list[str]], rank: dict[str, int], member: str, old: Any, new: Any) -> None:
+    """Update cached room lists for a member that moved from `old` to `new`, keeping order of appearance."""
+    left = rooms.get(old)
+    if left is not None:
+        rooms[old] = [m for m in left if m != member]
+    joined = rooms.get(new)
+    if joined is not None:
+        rooms[new] = sorted(joined + [member], key=rank.__getitem__)
 
 
 def _names(people: Iterable[str]) -> str:
@@ -674,26 +789,3 @@ def _names(people: Iterable[str]) -> str:
         return "".join(people)
     return ", ".join(people[:-1]) + " and " + people[-1]
 
-
-_LIST_ARGS = {"people_peeking", "people_distracted"}
-_STRING_ARGS = {"person", "entity", "room", "obj", "container", "new_room", "state_value", "state_type",
-                "story_text", "speaker", "listener"}
-
-
-def _check_argument_types(action: str, arguments: Mapping[str, Any]) -> None:
-    """Reject arguments whose JSON type cannot be meant (a list for a room, a string for watchers...)."""
-    for name, value in arguments.items():
-        if name in _STRING_ARGS:
-            if not isinstance(value, str):
-                raise ActionArgumentError(f"{action}: {name} must be a string, got {value!r}")
-        elif name in _LIST_ARGS and value is not None and not (
-            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-        ):
-            raise ActionArgumentError(f"{action}: {name} must be a list of names, got {value!r}")
-    topic = arguments.get("topic", "")
-    if action == "private_communication" and not isinstance(topic, str):
-        if not (isinstance(topic, (list, tuple)) and len(topic) == 4 and all(isinstance(t, str) for t in topic[:3])):
-            raise ActionArgumentError(
-                f"{action}: topic must be a string or [entity, property, value, is_true], got {topic!r}")
-    if action == "broadcast_communication" and not isinstance(topic, str):
-        raise ActionArgumentError(f"{action}: topic must be a string, got {topic!r}")

@@ -303,8 +303,9 @@ def evaluate_goal(goal: Goal, replay: Replay) -> GoalTimeline:
     per_atom: list[list[bool]] = [[] for _ in goal.atoms]
     satisfied: list[bool] = []
     for record in replay.records:
-        for key, _old, new in record.outcome.changes:
-            cells[key] = new
+        flat = record.outcome.changes_flat
+        if flat:
+            cells.update(zip(flat[0::3], flat[2::3]))
         for values, atom in zip(per_atom, goal.atoms):
             values.append(atom.holds(state))
         satisfied.append(goal.satisfied(state))

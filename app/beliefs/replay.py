@@ -6,17 +6,14 @@ milliseconds. The copies are made the first time a jump needs them: stepping thr
 """
 from __future__ import annotations
 
-import gc
 import json
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple
 
 from app.beliefs.engine import (
     MISSING,
     SLOT,
     ActionArgumentError,
     BeliefTracker,
-    Change,
     CellKey,
     QuirkNote,
     StepOutcome,
@@ -91,8 +88,7 @@ class BeliefState:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class StepRecord:
+class StepRecord(NamedTuple):
     """One replayed step: the engine's outcome, with its position in the trace."""
 
     index: int
@@ -108,7 +104,7 @@ class StepRecord:
 
     @property
     def changed_keys(self) -> frozenset:
-        return frozenset(change[0] for change in self.outcome.changes)
+        return frozenset(self.outcome.changes_flat[0::3])
 
     @property
     def quirks(self) -> tuple[QuirkNote, ...]:
@@ -160,8 +156,7 @@ class Replay:
             # The next step, as a viewer walking in order asks: just its changes.
             cells = self._cache_cells
             assert cells is not None
-            for key, _old, new in self.records[index].outcome.changes:
-                cells[key] = new
+            _apply_forward(cells, self.records[index].outcome.changes_flat)
             self._cache_index = index
             return cells
         if current is not None and abs(index - current) <= CHECKPOINT_EVERY // 2:
@@ -169,15 +164,15 @@ class Replay:
             assert cells is not None
             if index > current:
                 for i in range(current + 1, index + 1):
-                    _apply_forward(cells, self.records[i].outcome.changes)
+                    _apply_forward(cells, self.records[i].outcome.changes_flat)
             else:
                 for i in range(current, index, -1):
-                    _apply_backward(cells, self.records[i].outcome.changes)
+                    _apply_backward(cells, self.records[i].outcome.changes_flat)
         else:
             base = (index + 1) // CHECKPOINT_EVERY
             cells = dict(self._checkpoint(base))
             for i in range(base * CHECKPOINT_EVERY, index + 1):
-                _apply_forward(cells, self.records[i].outcome.changes)
+                _apply_forward(cells, self.records[i].outcome.changes_flat)
         self._cache_index, self._cache_cells = index, cells
         return cells
 
@@ -188,18 +183,20 @@ class Replay:
             cells = dict(checkpoints[-1])
             start = (len(checkpoints) - 1) * CHECKPOINT_EVERY
             for record in self.records[start:start + CHECKPOINT_EVERY]:
-                _apply_forward(cells, record.outcome.changes)
+                _apply_forward(cells, record.outcome.changes_flat)
             checkpoints.append(cells)
         return checkpoints[number]
 
 
-def _apply_forward(cells: dict, changes: Iterable[Change]) -> None:
-    for key, _old, new in changes:
-        cells[key] = new
+def _apply_forward(cells: dict, flat: tuple) -> None:
+    """Apply a step's flat changes (key, old, new, ...) to a state."""
+    if flat:
+        cells.update(zip(flat[0::3], flat[2::3]))
 
 
-def _apply_backward(cells: dict, changes: Sequence[Change]) -> None:
-    for key, old, _new in reversed(changes):
+def _apply_backward(cells: dict, flat: tuple) -> None:
+    """Undo a step's flat changes, last first."""
+    for key, old in zip(flat[-3::-3], flat[-2::-3]):
         if old is MISSING:
             del cells[key]
         else:
@@ -234,22 +231,13 @@ def replay_steps(steps: Any) -> Replay:
     tracker = BeliefTracker()
     records: list[StepRecord] = []
     apply = tracker.apply
-    # A replay makes tens of thousands of small tuples that all stay alive and form no cycles: collecting
-    # garbage meanwhile would only walk them again and again.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for index, (action, args, kwargs) in enumerate(parsed):
-            try:
-                outcome = apply(action, args, kwargs)
-            except (UnknownActionError, ActionArgumentError) as exc:
-                raise TraceError(str(exc), index) from None
-            records.append(StepRecord(index, outcome))
-    finally:
-        if collecting:
-            gc.enable()
+    for index, (action, args, kwargs) in enumerate(parsed):
+        try:
+            outcome = apply(action, args, kwargs)
+        except (UnknownActionError, ActionArgumentError) as exc:
+            raise TraceError(str(exc), index) from None
+        records.append(StepRecord(index, outcome))
     return Replay(records)
-
 
 
 def load_trace(text: str) -> Any:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, KNOWLEDGE_ENTITY, ROOM, STATE_PREFIX, UNKNOWN_WHEREABOUTS, is_positive
 from app.beliefs.goals import FALSE_BELIEF, TRUE_BELIEF, GoalTimeline, evaluate_goal, goal_or_trace_error, vocabulary_from_steps
 from app.beliefs.replay import BeliefState, Replay, StepRecord, TraceError, parse_steps, replay_steps
+from widgets.rich_text_block import RichTextBlock
 
 # Keys are data: one table drives the shortcuts, the help text and the tests.
 KEYMAP: tuple[tuple[str, str, str], ...] = (
@@ -155,6 +156,11 @@ class _BeliefTableModel(QAbstractTableModel):
         self._state: BeliefState | None = None
         self._changed: set[tuple] = set()
         self._cache: dict[tuple[int, int], tuple[str, bool, bool]] = {}
+        self._brushes = {name: QBrush(color) for name, color in (
+            ("changed false", CHANGED_FALSE_BG), ("false", FALSE_BG), ("changed", CHANGED_BG), ("world", WORLD_BG),
+            ("false text", FALSE_FG), ("unknown text", UNKNOWN_FG))}
+        self._bold = QFont()
+        self._bold.setBold(True)
 
     def set_trace(self, data: _TraceData) -> None:
         self.beginResetModel()
@@ -227,36 +233,33 @@ class _BeliefTableModel(QAbstractTableModel):
         return cached
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # Called for every role of every visible cell on each repaint: the common roles answer from the cache.
         state = self._state
-        if state is None or not index.isValid() or role not in _ROLES:
+        if state is None or role not in _ROLES or not index.isValid():
             return None
         row, column = index.row(), index.column()
-        holders, entity = self._rows[row], self._columns[column]
-        prefix = ("second" if self._second else "first" if holders else "world", *holders)
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cell(row, column)[0]
         if role == Qt.ItemDataRole.BackgroundRole:
             _text, false, changed = self._cell(row, column)
             if false and changed:
-                return QBrush(CHANGED_FALSE_BG)
+                return self._brushes["changed false"]
             if false:
-                return QBrush(FALSE_BG)
+                return self._brushes["false"]
             if changed:
-                return QBrush(CHANGED_BG)
-            return QBrush(WORLD_BG) if not holders else None
+                return self._brushes["changed"]
+            return self._brushes["world"] if not self._rows[row] else None
+        if role == Qt.ItemDataRole.FontRole:
+            return self._bold if self._cell(row, column)[2] else None
+        holders, entity = self._rows[row], self._columns[column]
+        prefix = ("second" if self._second else "first" if holders else "world", *holders)
         if role == Qt.ItemDataRole.ForegroundRole:
             if self._cell(row, column)[1]:
-                return QBrush(FALSE_FG)
+                return self._brushes["false text"]
             if state.get((*prefix, entity, ROOM)) == UNKNOWN_WHEREABOUTS:
-                return QBrush(UNKNOWN_FG)
+                return self._brushes["unknown text"]
             return None
-        if role == Qt.ItemDataRole.FontRole and self._cell(row, column)[2]:
-            font = QFont()
-            font.setBold(True)
-            return font
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(state, prefix, holders, entity, row, column)
-        return None
+        return self._tooltip(state, prefix, holders, entity, row, column)
 
     def _tooltip(self, state: BeliefState, prefix: tuple, holders: tuple, entity: str, row: int, column: int) -> str:
         if not holders:
@@ -540,14 +543,9 @@ class _TracePane(QWidget):
         self.data: _TraceData | None = None
         self.title = QLabel()
         self.title.setStyleSheet("font-weight: bold; font-size: 14px;")
-        self.header = QLabel()
-        self.header.setWordWrap(True)
-        self.header.setTextFormat(Qt.TextFormat.RichText)
-        self.quirk_badge = QLabel()
-        self.quirk_badge.setWordWrap(True)
-        self.quirk_badge.setTextFormat(Qt.TextFormat.RichText)
-        self.quirk_badge.setStyleSheet(
-            "QLabel { background: #e7f0fd; color: #1c3d6e; border: 1px solid #8fb3e8; border-radius: 4px; padding: 4px; }")
+        # Both change on every step: blocks that lay their text out once, not labels that relayout the window.
+        self.header = RichTextBlock()
+        self.quirk_badge = RichTextBlock(background="#e7f0fd", border="#8fb3e8", color="#1c3d6e", padding=4)
         self.canvas = RoomsCanvas()
         self.first_model = _BeliefTableModel(second_order=False)
         self.second_model = _BeliefTableModel(second_order=True)
@@ -555,6 +553,8 @@ class _TracePane(QWidget):
         self.second_table = self._table(self.second_model)
         self.goal = GoalChecklist()
         self.step_list = QListWidget()
+        # One line per step: with every row the same height, scrolling to a step needs no layout of the others.
+        self.step_list.setUniformItemSizes(True)
         self.step_list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.step_list.currentRowChanged.connect(self._row_picked)
         self.tabs = QTabWidget()
@@ -568,8 +568,8 @@ class _TracePane(QWidget):
         self._top = top
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
+        self.title.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         for label in (self.title, self.header, self.quirk_badge):
-            label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
             top_layout.addWidget(label)
         top_layout.addWidget(self.canvas, 1)
         top_layout.addStretch(0)
@@ -697,20 +697,18 @@ class _TracePane(QWidget):
 
 def _false_beliefs_html(data: _TraceData, state: BeliefState, limit: int = 4) -> str:
     """A line naming the first-order beliefs the world contradicts right now."""
-    found = []
-    for person in data.people:
-        for entity in data.people + data.objects:
-            for prop in data.props.get(entity, ()):
-                key = ("first", person, entity, prop)
-                if state.is_false_belief(key):
-                    belief, world = state.get(key), state.world(entity, prop)
-                    subject = entity if entity in data.people else f"the {entity}"
-                    found.append(f"{person} believes {subject} is {_where(prop, belief)} "
-                                 f"(really {_where(prop, world)})")
-    if not found:
+    shown: list[str] = []
+    count = 0
+    facts = [(entity, prop) for entity in data.people + data.objects for prop in data.props.get(entity, ())]
+    for person, entity, prop, belief, world in state.false_first_order(data.people, facts):
+        count += 1
+        if len(shown) < limit:   # only the first few are named; the rest are counted
+            subject = entity if entity in data.people else f"the {entity}"
+            shown.append(f"{person} believes {subject} is {_where(prop, belief)} (really {_where(prop, world)})")
+    if not shown:
         return ""
-    more = f" and {len(found) - limit} more" if len(found) > limit else ""
-    return ("<br><span style='color:#9b1c10'><b>⚠ False belief:</b> " + _esc("; ".join(found[:limit])) + more
+    more = f" and {count - limit} more" if count > limit else ""
+    return ("<br><span style='color:#9b1c10'><b>⚠ False belief:</b> " + _esc("; ".join(shown)) + more
             + "</span>")
 
 

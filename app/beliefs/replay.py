@@ -7,9 +7,10 @@ milliseconds. The copies are made the first time a jump needs them: stepping thr
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from app.beliefs.engine import (
+    KNOWLEDGE,
     MISSING,
     SLOT,
     ActionArgumentError,
@@ -63,14 +64,32 @@ class BeliefState:
     def is_false_belief(self, key: CellKey) -> bool:
         """True when a belief cell says something the world contradicts."""
         belief = self.cells.get(key)
-        if belief is None or key[0] == "world" or len(key) < 4:
+        if belief is None or key[0] == "world" or len(key) < 4 or key[-1] == KNOWLEDGE:
             return False
         world = self.cells.get(("world", key[-2], key[-1]))
-        if key[-1] == "<knowledge>":
-            return False
         if is_positive(belief):
             return belief != world
         return belief == f"not({world})"
+
+    def false_first_order(self, people: Iterable[str],
+                          facts: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str, str, Any, Any]]:
+        """(person, entity, property, belief, world) for each first-order belief the world contradicts.
+
+        The same test as `is_false_belief`, person by person over the given facts, with each fact's world
+        value looked up once: a viewer asks this of every person and fact on every step.
+        """
+        get = self.cells.get
+        worlds = [(entity, prop, world, f"not({world})")
+                  for entity, prop in facts if prop != KNOWLEDGE
+                  for world in (get(("world", entity, prop)),)]
+        for person in people:
+            for entity, prop, world, negation in worlds:
+                belief = get(("first", person, entity, prop))
+                if belief is None:
+                    continue
+                contradicted = belief != world if is_positive(belief) else belief == negation
+                if contradicted:
+                    yield person, entity, prop, belief, world
 
     def to_nested(self) -> dict[str, dict]:
         """The state with the reference's nesting: world_state / first_order / second_order; sets sorted."""

@@ -121,3 +121,25 @@ def test_malformed_trace_is_reported_in_the_view(qtbot):
     qtbot.addWidget(view)
     view.set_trace([{"action": "fly", "args": []}], None, "bad")
     assert "step 0" in view.pane().header.text() and view.step_count() == 0
+
+
+def test_step_header_grows_to_show_all_its_lines_in_a_narrow_pane(qtbot):
+    view = BeliefStepperView()
+    qtbot.addWidget(view)
+    view.set_traces([("model A", TOMI, GOAL), ("model B", TOMI, GOAL)])
+    view.resize(900, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    header = view.pane(0).header
+    view.set_step(0)
+    short = header.height()
+    view.set_step(4)  # adds the story sentence, who saw it, and the false-belief line
+    assert "False belief" in header.text()
+    assert header.height() > short
+    line = header.fontMetrics().lineSpacing()
+    assert header.height() >= 4 * line  # nothing cut off: step, story, witnesses, false belief
+    view.set_step(0)
+    assert header.height() == short
+    image = header.grab().toImage()
+    assert any(image.pixelColor(x, y).lightness() < 100 for x in range(0, image.width(), 3)
+               for y in range(image.height()))  # text is drawn

@@ -186,7 +186,8 @@ class BeliefTracker:
         self.cells: dict[CellKey, Any] = {}
         self.people: list[str] = []
         self._people_set: set[str] = set()
-        self._world_props: dict[str, list[str]] = {}
+        # The world again, by entity: property -> value, in the order the properties were first set.
+        self._world_of: dict[str, dict[str, Any]] = {}
         self._visible: dict[tuple[str, str], bool] = {}
         # Who is in each room, and every entity in each room, as `_people_in` / `_entities_in` found them and
         # kept up to date as things move (with new lists: a caller may still hold the old one).
@@ -195,7 +196,7 @@ class BeliefTracker:
         # The order of appearance that those lists follow.
         self._person_rank: dict[str, int] = {}
         self._entity_rank: dict[str, int] = {}
-        # The world's room of every entity (None if it has none), in the order of `_world_props`.
+        # The world's room of every entity (None if it has none), in the order of `_world_of`.
         self._room_of: dict[str, Any] = {}
         # The belief cells again, indexed by fact (entity, property): person -> value, and person -> other ->
         # value, each with the cell's key. Most of a replay is checking whether each witness already believes
@@ -449,19 +450,18 @@ class BeliefTracker:
     def _look_around(self, entrant: str, room: str, witnesses: list[str], real: list[str]) -> None:
         """What the entrant sees of the room, and what everyone present assumes the others saw."""
         diverged: list[tuple[str, str]] = []
-        get = self.cells.get
         visible = self._visible
+        world_of = self._world_of
         for entity in self._entities_in(room):
-            hidden_in = get(("world", entity, CONTAINER))
+            facts = world_of[entity]
+            hidden_in = facts.get(CONTAINER)
             if hidden_in is None:
-                props = self._world_props[entity]
-                if entity == entrant:
-                    # `_observe` has just recorded the entrant's own arrival for every witness.
-                    props = [prop for prop in props if prop != ROOM]
-                for prop in props:
-                    if prop == CONTAINER or (prop != ROOM and not visible.get((entity, prop), True)):
+                for prop, value in facts.items():
+                    if prop == ROOM:
+                        if entity == entrant:
+                            continue   # `_observe` has just recorded the entrant's own arrival for every witness
+                    elif prop == CONTAINER or not visible.get((entity, prop), True):
                         continue
-                    value = get(("world", entity, prop))
                     firsts = self._believe(entrant, entity, prop, value)
                     for w in real:
                         if w != entrant and firsts.get(w) != value:
@@ -647,13 +647,12 @@ class BeliefTracker:
                 self._index_cell(index, key[2], key, old, value)
         else:
             entity, prop = key[1], key[2]
-            props = self._world_props.get(entity)
-            if props is None:
-                self._world_props[entity] = [prop]
+            facts = self._world_of.get(entity)
+            if facts is None:
+                facts = self._world_of[entity] = {}
                 self._entity_rank[entity] = len(self._room_of)
                 self._room_of[entity] = None
-            elif prop not in props:
-                props.append(prop)
+            facts[prop] = value
             if prop == ROOM:
                 self._room_of[entity] = value
                 _move_member(self._contents, self._entity_rank, entity, old, value)

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
-from storage.importers.friendbench import FriendBenchImporter, parse_answer
+from storage.importers.familiarity_text import parse_familiarity
+from storage.importers.friendbench import FriendBenchImporter
 from storage.importers.writer import write_plan
 from storage.store import Store
 
@@ -290,10 +291,26 @@ def test_a_second_models_outputs_are_added_alone(release, tmp_path):
     assert after["human_rating"] == before["human_rating"] and after["stimulus"] == before["stimulus"]
 
 
-def test_parse_answer_reads_free_text():
-    assert parse_answer('{"answer": "familiar", "confidence": 0.7}') == "familiar"
-    assert parse_answer("They are not familiar with each other.") == "stranger"
-    assert parse_answer("Could be friends or strangers.") is None
+def test_free_text_answers_are_read_with_their_negations():
+    cases = {
+        '{"answer": "familiar", "confidence": 0.7}': "familiar",
+        '{"answer": "stranger", "reason": "neither seems familiar with the other"}': "stranger",
+        "They are not familiar with each other.": "stranger",
+        "They do not seem familiar with each other.": "stranger",
+        "They are not strangers.": "familiar",
+        "They are clearly not strangers; they know each other well.": "familiar",
+        "These two are not friends; they just met.": "stranger",
+        "They aren't really friends.": "stranger",
+        "They don't know each other.": "stranger",
+        "They are not unfamiliar with each other.": "familiar",
+        "Not just friends: they finish each other's sentences.": "familiar",
+        "I'm not sure, but they seem like friends.": "familiar",
+        "I don't know. They are strangers.": "stranger",
+        "Final answer: not strangers": "familiar",
+        "Could be friends or strangers.": None,
+        "I cannot tell.": None,
+    }
+    assert {text: parse_familiarity(text) for text in cases} == cases
 
 
 CORRUPTIONS = st.one_of(

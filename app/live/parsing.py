@@ -9,54 +9,7 @@ import re
 from collections.abc import Sequence
 
 from app.live.messages import option_letters
-
-_FAMILIAR = "familiar"
-_STRANGER = "stranger"
-# Negated and multi-word forms first: they are blanked out before single words are looked at,
-# so "not strangers" is not also read as "strangers" and "unfamiliar" not as "familiar".
-_PHRASES: tuple[tuple[str, str], ...] = (
-    (r"\bnot\s+(?:a\s+)?strangers?\b", _FAMILIAR),
-    (r"\b(?:not|never)\s+(?:been\s+)?(?:familiar|friends|acquainted)\b", _STRANGER),
-    (r"\bunfamiliar\b", _STRANGER),
-    (r"\b(?:don'?t|do\s+not|didn'?t|did\s+not)\s+know\s+each\s+other\b", _STRANGER),
-    (r"\b(?:never|just|first\s+time\s+they)\s+met\b", _STRANGER),
-    (r"\bknow\s+each\s+other\b", _FAMILIAR),
-    (r"\bfamiliar\b", _FAMILIAR),
-    (r"\bstrangers?\b", _STRANGER),
-    (r"\bfriends\b", _FAMILIAR),
-    (r"\bacquainted\b", _FAMILIAR),
-)
-_MARKER = re.compile(r"(?:final\s+answer|answer|verdict|classification)\s*(?:is|:|=|-)\s*\**\s*", re.I)
-
-
-def _labels_in(text: str) -> list[tuple[int, str]]:
-    """(position, label) for every familiar/stranger expression in ``text``."""
-    found: list[tuple[int, str]] = []
-    remaining = text
-    for pattern, label in _PHRASES:
-        for match in re.finditer(pattern, remaining):
-            found.append((match.start(), label))
-        remaining = re.sub(pattern, lambda m: " " * len(m.group(0)), remaining)
-    return sorted(found)
-
-
-def parse_forced_choice(text: str | None) -> str | None:
-    """"familiar", "stranger", or None when the reply names neither or both without a verdict.
-
-    An explicit "Answer: ..." wins; otherwise the reply must point one way only.
-    """
-    if not text:
-        return None
-    lowered = text.lower()
-    marker = None
-    for marker in _MARKER.finditer(lowered):
-        pass
-    if marker is not None:
-        after = _labels_in(lowered[marker.end() : marker.end() + 60])
-        if after:
-            return after[0][1]
-    labels = {label for _, label in _labels_in(lowered)}
-    return labels.pop() if len(labels) == 1 else None
+from storage.importers.familiarity_text import parse_familiarity as parse_forced_choice  # noqa: F401 (re-exported)
 
 
 def _option_text(option: str) -> str:

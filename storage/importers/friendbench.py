@@ -29,6 +29,7 @@ from typing import Any
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import (ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar,
                                       read_json, resolve_media)
+from storage.importers.familiarity_text import parse_familiarity
 from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.seamless import (AUDIO_SUFFIXES, LABEL_SET_FILES, VIDEO_SUFFIXES, parse_transcript,
@@ -86,33 +87,6 @@ def normalise_modality(value: Any) -> str | None:
     """'text', 'audio' or 'video' (video keeps the sound) for the usual spellings, else None."""
     text = str(value or "").strip().lower()
     return next((name for name, words in MODALITY_WORDS.items() if text in words), None)
-
-
-_STRANGER_PHRASE = re.compile(r"\b(strangers?|unfamiliar|not familiar|(?:don't|do not|never) (?:know|met)\b)",
-                              re.IGNORECASE)
-_FAMILIAR_PHRASE = re.compile(r"\b(familiar|friends?|acquainted|know each other)\b", re.IGNORECASE)
-_ANSWER_CUE = re.compile(r"\b(?:final answer|answer|verdict|prediction)\b\s*(?:is)?\s*[:\-]?", re.IGNORECASE)
-
-
-def parse_answer(raw: str | None) -> str | None:
-    """The familiar/stranger answer in a model's raw output, or None when it gives none or is ambiguous.
-
-    After an 'Answer:' cue the first label counts; without one the output must name only one of the two.
-    """
-    if not raw:
-        return None
-    cues = list(_ANSWER_CUE.finditer(raw))
-    text = raw[cues[-1].end():] if cues else raw
-    strangers = [m.start() for m in _STRANGER_PHRASE.finditer(text)]
-    # "not familiar" and "don't know each other" contain the familiar words: blank the stranger phrases first
-    masked = _STRANGER_PHRASE.sub(lambda m: " " * len(m.group()), text)
-    familiars = [m.start() for m in _FAMILIAR_PHRASE.finditer(masked)]
-    if cues:
-        firsts = [(found[0], label) for found, label in ((strangers, "stranger"), (familiars, "familiar")) if found]
-        return min(firsts)[1] if firsts else None
-    if strangers and familiars:
-        return None
-    return "stranger" if strangers else "familiar" if familiars else None
 
 
 def _pick(words: Mapping[str, set[str]], value: str | None) -> str | None:
@@ -553,8 +527,8 @@ class _Planner:
             seen.add(key)
             raw = row.get(g["raw"].column) if "raw" in g else None
             given_answer = self.value(row, g, "answer")
-            answer = normalise_familiarity(given_answer) or parse_answer(given_answer) or (
-                parse_answer(raw) if given_answer is None else None)
+            answer = normalise_familiarity(given_answer) or parse_familiarity(given_answer) or (
+                parse_familiarity(raw) if given_answer is None else None)
             meta = {c: _scalar(v) for c, v in row.items() if c not in used and v is not None and v.strip()}
             if answer is None:
                 unparsed += 1

@@ -462,7 +462,7 @@ class BeliefTracker:
                             continue   # `_observe` has just recorded the entrant's own arrival for every witness
                     elif prop == CONTAINER or not visible.get((entity, prop), True):
                         continue
-                    firsts = self._believe(entrant, entity, prop, value)
+                    firsts = self._believe([entrant], entity, prop, value)
                     for w in real:
                         if w != entrant and firsts.get(w) != value:
                             diverged.append((entity, w))
@@ -520,34 +520,22 @@ class BeliefTracker:
 
     def _observe(self, entity: str, prop: str, value: Any, witnesses: list[str], real: list[str]) -> None:
         """The usual update: real witnesses believe the fact and believe every witness does too."""
-        if len(real) == 1:
-            self._believe(real[0], entity, prop, value)
-        elif real:
-            firsts, keys = self._first_index(entity, prop)
-            for w in real:
-                old = firsts.get(w, MISSING)
-                if old != value:
-                    firsts[w] = value
-                    if old is MISSING:
-                        key = keys[w] = ("first", w, entity, prop)
-                    else:
-                        key = keys[w]
-                    self.cells[key] = value
-                    self._record((key, old, value))
+        self._believe(real, entity, prop, value)
         self._believe_seen(real, witnesses, entity, prop, value)
 
-    def _believe(self, person: str, entity: str, prop: str, value: Any) -> dict[str, Any]:
-        """`person` now believes entity.prop is `value`; returns every person's belief about that fact."""
+    def _believe(self, people: list[str], entity: str, prop: str, value: Any) -> dict[str, Any]:
+        """Each of `people` now believes entity.prop is `value`; returns every person's belief about that fact."""
         firsts, keys = self._first_index(entity, prop)
-        old = firsts.get(person, MISSING)
-        if old != value:
-            firsts[person] = value
-            if old is MISSING:
-                key = keys[person] = ("first", person, entity, prop)
-            else:
-                key = keys[person]
-            self.cells[key] = value
-            self._record((key, old, value))
+        for person in people:
+            old = firsts.get(person, MISSING)
+            if old != value:
+                firsts[person] = value
+                if old is MISSING:
+                    key = keys[person] = ("first", person, entity, prop)
+                else:
+                    key = keys[person]
+                self.cells[key] = value
+                self._record((key, old, value))
         return firsts
 
     def _first_index(self, entity: str, prop: str) -> tuple[dict[str, Any], dict[str, CellKey]]:

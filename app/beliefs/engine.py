@@ -693,8 +693,8 @@ _STRING_ARGS = {"person", "entity", "room", "obj", "container", "new_room", "sta
 class _Signature:
     """An action's parameters with what binding and checking a call needs worked out once."""
 
-    __slots__ = ("action", "function", "names", "defaults", "required", "strings", "lists", "peeking",
-                 "distracted")
+    __slots__ = ("action", "function", "names", "defaults", "required", "strings", "leading_strings", "lists",
+                 "peeking", "distracted")
 
     def __init__(self, action: str, function: Callable) -> None:
         parameters = list(inspect.signature(function).parameters.values())[1:]   # without self
@@ -708,6 +708,10 @@ class _Signature:
         self.lists = tuple(i for i, name in enumerate(self.names) if name in _LIST_ARGS)
         self.peeking = self.names.index("people_peeking") if "people_peeking" in self.names else None
         self.distracted = self.names.index("people_distracted") if "people_distracted" in self.names else None
+        # How many parameters from the first are all names: a call giving only those, all as strings, needs
+        # no further checks (the rest are defaults that pass).
+        self.leading_strings = next((i for i, name in enumerate(self.names) if name not in _STRING_ARGS),
+                                    len(self.names))
 
     def bind(self, args: tuple, kwargs: dict) -> tuple:
         """The call's values in parameter order, checked as a Python call would (but cheaper) and typed."""
@@ -720,6 +724,12 @@ class _Signature:
             if given < self.required:
                 raise ActionArgumentError(f"{action}: missing a required argument: {names[given]!r}")
             values = args + self.defaults[given:]
+            if given <= self.leading_strings:
+                for arg in args:
+                    if arg.__class__ is not str:
+                        break
+                else:
+                    return values
         else:
             for name in kwargs:
                 if name not in names:

@@ -68,3 +68,25 @@ def test_imported_attempts_are_scored_and_shown_in_the_stepper(qtbot, ncp_store)
     page.second.setCurrentIndex(page.second.count() - 1)
     assert page.stepper.pane_count() == 2
     win.close()
+
+
+def test_a_story_without_an_action_trace_is_shown_as_its_text(qtbot):
+    from storage.records import StimulusDetail
+    from widgets.ncp_task_page import NcpTaskPage
+
+    story = "Maren slipped the key into the drawer. While Tobias was out, she hid it in the tin."
+    detail = StimulusDetail(1, 1, "stories", "exploretom", "000002", "story", "drawer", None,
+                            "Where will Tobias look for the key?", story, {"false_belief": True}, (), (), (), ())
+    page = NcpTaskPage(lambda _detail: [])
+    qtbot.addWidget(page)
+    page.resize(900, 600)
+    page.show()
+    page.set_detail(detail)
+    assert page.story.isVisibleTo(page) and not page.scroll.isVisibleTo(page)
+    assert "hid it in the tin" in page.story.text() and "No action trace" in page.story.text()
+    assert not page.first.isEnabled()
+    page.set_detail(None)
+    page.traces_of = lambda _detail: [("reference", SETUP + SUCCESS, None)]
+    page.set_detail(detail)
+    assert page.scroll.isVisibleTo(page) and not page.story.isVisibleTo(page)
+    assert page.stepper.step_count() == len(SETUP + SUCCESS)

@@ -563,6 +563,7 @@ class _TracePane(QWidget):
         legend = QLabel("<span style='background:#ffe98a'>&nbsp;yellow&nbsp;</span> changed at this step &nbsp; "
                         "<span style='background:#f6c9c4;color:#9b1c10'>&nbsp;⚠ red&nbsp;</span> false belief "
                         "(differs from the world) &nbsp; ? = no longer knows where")
+        legend.setWordWrap(True)  # else its one long line sets the pane's minimum width
         centre = QSplitter(Qt.Orientation.Vertical)
         top = QWidget()
         self._top = top

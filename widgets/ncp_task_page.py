@@ -1,10 +1,12 @@
 """The centre page for an NCP task: the belief stepper over the task's traces, two side by side when
-models are compared."""
+models are compared; a story that comes without an action trace is shown as its text."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from storage.records import StimulusDetail
@@ -38,17 +40,28 @@ class NcpTaskPage(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.summary)
         # two panes side by side need more room than a narrow centre has: scroll rather than squeeze the docks
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setWidget(self.stepper)
-        layout.addWidget(scroll, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.stepper)
+        layout.addWidget(self.scroll, 1)
+        # Stories imported from a CSV of texts have no action trace: there is nothing to step, so show the story.
+        self.story = QLabel()
+        self.story.setWordWrap(True)
+        self.story.setTextFormat(Qt.TextFormat.RichText)
+        self.story.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.story.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.story.setContentsMargins(8, 8, 8, 8)
+        self.story.hide()
+        layout.addWidget(self.story, 1)
         self.first.currentIndexChanged.connect(self._show)
         self.second.currentIndexChanged.connect(self._show)
         self._traces: TraceList = []
+        self._story_text = ""
 
     def set_detail(self, detail: StimulusDetail | None) -> None:
         self._traces = self.traces_of(detail) if detail is not None else []
+        self._story_text = (detail.text or "") if detail is not None else ""
         for combo in (self.first, self.second):
             combo.blockSignals(True)
             combo.clear()
@@ -69,11 +82,20 @@ class NcpTaskPage(QWidget):
             verdicts = ", ".join(f"{p.model}: {'reached' if p.correct else 'missed'}"
                                  for p in detail.predictions if p.correct is not None)
             self.summary.setText(f"<b>{kind}</b>: {goal or '(none)'}" + (f" — {verdicts}" if verdicts else ""))
+            self.summary.setVisible(bool(self._traces or goal))
+        for combo in (self.first, self.second):
+            combo.setEnabled(bool(self._traces))
         self._show()
 
     def _show(self, *_args: object) -> None:
+        self.scroll.setVisible(bool(self._traces))
+        self.story.setVisible(not self._traces)
         if not self._traces:
             self.stepper.set_traces([])
+            story = escape(self._story_text).replace("\n", "<br>") if self._story_text else "<i>(no text)</i>"
+            self.story.setText("<p style='color:#555'>No action trace comes with this story, so there are no "
+                               "steps to replay: the story as the dataset tells it.</p>"
+                               f"<p style='font-size:15px; line-height:140%'>{story}</p>")
             return
         chosen = [self._traces[self.first.currentIndex()]] if self.first.currentIndex() >= 0 else []
         second = self.second.currentIndex() - 1

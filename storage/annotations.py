@@ -118,6 +118,7 @@ class Label:
     description: str | None
     ord: int
     depth: int = 0
+    aliases: tuple[str, ...] = ()
 
 
 def _row_to_annotation(row: Sequence[Any]) -> Annotation:
@@ -481,10 +482,11 @@ class AnnotationStore:
     def labels(self, label_set: str) -> list[Label]:
         """The labels of a set in hierarchy order: each parent followed by its children (depth-first)."""
         rows = self.store.cursor().execute(
-            "SELECT l.id, s.name, l.name, l.parent, l.colour, l.shortcut, l.description, l.ord"
+            "SELECT l.id, s.name, l.name, l.parent, l.colour, l.shortcut, l.description, l.ord, l.aliases"
             " FROM label l JOIN label_set s ON s.id = l.label_set_id WHERE s.name = ? ORDER BY l.ord, l.id",
             [label_set]).fetchall()
-        flat = [Label(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], int(r[7])) for r in rows]
+        flat = [Label(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], int(r[7]), 0, tuple(r[8] or ()))
+                for r in rows]
         names = {label.name for label in flat}
         children: dict[str | None, list[Label]] = {}
         for label in flat:
@@ -497,7 +499,7 @@ class AnnotationStore:
                 if any(seen.name == label.name for seen in ordered):
                     continue  # a cycle in hand-edited data: show each label once
                 ordered.append(Label(label.id, label.label_set, label.name, label.parent, label.colour,
-                                     label.shortcut, label.description, label.ord, depth))
+                                     label.shortcut, label.description, label.ord, depth, label.aliases))
                 visit(label.name, depth + 1)
 
         visit(None, 0)
@@ -613,7 +615,7 @@ class AnnotationStore:
                 if not isinstance(label, dict) or not label.get("name"):
                     raise AnnotationError(f"{path}: label {index + 1} has no name.")
                 self._upsert_label(cur, set_id, label["name"], label.get("parent"), label.get("colour"),
-                                   label.get("shortcut"), label.get("description"), index)
+                                   label.get("shortcut"), label.get("description"), index, label.get("aliases"))
         found = self.label_set(data["name"])
         assert found is not None
         return found
@@ -626,7 +628,8 @@ class AnnotationStore:
         data = {"name": found.name, "scope": found.scope, "description": found.description,
                 "source": found.source,
                 "labels": [{"name": l.name, "parent": l.parent, "colour": l.colour, "shortcut": l.shortcut,
-                            "description": l.description} for l in self.labels(name)]}
+                            "description": l.description, **({"aliases": list(l.aliases)} if l.aliases else {})}
+                           for l in self.labels(name)]}
         Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     @staticmethod
@@ -649,15 +652,18 @@ class AnnotationStore:
 
     @staticmethod
     def _upsert_label(cur: duckdb.DuckDBPyConnection, set_id: int, name: str, parent: str | None,
-                      colour: str | None, shortcut: str | None, description: str | None, ord: int | None) -> None:
+                      colour: str | None, shortcut: str | None, description: str | None, ord: int | None,
+                      aliases: list[str] | None = None) -> None:
+        """Create or update a label; `aliases` None keeps the ones it has (an edit in the app sets none)."""
         row = cur.execute("SELECT id, ord FROM label WHERE label_set_id = ? AND name = ?", [set_id, name]).fetchone()
         if row:
-            cur.execute("UPDATE label SET parent = ?, colour = ?, shortcut = ?, description = ?, ord = ?"
-                        " WHERE id = ?", [parent, colour, shortcut, description,
-                                          row[1] if ord is None else ord, row[0]])
+            cur.execute("UPDATE label SET parent = ?, colour = ?, shortcut = ?, description = ?, ord = ?,"
+                        " aliases = coalesce(?, aliases) WHERE id = ?",
+                        [parent, colour, shortcut, description, row[1] if ord is None else ord, aliases, row[0]])
             return
         if ord is None:
             ord = int(cur.execute("SELECT coalesce(max(ord) + 1, 0) FROM label WHERE label_set_id = ?",
                                   [set_id]).fetchall()[0][0])
-        cur.execute("INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)", [set_id, name, parent, colour, shortcut, description, ord])
+        cur.execute("INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord, aliases)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [set_id, name, parent, colour, shortcut, description, ord,
+                                                        aliases])

@@ -201,7 +201,13 @@ ALTER TABLE prediction ADD COLUMN tokens_in INTEGER;
 ALTER TABLE prediction ADD COLUMN tokens_out INTEGER;
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3]
+# Version 4: a label keeps the other spellings a release uses for it, so a label set survives a trip
+# through the store (importing annotations that use an alias, exporting the set) without losing them.
+V4 = """
+ALTER TABLE label ADD COLUMN aliases VARCHAR[];
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4]
 LATEST_VERSION = len(MIGRATIONS)
 
 

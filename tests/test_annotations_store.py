@@ -175,3 +175,19 @@ def test_killed_process_keeps_every_acknowledged_edit(tmp_path):
         assert events >= len(acknowledged) + sum(1 for a in acknowledged if a[0] == "delete")
     finally:
         reopened.close()
+
+
+def test_label_aliases_survive_the_store_and_an_edit_in_the_app(annotations, tmp_path):
+    store, _ = annotations
+    source = LABEL_SETS / "echomind_vocal_attributes.json"
+    original = json.loads(source.read_text())
+    loaded = store.load_label_set_file(source)
+    with_aliases = {label["name"]: label["aliases"] for label in original["labels"] if label.get("aliases")}
+    assert with_aliases  # the EchoMind taxonomy names the release's other spellings
+    name, aliases = next(iter(with_aliases.items()))
+    store.save_label(loaded.name, name, colour="#123456")  # an edit in the label-set editor names no aliases
+    assert {label.name: list(label.aliases) for label in store.labels(loaded.name) if label.aliases} == with_aliases
+    store.write_label_set_file(loaded.name, tmp_path / "out.json")
+    written = {label["name"]: label.get("aliases") for label in json.loads((tmp_path / "out.json").read_text())["labels"]}
+    assert written[name] == aliases
+    assert {n: a for n, a in written.items() if a} == with_aliases

@@ -64,11 +64,12 @@ def test_a_set_written_to_the_store_comes_back_from_its_rows(tmp_path):
     cur = store.cursor()
     sets = pl.from_arrow(cur.sql("SELECT name, scope, description, source FROM label_set").to_arrow_table())
     labels = pl.from_arrow(cur.sql("SELECT ls.name AS label_set, l.name, l.parent, l.colour, l.shortcut,"
-                                   " l.description, l.ord"
+                                   " l.description, l.ord, l.aliases"
                          " FROM label l JOIN label_set ls ON ls.id = l.label_set_id").to_arrow_table())
     back = label_set_from_frames(sets, labels, taxonomy.name)
-    assert [(x.name, x.parent, x.colour, x.shortcut) for x in back.labels] == \
-        [(x.name, x.parent, x.colour, x.shortcut) for x in taxonomy.labels]
+    assert [(x.name, x.parent, x.colour, x.shortcut, x.aliases) for x in back.labels] == \
+        [(x.name, x.parent, x.colour, x.shortcut, x.aliases) for x in taxonomy.labels]
+    assert any(x.aliases for x in back.labels)
     with pytest.raises(ImportFailed, match="No label set named 'nope'"):
         label_set_from_frames(sets, labels, "nope")
 

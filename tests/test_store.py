@@ -100,6 +100,8 @@ def test_store_written_at_version_1_is_upgraded_without_loss(tmp_path):
     cur.execute("INSERT INTO prediction (run_id, stimulus_id, answer, correct) VALUES (1, 1, 'familiar', true)")
     cur.execute("INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s)"
                 " VALUES (1, 'ana', 'vocal cues', 'laugh', 1.0, 2.0)")
+    cur.execute("INSERT INTO label_set (name) VALUES ('vocal cues')")
+    cur.execute("INSERT INTO label (label_set_id, name, colour) VALUES (1, 'laugh', '#ff0000')")
     old.close()
 
     store = Store.open(path)
@@ -110,6 +112,7 @@ def test_store_written_at_version_1_is_upgraded_without_loss(tmp_path):
     assert cur.execute("SELECT label, start_s, end_s FROM annotation").fetchall() == [("laugh", 1.0, 2.0)]
     assert cur.execute("SELECT path, checksum FROM media").fetchall() == [("a.wav", None)]
     assert cur.execute("SELECT count(*) FROM aggregate_result").fetchall() == [(0,)]
+    assert cur.execute("SELECT name, colour, aliases FROM label").fetchall() == [("laugh", "#ff0000", None)]
     versions = [r[0] for r in cur.execute("SELECT version FROM schema_version ORDER BY version").fetchall()]
     assert versions == list(range(1, LATEST_VERSION + 1))
     store.close()

@@ -7,8 +7,8 @@ The format (one file per label set):
                  "shortcut": "<key>" | null, "description": "...", "aliases": ["...", ...]}, ...]}
 
 `parent` builds a hierarchy (a forest: any depth, no cycles). `aliases` is optional: other spellings a
-release uses for the same label (matched case-insensitively by `LabelSet.find`); aliases are not stored
-in the label tables. Label order in the file is kept as `ord`.
+release uses for the same label (matched case-insensitively by `LabelSet.find`), kept with the label in the
+store. Label order in the file is kept as `ord`.
 """
 from __future__ import annotations
 
@@ -219,7 +219,8 @@ def add_label_set(plan: ImportPlan, label_set: LabelSet) -> None:
                              "description": label_set.description, "source": label_set.source}])
     plan.add("labels", [{"label_set": label_set.name, "name": label.name, "parent": label.parent,
                          "colour": label.colour, "shortcut": label.shortcut, "description": label.description,
-                         "ord": ord_} for ord_, label in enumerate(label_set.labels)])
+                         "ord": ord_, "aliases": list(label.aliases) or None}
+                        for ord_, label in enumerate(label_set.labels)])
 
 
 def label_set_from_frames(label_sets: pl.DataFrame, labels: pl.DataFrame, name: str) -> LabelSet:
@@ -235,6 +236,7 @@ def label_set_from_frames(label_sets: pl.DataFrame, labels: pl.DataFrame, name: 
         members = members.sort("ord", nulls_last=True, maintain_order=True)
     document = {"name": name, "scope": head.get("scope") or "both", "description": head.get("description"),
                 "source": head.get("source"),
-                "labels": [{k: row.get(k) for k in ("name", "parent", "colour", "shortcut", "description")}
+                "labels": [{**{k: row.get(k) for k in ("name", "parent", "colour", "shortcut", "description")},
+                            **({"aliases": list(row["aliases"])} if row.get("aliases") else {})}
                            for row in members.iter_rows(named=True)]}
     return parse_label_set(document, f"label set '{name}'")

@@ -35,7 +35,7 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
                       "answer": pl.String, "correct": pl.Boolean, "response_time_s": pl.Float64},
     "label_sets": {"name": pl.String, "scope": pl.String, "description": pl.String, "source": pl.String},
     "labels": {"label_set": pl.String, "name": pl.String, "parent": pl.String, "colour": pl.String,
-               "shortcut": pl.String, "description": pl.String, "ord": pl.Int32},
+               "shortcut": pl.String, "description": pl.String, "ord": pl.Int32, "aliases": pl.List(pl.String)},
     "annotations": {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String,
                     "label": pl.String, "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String,
                     "note": pl.String, "media_role": pl.String},

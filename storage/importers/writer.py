@@ -312,11 +312,12 @@ class _Writer:
                              " WHERE label_set NOT IN (SELECT name FROM label_set)")
             self.cur.execute(
                 "UPDATE label SET parent=f.parent, colour=f.colour, shortcut=f.shortcut, description=f.description,"
-                " ord=coalesce(f.ord, 0) FROM f_labels f JOIN label_set ls ON ls.name = f.label_set"
+                " ord=coalesce(f.ord, 0), aliases=coalesce(f.aliases, label.aliases)"
+                " FROM f_labels f JOIN label_set ls ON ls.name = f.label_set"
                 " WHERE label.label_set_id = ls.id AND label.name = f.name")
             self.cur.execute(
-                "INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord)"
-                " SELECT ls.id, f.name, f.parent, f.colour, f.shortcut, f.description, coalesce(f.ord, 0)"
+                "INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord, aliases)"
+                " SELECT ls.id, f.name, f.parent, f.colour, f.shortcut, f.description, coalesce(f.ord, 0), f.aliases"
                 " FROM f_labels f JOIN label_set ls ON ls.name = f.label_set WHERE NOT EXISTS"
                 " (SELECT 1 FROM label l WHERE l.label_set_id = ls.id AND l.name = f.name)")
             self.written["labels"] = labels.height

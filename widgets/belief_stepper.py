@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, KNOWLEDGE_ENTITY, ROOM, STATE_PREFIX, UNKNOWN_WHEREABOUTS, is_positive
 from app.beliefs.goals import FALSE_BELIEF, TRUE_BELIEF, GoalTimeline, evaluate_goal, goal_or_trace_error, vocabulary_from_steps
 from app.beliefs.replay import BeliefState, Replay, StepRecord, TraceError, parse_steps, replay_steps
+from widgets.cached_text_delegate import CachedTextDelegate
 from widgets.rich_text_block import RichTextBlock
 
 # Keys are data: one table drives the shortcuts, the help text and the tests.
@@ -555,6 +556,7 @@ class _TracePane(QWidget):
         self.step_list = QListWidget()
         # One line per step: with every row the same height, scrolling to a step needs no layout of the others.
         self.step_list.setUniformItemSizes(True)
+        self.step_list.setItemDelegate(CachedTextDelegate(self.step_list))
         self.step_list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.step_list.currentRowChanged.connect(self._row_picked)
         self.tabs = QTabWidget()

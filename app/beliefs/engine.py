@@ -14,6 +14,10 @@ highlighting cheap:
 
 Values are strings (`"kitchen"`, `"not(kitchen)"`, `"not(???)"`), or a frozenset of topics for the
 `KNOWLEDGE` property of entity `""`.
+
+The tracker also indexes the same cells by entity (the world) and by fact and person (beliefs), so that the
+questions a step asks most ("does each witness already believe this?") are lookups by name, and each cell
+keeps one key object for all its changes. The index is kept by the tracker alone; every reader sees `cells`.
 """
 from __future__ import annotations
 

@@ -11,12 +11,21 @@ sleep wakes up when the server stops, so a test never hangs on it.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+def unreachable_url() -> str:
+    """An endpoint on 127.0.0.1 where nothing listens: a port that was free a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 @dataclass

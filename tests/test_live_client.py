@@ -1,7 +1,6 @@
 """The live client with the real openai package against a scripted local server."""
 from __future__ import annotations
 
-import socket
 import threading
 
 import pytest
@@ -15,7 +14,7 @@ from app.live import (
     MalformedAnswer,
     ServerError,
 )
-from live_server import Reply, ScriptedServer, tool_call
+from live_server import Reply, ScriptedServer, tool_call, unreachable_url
 
 QUESTION = [{"role": "user", "content": "Familiar or stranger?"}]
 
@@ -78,10 +77,7 @@ def test_malformed_answers_are_reported_as_such(body):
 
 
 def test_endpoint_down_says_connection_refused():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
+    url = unreachable_url()
     with pytest.raises(EndpointUnreachable) as caught:
         _client(url).ask(QUESTION)
     assert str(caught.value) == f"Cannot reach {url}: connection refused"

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from PySide6.QtCore import QSettings, QTimer
 
 from app.live import LiveSettings
 from fixtures_store import friendbench_like_plan, make_store
-from live_server import Reply, ScriptedServer
+from live_server import Reply, ScriptedServer, unreachable_url
 from storage import queries
 from storage.analysis import live_answered_ids, store_live_prediction
 from widgets.live_panel import LivePanel
@@ -104,10 +103,7 @@ def test_server_failures_are_messages(qtbot, env, reply, expected):
 
 def test_endpoint_down_is_a_message(qtbot, env):
     panel, _store, _ids = env
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    _point(panel, f"http://127.0.0.1:{port}/v1")
+    _point(panel, unreachable_url())
     assert _ask(qtbot, panel) is None
     assert "connection refused" in panel.message.text()
 

@@ -3,14 +3,13 @@ stored with its trace and verdict, and opens in the stepper beside the imported 
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
 from app.import_service import run_import
 from app.live import LiveSettings
 from app.ncp import detail_traces
-from live_server import Reply, ScriptedServer, tool_call
+from live_server import Reply, ScriptedServer, tool_call, unreachable_url
 from storage import queries
 from storage.analysis import store_live_prediction, store_live_trace
 from storage.importers.common import ImportOptions
@@ -154,12 +153,10 @@ def test_cancel_mid_episode_stores_nothing(qtbot, env):
 
 def test_endpoint_down_is_a_clear_message(qtbot, env):
     panel, store, _sid = env
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    _point(panel, f"http://127.0.0.1:{port}/v1")
+    url = unreachable_url()
+    _point(panel, url)
     assert _run(qtbot, panel) is None
-    assert panel.message.text() == f"Cannot reach http://127.0.0.1:{port}/v1: connection refused"
+    assert panel.message.text() == f"Cannot reach {url}: connection refused"
     assert panel.send_button.isEnabled() and panel.steps.topLevelItemCount() == 0
     assert store.cursor().execute("SELECT count(*) FROM run WHERE is_live").fetchall()[0][0] == 0
 

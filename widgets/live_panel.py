@@ -206,6 +206,13 @@ def prompt_record(messages: Sequence[dict[str, Any]]) -> str:
 
 
 # ----- the panel ---------------------------------------------------------------------------------------------
+def _cost(result: dict[str, Any]) -> str:
+    """What an answer took: "1.23 s" and, when the endpoint reports them, the tokens in and out."""
+    tokens = (f", {result['tokens_in']} tokens in / {result['tokens_out']} out"
+              if result["tokens_in"] is not None else "")
+    return f"{result['latency_s']:.2f} s{tokens}"
+
+
 class _BatchRelay(QObject):
     progress = Signal(int, int, int, int)
     item = Signal(int, object, str)
@@ -630,15 +637,11 @@ class LivePanel(QWidget):
             self._show_attempt(result)
             return
         verdict = "" if result["correct"] is None else (" — right" if result["correct"] else " — wrong")
-        tokens = (f", {result['tokens_in']} tokens in / {result['tokens_out']} out"
-                  if result["tokens_in"] is not None else "")
         parsed = result["answer"] if result["answer"] not in (None, "") else "unparsed"
         saved = " Saved as a live run." if result["prediction_id"] is not None else ""
         self._show_info(f"Answer: {parsed if len(parsed) < 60 else parsed[:57] + '…'}{verdict} "
-                        f"({result['latency_s']:.2f} s{tokens}).{saved}")
-        if result["prediction_id"] is not None:
-            self.liveSaved.emit(result["stimulus_id"], result["prediction_id"])
-        self.answerFinished.emit(result)
+                        f"({_cost(result)}).{saved}")
+        self._announce(result)
 
     def _show_attempt(self, result: dict[str, Any]) -> None:
         """The finished NCP attempt: every call (the list is rebuilt from the result) and the verdict."""
@@ -654,12 +657,14 @@ class LivePanel(QWidget):
             verdict = "Goal not reached (the beliefs hold, but the world does not match the task's true/false belief)"
         stopped = {"model_stopped": "the model stopped", "step_limit": "step limit reached"}.get(
             result["stopped"], result["stopped"])
-        tokens = (f", {result['tokens_in']} tokens in / {result['tokens_out']} out"
-                  if result["tokens_in"] is not None else "")
         failed = sum(1 for s in result["steps"] if not s.returned)
         saved = " Saved as a live run with its trace." if result["prediction_id"] is not None else ""
         self._show_info(f"{verdict} after {len(result['steps'])} tool calls ({failed} failed; {stopped}; "
-                        f"{result['latency_s']:.2f} s{tokens}).{saved}")
+                        f"{_cost(result)}).{saved}")
+        self._announce(result)
+
+    def _announce(self, result: dict[str, Any]) -> None:
+        """Tell the window a stored live run exists (so it can show it), then that the answer is in."""
         if result["prediction_id"] is not None:
             self.liveSaved.emit(result["stimulus_id"], result["prediction_id"])
         self.answerFinished.emit(result)

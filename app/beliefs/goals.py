@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, KNOWLEDGE_ENTITY, ROOM, STATE_PREFIX
-from app.beliefs.replay import BeliefState, Replay, TraceError
+from app.beliefs.replay import BeliefState, Replay, TraceError, apply_changes
 
 ANY_LOCATION = "location"
 ANY_STATE = "state"
@@ -303,9 +303,7 @@ def evaluate_goal(goal: Goal, replay: Replay) -> GoalTimeline:
     per_atom: list[list[bool]] = [[] for _ in goal.atoms]
     satisfied: list[bool] = []
     for record in replay.records:
-        flat = record.outcome.changes_flat
-        if flat:
-            cells.update(zip(flat[0::3], flat[2::3]))
+        apply_changes(cells, record.outcome.changes_flat)
         for values, atom in zip(per_atom, goal.atoms):
             values.append(atom.holds(state))
         satisfied.append(goal.satisfied(state))

@@ -175,7 +175,7 @@ class Replay:
             # The next step, as a viewer walking in order asks: just its changes.
             cells = self._cache_cells
             assert cells is not None
-            _apply_forward(cells, self.records[index].outcome.changes_flat)
+            apply_changes(cells, self.records[index].outcome.changes_flat)
             self._cache_index = index
             return cells
         if current is not None and abs(index - current) <= CHECKPOINT_EVERY // 2:
@@ -183,7 +183,7 @@ class Replay:
             assert cells is not None
             if index > current:
                 for i in range(current + 1, index + 1):
-                    _apply_forward(cells, self.records[i].outcome.changes_flat)
+                    apply_changes(cells, self.records[i].outcome.changes_flat)
             else:
                 for i in range(current, index, -1):
                     _apply_backward(cells, self.records[i].outcome.changes_flat)
@@ -191,7 +191,7 @@ class Replay:
             base = (index + 1) // CHECKPOINT_EVERY
             cells = dict(self._checkpoint(base))
             for i in range(base * CHECKPOINT_EVERY, index + 1):
-                _apply_forward(cells, self.records[i].outcome.changes_flat)
+                apply_changes(cells, self.records[i].outcome.changes_flat)
         self._cache_index, self._cache_cells = index, cells
         return cells
 
@@ -202,13 +202,13 @@ class Replay:
             cells = dict(checkpoints[-1])
             start = (len(checkpoints) - 1) * CHECKPOINT_EVERY
             for record in self.records[start:start + CHECKPOINT_EVERY]:
-                _apply_forward(cells, record.outcome.changes_flat)
+                apply_changes(cells, record.outcome.changes_flat)
             checkpoints.append(cells)
         return checkpoints[number]
 
 
-def _apply_forward(cells: dict, flat: tuple) -> None:
-    """Apply a step's flat changes (key, old, new, ...) to a state."""
+def apply_changes(cells: dict, flat: tuple) -> None:
+    """Apply a step's flat changes (key, old, new, ...) to a state: each cell takes its last new value."""
     if flat:
         cells.update(zip(flat[0::3], flat[2::3]))
 

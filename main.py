@@ -10,7 +10,7 @@ def main(argv: list[str] | None = None) -> int:
     code = dispatch(argv)
     if code is not None:
         return code
-    from app.gui import run_gui
+    from widgets.gui import run_gui
     return run_gui(argv)
 
 

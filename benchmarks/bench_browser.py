@@ -20,7 +20,7 @@ sys.path.insert(0, sys.argv[3])
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.main_window import MainWindow
+from widgets.main_window import MainWindow
 from app.session import Session
 from storage.store import Store
 store = Store.open(sys.argv[1])
@@ -59,7 +59,7 @@ def switch_latency_ms(db: Path, switches: int = 15) -> float:
     from PySide6.QtCore import QCoreApplication, QSettings
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication([])
-    from app.main_window import MainWindow, wait_until_idle
+    from widgets.main_window import MainWindow, wait_until_idle
     from app.session import Session
     from storage.store import Store
     store = Store.open(db)

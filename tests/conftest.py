@@ -1,6 +1,8 @@
 """Shared test set-up: offscreen Qt, isolated settings, no proxies, headless media."""
 from __future__ import annotations
 
+import ast
+import importlib.abc
 import os
 import sys
 from pathlib import Path
@@ -14,6 +16,46 @@ os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+# THINSLICE_TEST_PART splits the suite the way the README's test command runs it: "core" runs the Qt-free tests in
+# an interpreter where Qt, pyqtgraph and libVLC cannot be imported (so the core provably needs none of them), "gui"
+# runs the rest; unset runs everything.
+TEST_PART = os.environ.get("THINSLICE_TEST_PART", "")
+QT_PACKAGES = ("PySide6", "shiboken6", "pyqtgraph", "vlc", "pytestqt", "widgets")
+
+
+class _QtBlocker(importlib.abc.MetaPathFinder):
+    """Makes every Qt-side package unimportable, as if it were not installed."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in QT_PACKAGES:
+            raise ModuleNotFoundError(f"No module named {fullname!r} (blocked in the Qt-free test run)")
+        return None
+
+
+if TEST_PART == "core":
+    sys.meta_path.insert(0, _QtBlocker())
+
+
+def module_needs_qt(path: Path) -> bool:
+    """True when a test module imports a Qt-side package or asks for the qtbot fixture."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in QT_PACKAGES for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] in QT_PACKAGES:
+            return True
+        if isinstance(node, ast.arg) and node.arg == "qtbot":
+            return True
+    return False
+
+
+def pytest_ignore_collect(collection_path, config):
+    if TEST_PART not in ("core", "gui") or collection_path.suffix != ".py" \
+            or not collection_path.name.startswith("test_"):
+        return None
+    return module_needs_qt(collection_path) == (TEST_PART == "core")
+
 
 import pytest  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402

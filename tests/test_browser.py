@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QImage
 
-from app.main_window import MainWindow
+from widgets.main_window import MainWindow
 from app.session import Session
 from fixtures_store import big_predictions_plan, friendbench_like_plan, make_store
 from storage.store import Store

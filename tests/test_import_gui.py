@@ -4,7 +4,7 @@ from __future__ import annotations
 import polars as pl
 from PySide6.QtCore import QSettings
 
-from app.main_window import MainWindow
+from widgets.main_window import MainWindow
 from app.session import Session
 from fixtures_store import friendbench_like_plan, make_store
 from storage.queries import info_summary

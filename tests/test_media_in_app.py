@@ -9,7 +9,7 @@ import pytest
 import soundfile as sf
 from PySide6.QtCore import QPoint, QSettings, Qt
 
-from app.main_window import MainWindow
+from widgets.main_window import MainWindow
 from app.sample import import_label_sets
 from app.session import Session
 from storage.importers.plan import DatasetInfo, ImportPlan

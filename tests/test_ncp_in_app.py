@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from app.import_service import run_import
-from app.main_window import MainWindow
+from widgets.main_window import MainWindow
 from app.ncp import attempt_succeeds
 from app.session import Session
 from storage.importers.common import ImportOptions

@@ -9,7 +9,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
 from app.cli import gui_parser
-from app.main_window import MainWindow, screenshot
+from widgets.main_window import MainWindow, screenshot
 from app.sample import import_sample, store_is_empty
 from app.session import Session
 from storage import queries

@@ -64,7 +64,7 @@ case "${1:-}" in
     # 1. layers point down only (widgets > app > storage; no Qt, pyqtgraph or libVLC below widgets)
     .venv/bin/lint-imports
     # 2. the Qt-free tests, in an interpreter where Qt, pyqtgraph and libVLC cannot be imported
-    THINSLICE_TEST_PART=core .venv/bin/python -m pytest -q -p no:pytestqt
+    THINSLICE_TEST_PART=core .venv/bin/python -m pytest -q -p no:pytest-qt
     # 3. the tests that drive the window; a virtual X server lets those that need a real window
     #    (embedded video) run, the rest are offscreen
     THINSLICE_TEST_PART=gui exec xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m pytest -q

@@ -7,7 +7,7 @@ settings no/basic/enhance; judge scores (C1-C4 with reasons, VES); two leaderboa
 
 How each vocal style is made (espeak-ng voice and options, then sox effects, then numpy mixing):
 - neutral: `en-us+m3` (`+f2` for the female script), 150 words/min, no effects.
-- whisper: espeak-ng's `+whisper` variant when installed, else the neutral voice low-passed with breath noise.
+- whisper: the neutral voice's short-time spectra with random phases (noise excitation), 140 words/min.
 - shout: amplitude 200, pitch 70, 175 words/min; sox `overdrive 8` and `gain`.
 - fast / slow pace: sox `tempo 1.4` / `tempo 0.72`.
 - sad: pitch 25, 130 words/min; sox `pitch -250 tempo 0.88 lowpass 3200`.
@@ -88,6 +88,23 @@ def _noise(rng: np.random.Generator, n: int, cutoff_hz: float, high: bool = Fals
     return white - out if high else out
 
 
+def _whispered(voice: np.ndarray, rng: np.random.Generator, frame: int = 512, hop: int = 128) -> np.ndarray:
+    """The voice re-synthesised with noise excitation: each short-time spectrum keeps its magnitude, gets a
+    random phase, and the frames are overlap-added back (a whisper keeps the vocal tract, loses the pitch)."""
+    window = np.hanning(frame)
+    padded = np.concatenate([np.zeros(frame), voice, np.zeros(frame)])
+    starts = range(0, padded.size - frame, hop)
+    out = np.zeros(padded.size)
+    norm = np.zeros(padded.size)
+    for start in starts:
+        spectrum = np.fft.rfft(padded[start:start + frame] * window)
+        phase = np.exp(2j * np.pi * rng.random(spectrum.size))
+        out[start:start + frame] += np.fft.irfft(np.abs(spectrum) * phase, frame) * window
+        norm[start:start + frame] += window ** 2
+    out = (out / np.maximum(norm, 1e-9))[frame:frame + voice.size]
+    return out * (_rms(voice) / max(_rms(out), 1e-9)) * 0.7
+
+
 def _rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(x ** 2))) if x.size else 0.0
 
@@ -100,14 +117,11 @@ def _mix_under(voice: np.ndarray, bed: np.ndarray, below_db: float) -> np.ndarra
 def _speak(text: str, style: str, base_voice: str, work: Path, rng: np.random.Generator) -> np.ndarray:
     raw, shaped = work / "raw.wav", work / "shaped.wav"
     if style == "whisper":
-        whisper_voice = base_voice.split("+")[0] + "+whisper"
-        try:
-            _espeak(text, whisper_voice, raw, speed=140)
-            return _trim(_sox(raw, shaped))
-        except subprocess.CalledProcessError:  # no whisper variant: breathy low-passed speech instead
-            _espeak(text, base_voice, raw, speed=140, amplitude=60)
-            voice = _trim(_sox(raw, shaped, "lowpass", "2500"))
-            return _mix_under(voice, _noise(rng, voice.size, 3000, high=True), 6)
+        # espeak-ng's own +whisper variant draws its breath noise from an unseeded generator, so two builds
+        # differ byte for byte; a whisper is speech whose voicing is replaced by noise, which we make from the
+        # neutral voice's spectral envelope with phases from the seeded generator.
+        _espeak(text, base_voice, raw, speed=140)
+        return _whispered(_trim(_sox(raw, shaped, "lowpass", "5000")), rng)
     if style == "shout":
         _espeak(text, base_voice, raw, speed=175, pitch=70, amplitude=200)
         return _trim(_sox(raw, shaped, "overdrive", "8", "gain", "-3"))

@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from storage.annotations import Annotation, AnnotationStore
+from storage.annotations import Annotation, AnnotationError, AnnotationStore
 
 NONE = "none"
 DEFAULT_GRID_S = 0.01
+# the agreement scopes that make sense for each label-set scope (a set of whole-stimulus labels has no frames)
+SCOPES_BY_LABEL_SET_SCOPE = {"interval": ("interval",), "whole": ("whole",), "both": ("interval", "whole")}
 
 COHEN_FORMULA = "Cohen's kappa: (p_o - p_e) / (1 - p_e), p_e from each annotator's own label shares"
 FLEISS_FORMULA = ("Fleiss' kappa: (P_bar - P_e) / (1 - P_e) over units rated by every annotator, "
@@ -229,8 +231,9 @@ def interval_agreement(annotations: Iterable[Annotation], label_set: str, durati
                 columns[i].extend([None] * n_frames)
     categories = sorted({v for col in columns for v in col if v is not None})
     code = {c: k for k, c in enumerate(categories)}
+    n_units = len(columns[0]) if columns else 0
     matrix = np.array([[code[v] if v is not None else -1 for v in col] for col in columns],
-                      dtype=np.int64).reshape(len(names), -1)
+                      dtype=np.int64).reshape(len(names), n_units)
     unit = f"{grid_s * 1000:g} ms frame"
     report = AgreementReport(label_set, "interval", names, figures(matrix, names, unit, grid_s))
     report.disagreements = _interval_disagreements(matrix, names, categories, spans, grid_s)
@@ -260,10 +263,24 @@ def _interval_disagreements(matrix: np.ndarray, names: Sequence[str], categories
     return found
 
 
+def scopes_for(label_set_scope: str) -> tuple[str, ...]:
+    """The agreement scopes offered for a label set of this scope ('interval', 'whole' or 'both')."""
+    return SCOPES_BY_LABEL_SET_SCOPE.get(label_set_scope, ("interval", "whole"))
+
+
 def agreement_for(store: AnnotationStore, stimulus_ids: Iterable[int], label_set: str, *,
                   scope: str = "interval", grid_s: float = DEFAULT_GRID_S,
                   annotators: Sequence[str] | None = None) -> AgreementReport:
-    """Fetch the set's labels on the given stimuli and compute agreement (scope 'interval' or 'whole')."""
+    """Fetch the set's labels on the given stimuli and compute agreement (scope 'interval' or 'whole').
+
+    Raises AnnotationError when the set is unknown or the scope does not apply to it (see `scopes_for`).
+    """
+    found = store.label_set(label_set)
+    if found is None:
+        raise AnnotationError(f"Agreement: no label set named {label_set!r}.")
+    if scope not in scopes_for(found.scope):
+        raise AnnotationError(f"Agreement on {label_set!r}: scope {scope!r} does not apply to a set of "
+                              f"{found.scope} labels; expected {' or '.join(scopes_for(found.scope))}.")
     ids = list(stimulus_ids)
     items = store.for_stimuli(ids, label_set=label_set)
     if scope == "whole":

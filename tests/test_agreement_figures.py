@@ -115,3 +115,9 @@ def test_undefined_figures_say_why():
     report = interval_agreement(items, "cues", {1: 1.0})
     assert all(math.isnan(r.value) and r.reason for r in report.results)
     assert report.disagreements == []
+
+
+def test_interval_agreement_without_any_interval_labels_is_empty_not_an_error():
+    items = [ann(1, 1, "ana", "familiar", label_set="familiarity"), ann(2, 1, "bo", "stranger", label_set="familiarity")]
+    report = interval_agreement(items, "familiarity", {1: 2.0})
+    assert report.results == [] and report.disagreements == []

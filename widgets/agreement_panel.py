@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import math
+from html import escape
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from app.agreement import AgreementReport
+from app.agreement import AgreementReport, scopes_for
+from widgets.palette import colour
 
 MEASURE_NAMES = {"cohen_kappa": "Cohen's \u03ba", "fleiss_kappa": "Fleiss' \u03ba",
                  "krippendorff_alpha": "Krippendorff's \u03b1"}
@@ -23,16 +25,17 @@ class AgreementPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label_set = QComboBox()
+        self.label_set.currentIndexChanged.connect(self._offer_scopes)
         self.scope = QComboBox()
-        self.scope.addItems(["interval", "whole"])
+        self.scope.setToolTip("Interval: frame by frame on the grid; whole: one unit per stimulus")
         self.grid = QDoubleSpinBox()
         self.grid.setDecimals(0)
         self.grid.setRange(1, 1000)
         self.grid.setValue(10)
         self.grid.setSuffix(" ms grid")
         self.compute = QPushButton("Compute")
-        self.compute.clicked.connect(lambda: self.computeRequested.emit(
-            self.label_set.currentText(), self.scope.currentText(), self.grid.value() / 1000.0))
+        self.compute.clicked.connect(self.request)
+        self.scope.currentTextChanged.connect(lambda scope: self.grid.setVisible(scope == "interval"))
         controls = QHBoxLayout()
         for widget in (self.label_set, self.scope, self.grid, self.compute):
             controls.addWidget(widget)
@@ -55,9 +58,43 @@ class AgreementPanel(QWidget):
         layout.addWidget(QLabel("Disagreements (double-click to go there)"))
         layout.addWidget(self.disagreements, 2)
 
-    def set_label_sets(self, names: list[str]) -> None:
+    def set_label_sets(self, sets: list[tuple[str, str]]) -> None:
+        """Offer these (name, scope) label sets; the scope list follows the chosen set."""
+        current = self.label_set.currentText()
+        self.label_set.blockSignals(True)
         self.label_set.clear()
-        self.label_set.addItems(names)
+        for name, scope in sets:
+            self.label_set.addItem(name, scope)
+        self.label_set.setCurrentIndex(max(0, self.label_set.findText(current)))
+        self.label_set.blockSignals(False)
+        self._offer_scopes()
+
+    def _offer_scopes(self) -> None:
+        chosen = self.scope.currentText()
+        scopes = scopes_for(self.label_set.currentData() or "both")
+        self.scope.blockSignals(True)
+        self.scope.clear()
+        self.scope.addItems(list(scopes))
+        self.scope.setCurrentIndex(max(0, self.scope.findText(chosen)))
+        self.scope.blockSignals(False)
+        self.scope.setEnabled(len(scopes) > 1)
+        self.grid.setVisible(self.scope.currentText() == "interval")
+
+    def request(self) -> None:
+        """Ask for figures; the old ones are cleared at once so they are never taken for the new ones."""
+        self._clear()
+        self.summary.setText(f"Computing agreement on <b>{self.label_set.currentText()}</b>…")
+        self.computeRequested.emit(self.label_set.currentText(), self.scope.currentText(), self.grid.value() / 1000.0)
+
+    def show_error(self, message: str) -> None:
+        """The computation failed: no figures, and the reason in one line."""
+        self._clear()
+        self.summary.setText(f"<span style='color:{colour('error')}'>{escape(message.splitlines()[0])}</span>"
+                             if message else "")
+
+    def _clear(self) -> None:
+        self.figures.clear()
+        self.disagreements.clear()
 
     def set_report(self, report: AgreementReport, stimulus_names: dict[int, str] | None = None) -> None:
         """Show a report; `stimulus_names` maps stimulus ids to the dataset's own ids for display."""

@@ -455,7 +455,7 @@ class MainWindow(QMainWindow):
         dialog.show()
 
     def _show_agreement(self) -> None:
-        self.agreement.set_label_sets([ls.name for ls in self.annotations.label_sets()])
+        self.agreement.set_label_sets([(ls.name, ls.scope) for ls in self.annotations.label_sets()])
         self.show_dock(self.agreement_dock)
 
     def _compute_agreement(self, label_set: str, scope: str, grid_s: float) -> None:
@@ -469,7 +469,8 @@ class MainWindow(QMainWindow):
             names = queries.external_ids(self.store.cursor(), ids)
             return agreement_for(self.annotations, ids, label_set, scope=scope, grid_s=grid_s), names
 
-        self.runner.submit("agreement", work, lambda result: self.agreement.set_report(*result), self._report_error)
+        self.runner.submit("agreement", work, lambda result: self.agreement.set_report(*result),
+                           lambda exc: self.agreement.show_error(str(exc)))
 
     def _jump_to(self, stimulus_id: int, t: float) -> None:
         self.select_stimulus_id(stimulus_id)

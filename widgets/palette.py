@@ -1,0 +1,58 @@
+"""Named colours with a light and a dark version; `colour(name)` picks the one for the palette in use.
+
+Every hard-coded colour in the views comes from here (or from the Qt palette itself), so a dark desktop
+palette never leaves dark text on a dark background or a pale highlight under pale text.
+"""
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+# name -> (light, dark)
+COLOURS: dict[str, tuple[str, str]] = {
+    "right": ("#2e7d32", "#81c784"),
+    "wrong": ("#c62828", "#ef9a9a"),
+    "error": ("#c62828", "#ff8a80"),
+    "warning": ("#a05a00", "#ffb74d"),
+    "muted": ("#777777", "#a0a0a0"),
+    # compare's word diff: inserted words on a highlight, deleted words struck through
+    "diff_inserted_bg": ("#fff0a8", "#5c4d00"),
+    "diff_inserted_fg": ("#000000", "#fff5c0"),
+    "diff_deleted_fg": ("#b71c1c", "#ff8a80"),
+    # the belief table: the world's row, cells changed at this step, false beliefs
+    "world_bg": ("#e3ecf5", "#263545"),
+    "changed_bg": ("#ffe98a", "#6b5a00"),
+    "changed_false_bg": ("#f5a96b", "#7a3d12"),
+    "false_bg": ("#f6c9c4", "#5a2320"),
+    "false_fg": ("#9b1c10", "#ffb4a8"),
+    "unknown_fg": ("#707070", "#a8a8a8"),
+    "cell_fg": ("#000000", "#ececec"),
+    # presentation mode's page
+    "page_bg": ("#fbfbf8", "#1c1c1c"),
+    "page_fg": ("#111111", "#eeeeee"),
+    "truth_bg": ("#e8f5e9", "#1f3d22"),
+}
+
+
+def is_dark(palette: QPalette | None = None) -> bool:
+    """True when the window background is darker than its text (a dark desktop palette)."""
+    if palette is None:
+        palette = QGuiApplication.palette()
+    window = palette.color(QPalette.ColorRole.Window)
+    text = palette.color(QPalette.ColorRole.WindowText)
+    return window.lightnessF() < text.lightnessF()
+
+
+def pick(light: str, dark: str, palette: QPalette | None = None) -> str:
+    """The one helper that chooses between a light-palette and a dark-palette colour."""
+    return dark if is_dark(palette) else light
+
+
+def colour(name: str, palette: QPalette | None = None) -> str:
+    """The named colour (a key of COLOURS) for the palette in use, as '#rrggbb'."""
+    light, dark = COLOURS[name]
+    return pick(light, dark, palette)
+
+
+def qcolour(name: str, palette: QPalette | None = None) -> QColor:
+    """`colour` as a QColor, for brushes and pens."""
+    return QColor(colour(name, palette))

@@ -207,7 +207,14 @@ V4 = """
 ALTER TABLE label ADD COLUMN aliases VARCHAR[];
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4]
+# Version 5: what an annotation file from another tool says about a label beyond its times and text (the ELAN
+# tier's participant, parent tier and constraint, how a dependent annotation's times were found, an Audacity
+# label's frequency range), so that importing a corpus and exporting it again loses none of it.
+V5 = """
+ALTER TABLE annotation ADD COLUMN meta JSON;
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5]
 LATEST_VERSION = len(MIGRATIONS)
 
 

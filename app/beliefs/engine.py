@@ -67,6 +67,9 @@ class Quirk(Enum):
     DISTRACTED_GET_SECOND_ORDER = "distracted_get_second_order"
     CONTAINER_ROOM_WORLD_ONLY = "container_room_world_only"
     ENTRY_SEEN_SECOND_ORDER_ONLY = "entry_seen_second_order_only"
+    TALK_REGISTERS_PEOPLE = "talk_registers_people"
+    PEEKER_LEARNS_FAILED_TALK = "peeker_learns_failed_talk"
+    PEEKER_NEWS_COUNTS = "peeker_news_counts"
 
     @property
     def title(self) -> str:
@@ -107,6 +110,21 @@ _QUIRK_TEXT = {
         "When someone enters, the people already in the room record that everyone present sees the "
         "room's visible things (second order, themselves included), but their own first-order "
         "beliefs are not updated.",
+    ),
+    Quirk.TALK_REGISTERS_PEOPLE: (
+        "Failed talk still makes belief tables",
+        "A private communication registers both people as thinking entities before it knows whether "
+        "anything is learnt, so their (empty) belief tables exist even when it fails.",
+    ),
+    Quirk.PEEKER_LEARNS_FAILED_TALK: (
+        "Peeker learns from failed talk",
+        "What peekers learn of an abstract topic does not count as a change, so talk that is news only to "
+        "them fails and writes no sentence, yet they have learnt the topic.",
+    ),
+    Quirk.PEEKER_NEWS_COUNTS: (
+        "News to a peeker counts",
+        "For a world-state fact, what peekers learn does count as a change: talk that is news only to a "
+        "peeker succeeds.",
     ),
 }
 
@@ -208,6 +226,8 @@ class BeliefTracker:
         # pair, and reusing each cell's one key object keeps a long replay's garbage-collected objects few.
         self._first_by_fact: dict[tuple[str, str], tuple[dict[str, Any], dict[str, CellKey]]] = {}
         self._second_by_fact: dict[tuple[str, str], dict[str, tuple[dict[str, Any], dict[str, CellKey]]]] = {}
+        # Abstract topics talked about with success, in the order first told (the reference's story topics).
+        self.topics: list[str] = []
         self._ctx = _StepContext()
         self._record = self._ctx.changes.extend
 
@@ -225,18 +245,19 @@ class BeliefTracker:
         returned = signature.function(self, *values)
         logged = "leave_room" if action == "leave_container" else action
         witnesses = tuple(dict.fromkeys(ctx.witnesses))
-        if not returned:
-            # Every action checks all its preconditions before writing, so nothing can have changed.
-            assert not ctx.changes, f"{action} wrote before failing"
+        if not returned and not ctx.changes:
+            # The usual failure: a precondition failed before anything was written.
             return StepOutcome(action, args, kwargs, False, (), (), witnesses, (), (), tuple(ctx.failed), (), logged)
         peeking = signature.peeking
         distracted = signature.distracted
+        # A communication can fail and still have written (see Quirk.TALK_REGISTERS_PEOPLE and
+        # Quirk.PEEKER_LEARNS_FAILED_TALK); a failed step never tells a story.
         return StepOutcome(
             action,
             args,
             kwargs,
-            True,
-            tuple(ctx.sentences),
+            returned,
+            tuple(ctx.sentences) if returned else (),
             tuple(ctx.changes),
             witnesses,
             tuple(values[peeking] or ()) if peeking is not None else (),
@@ -385,37 +406,109 @@ class BeliefTracker:
         self._say_secret_watchers(people_peeking, people_distracted)
         return True
 
-    def private_communication(self, speaker: str, listener: str, topic: Any) -> bool:
-        """`speaker` tells `listener` a fact `[entity, property, value, is_true]` or a topic string."""
-        self._register_all([speaker, listener])
-        pairs = ((listener, listener), (listener, speaker), (speaker, listener))
-        if isinstance(topic, str):
-            self._learn_topic(listener, pairs, topic)
-            self._say(f"{speaker} told privately to {listener} about the {topic}.")
-            return True
-        entity, prop, value, is_true = topic
-        told = value if is_true else negated(value)
-        self._set(("first", listener, entity, prop), told)
-        for p, q in pairs:
-            self._set(("second", p, q, entity, prop), told)
-        self._say(f"{speaker} told privately to {listener} that {self._fact_text(entity, prop, value, is_true)}.")
-        return True
+    def private_communication(self, speaker: str, listener: str, topic: Any,
+                              people_peeking: list | None = None, people_distracted: list | None = None) -> bool:
+        """`speaker` tells `listener` a topic string or a fact `[entity, property, value, replaces_previous]`.
 
-    def broadcast_communication(self, speaker: str, topic: str,
+        The two are the only witnesses, wherever they are (a message, a phone call). The speaker does not tell
+        what they already believe the listener knows.
+        """
+        if speaker == listener:
+            return self._fail(f"{speaker} cannot tell themselves")
+        if speaker in self._people_set and listener in self._people_set and self._believes_known(
+                ("second", speaker, listener), topic):
+            return self._fail(f"{speaker} already believes {listener} knows {_topic_text(topic, self._people_set)}")
+        peeking, distracted = people_peeking or [], people_distracted or []
+        witnesses = [speaker, listener]
+        if not self._watchers_ok(witnesses, speaker, peeking, distracted):
+            return False
+        self._register_all(peeking)
+        new = [p for p in witnesses if p not in self._people_set]
+        self._register_all(witnesses)
+        told = self._tell(topic, witnesses, peeking, distracted)
+        if not told and new:
+            self._note(Quirk.TALK_REGISTERS_PEOPLE,
+                       f"Nothing was learnt, yet {_names(new)} now {'has' if len(new) == 1 else 'have'} belief tables.")
+        if told:
+            text = _topic_text(topic, self._people_set)
+            self._say(f"{speaker} told privately to {listener} {'about ' if isinstance(topic, str) else 'that '}{text}.")
+            self._say_secret_watchers(people_peeking, people_distracted)
+        return told
+
+    def broadcast_communication(self, speaker: str, topic: Any,
                                 people_peeking: list | None = None, people_distracted: list | None = None) -> bool:
-        """`speaker` talks about `topic` out loud; everyone in the room (and peekers) hears it."""
+        """`speaker` says a topic or fact out loud to everyone in their room; fails with nobody to speak to."""
         room = self.world(speaker, ROOM)
         if not is_positive(room):
-            return self._fail(f"{speaker}'s room is not known")
-        if not self._watchers_ok(self._people_in(room), speaker, people_peeking or [], people_distracted or []):
+            return self._fail(f"{speaker}'s room is not known" if room is None else f"{speaker} is in no room ({room})")
+        witnesses = self._people_in(room)
+        if len(witnesses) == 1:
+            return self._fail(f"{speaker} is alone in the {room}: nobody to speak to")
+        peeking, distracted = people_peeking or [], people_distracted or []
+        if not self._watchers_ok(witnesses, speaker, peeking, distracted):
             return False
-        witnesses, real = self._sight(room, people_peeking or [], people_distracted or [])
-        for w in real:
-            self._add_topic(("first", w, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
+        self._register_all(peeking)
+        told = self._tell(topic, witnesses, peeking, distracted)
+        if told:
+            text = _topic_text(topic, self._people_set)
+            self._say(f"{speaker} told out loud {'about ' if isinstance(topic, str) else 'that '}{text}.")
+            self._say_secret_watchers(people_peeking, people_distracted)
+        return told
+
+    def _believes_known(self, table: CellKey, topic: Any) -> bool:
+        """Whether a belief table (`("second", p, q)`) says its subject already knows the topic."""
+        if isinstance(topic, str):
+            known = self.cells.get((*table, KNOWLEDGE_ENTITY, KNOWLEDGE))
+            return known is not None and topic in known
+        return self.cells.get((*table, topic[0], topic[1])) == topic[2]
+
+    def _tell(self, topic: Any, witnesses: list[str], peeking: list, distracted: list) -> bool:
+        """What a communication teaches; True when a witness (or, for a fact, a peeker) learnt something new.
+
+        Each attentive witness records the topic and that every witness now knows it; peekers do the same.
+        """
+        if isinstance(topic, str):
+            entity, prop, value, replaces = KNOWLEDGE_ENTITY, KNOWLEDGE, topic, False
+        else:
+            entity, prop, value, replaces = topic
+        hearers = [w for w in witnesses if w not in distracted]
+        changed = False
+        for w in hearers:
+            changed |= self._learn(("first", w, entity, prop), value, replaces)
             for b in witnesses:
-                self._add_topic(("second", w, b, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
-        self._say(f"{speaker} told out loud about the {topic}.")
-        self._say_secret_watchers(people_peeking, people_distracted)
+                changed |= self._learn(("second", w, b, entity, prop), value, replaces)
+        peeker_news = False
+        for w in peeking:
+            peeker_news |= self._learn(("first", w, entity, prop), value, replaces)
+            for b in witnesses:
+                peeker_news |= self._learn(("second", w, b, entity, prop), value, replaces)
+        self._ctx.witnesses.extend(hearers + [p for p in peeking if p not in hearers])
+        if peeker_news and not changed:
+            if isinstance(topic, str):
+                self._note(Quirk.PEEKER_LEARNS_FAILED_TALK,
+                           f"{_names(peeking)} learnt about the {topic}, although it was news to no witness, "
+                           "so the action failed.")
+            else:
+                self._note(Quirk.PEEKER_NEWS_COUNTS,
+                           f"Only {_names(peeking)} (peeking) learnt anything, yet the action counts as done.")
+                changed = True
+        if changed and isinstance(topic, str) and topic not in self.topics:
+            self.topics.append(topic)
+        return changed
+
+    def _learn(self, key: CellKey, value: str, replaces: bool) -> bool:
+        """Record a told value in one belief cell (replacing it, or adding it to a set); True if it changed."""
+        old = self.cells.get(key)
+        if replaces:
+            new: Any = value
+        elif isinstance(old, frozenset):
+            new = old | {value}
+        else:
+            # A single value believed before (seen, or told as replacing) joins the set.
+            new = frozenset((value,) if old is None else (old, value))
+        if new == old:
+            return False
+        self._set(key, new)
         return True
 
     # ----- building blocks ------------------------------------------------------------------------
@@ -576,15 +669,6 @@ class BeliefTracker:
                     cells[key] = value
                     record((key, old, value))
 
-    def _learn_topic(self, listener: str, pairs: Iterable[tuple[str, str]], topic: str) -> None:
-        self._add_topic(("first", listener, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
-        for p, q in pairs:
-            self._add_topic(("second", p, q, KNOWLEDGE_ENTITY, KNOWLEDGE), topic)
-
-    def _add_topic(self, key: CellKey, topic: str) -> None:
-        known = self.cells.get(key) or frozenset()
-        self._set(key, known | {topic})
-
     def _register(self, person: str) -> None:
         """Make belief tables for a new thinking entity: its own, and one for every pair with it."""
         if person in self._people_set:
@@ -681,12 +765,6 @@ class BeliefTracker:
         if parts:
             self._say("While this action was happening, " + "; also, ".join(parts) + ".")
 
-    def _fact_text(self, entity: str, prop: str, value: str, is_true: bool) -> str:
-        subject = entity if entity in self._people_set else f"the {entity}"
-        if prop.startswith(STATE_PREFIX):
-            return f"{subject} is {'' if is_true else 'not '}{value}"
-        return f"{subject} is {'' if is_true else 'not '}in the {value}"
-
 
 _REQUIRED = _Sentinel("REQUIRED")
 _LIST_ARGS = {"people_peeking", "people_distracted"}
@@ -760,15 +838,34 @@ class _Signature:
                 isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
             ):
                 raise ActionArgumentError(f"{action}: {self.names[i]} must be a list of names, got {value!r}")
-        if action == "private_communication":
-            topic = values[2]
-            if not isinstance(topic, str) and not (
-                isinstance(topic, (list, tuple)) and len(topic) == 4 and all(isinstance(t, str) for t in topic[:3])
-            ):
-                raise ActionArgumentError(
-                    f"{action}: topic must be a string or [entity, property, value, is_true], got {topic!r}")
-        elif action == "broadcast_communication" and not isinstance(values[1], str):
-            raise ActionArgumentError(f"{action}: topic must be a string, got {values[1]!r}")
+        if action in _TOPIC_ARG:
+            _check_topic(action, values[_TOPIC_ARG[action]])
+
+
+_TOPIC_ARG = {"private_communication": 2, "broadcast_communication": 1}
+TOLD_FACT_PROPERTIES = (ROOM, CONTAINER)
+
+
+def _check_topic(action: str, topic: Any) -> None:
+    """A topic is a string or a location fact [entity, property, value, replaces_previous]."""
+    if isinstance(topic, str):
+        return
+    if not (isinstance(topic, (list, tuple)) and len(topic) == 4 and all(isinstance(t, str) for t in topic[:3])
+            and isinstance(topic[3], bool)):
+        raise ActionArgumentError(
+            f"{action}: topic must be a string or [entity, property, value, replaces_previous], got {topic!r}")
+    if topic[1] not in TOLD_FACT_PROPERTIES:
+        # The reference tracker can put only where something is into words.
+        raise ActionArgumentError(f"{action}: a told fact must be about {' or '.join(TOLD_FACT_PROPERTIES)}, "
+                                  f"got {topic[1]!r}")
+
+
+def _topic_text(topic: Any, people: set[str] | frozenset[str]) -> str:
+    """How a story tells a topic: "the secret recipe", "the ball is in the box", "Anne is in the kitchen"."""
+    if isinstance(topic, str):
+        return f"the {topic}"
+    entity, _prop, value, _replaces = topic
+    return f"{entity if entity in people else 'the ' + entity} is in the {value}"
 
 
 _SIGNATURES = {action: _Signature(action, getattr(BeliefTracker, action)) for action in BeliefTracker.ACTIONS}

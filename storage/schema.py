@@ -214,7 +214,31 @@ V5 = """
 ALTER TABLE annotation ADD COLUMN meta JSON;
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5]
+# Version 6: a live answer that did not finish normally (the stream was cut off before a finish reason, or the
+# answer passed the size limit) is kept apart from the predictions, with what arrived: it is never scored and
+# never replaces a complete answer.
+V6 = """
+CREATE SEQUENCE IF NOT EXISTS seq_live_failure START 1;
+CREATE TABLE live_failure (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_live_failure'),
+    dataset_id BIGINT NOT NULL,
+    stimulus_id BIGINT NOT NULL,
+    model VARCHAR NOT NULL,
+    modality VARCHAR NOT NULL DEFAULT '',
+    prompt_setting VARCHAR NOT NULL DEFAULT '',
+    vision_mode VARCHAR NOT NULL DEFAULT '',
+    context VARCHAR NOT NULL DEFAULT '',
+    status VARCHAR NOT NULL,             -- cut_off, too_large
+    reason VARCHAR,                      -- the message the user was shown
+    partial_output VARCHAR,              -- what arrived before the answer stopped
+    prompt VARCHAR,
+    latency_s DOUBLE,
+    params JSON,
+    created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6]
 LATEST_VERSION = len(MIGRATIONS)
 
 

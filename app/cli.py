@@ -9,6 +9,13 @@
     thinslice metrics [--db PATH] [--dataset NAME] --json
     thinslice ncp replay TRACE.json
     thinslice sample [--db PATH]                                                     (re)import the sample
+    thinslice backup OUT [--db PATH]                 a consistent, checked copy of the store in a new file OUT
+    thinslice check [--db PATH]                      read every table back; exit 1 naming a damaged table
+    thinslice recover [--db PATH]                    open a store whose write-ahead log is damaged
+
+--db names an existing store; add --create to make a new one there. Without --db the default store in the
+data folder is used (and made, with the sample, on first start). Verbs that only read (info, export, check,
+metrics) open the store read-only, so they work while another program holds it for reading.
 """
 from __future__ import annotations
 
@@ -17,22 +24,42 @@ import json
 import sys
 from pathlib import Path
 
-from storage.errors import ThinsliceError
+from storage.errors import StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
 
-VERBS = ("info", "import", "export", "annotations", "metrics", "ncp", "sample")
+VERBS = ("info", "import", "export", "annotations", "metrics", "ncp", "sample", "backup", "check", "recover")
+EXIT_MISSING_STORE = 2
 
 
-def _db_arg(parser: argparse.ArgumentParser) -> None:
+def db_argument(parser: argparse.ArgumentParser) -> None:
+    """--db PATH and --create, the same for every verb (read back by `open_cli_store`)."""
     parser.add_argument("--db", type=Path, default=None,
                         help=f"store file (default: {default_store_path()})")
+    parser.add_argument("--create", action="store_true",
+                        help="make a new empty store at --db when there is none (otherwise a missing file is an error)")
 
 
-def open_store(db: Path | None, *, with_sample: bool = True) -> Store:
-    """Open the store; a brand-new empty store gets the bundled sample."""
+def open_cli_store(db: Path | str | None, *, create: bool = False, read_only: bool = False) -> Store:
+    """The store a verb works on. Without `db` the default store is used and made when missing (first
+    start); a `db` that does not exist is only made with `create`, else `StoreMissingError`. `read_only`
+    opens it without the write lock (falling back to a writable open only when the store must be made)."""
+    path = Path(db) if db is not None else default_store_path()
+    if not Path(path).expanduser().exists():
+        if db is not None and not create:
+            raise StoreMissingError(Path(path).expanduser().resolve())
+        return Store.open(path)
+    return Store.open(path, read_only=read_only, create=False)
+
+
+def open_store(db: Path | None, *, with_sample: bool = True, create: bool = False,
+               read_only: bool = False) -> Store:
+    """Open the store (see `open_cli_store`); a brand-new empty store gets the bundled sample."""
     from app.sample import import_sample, store_is_empty
-    store = Store.open(db or default_store_path())
+    store = open_cli_store(db, create=create, read_only=read_only)
     if with_sample and store_is_empty(store):
+        if store.read_only:  # the sample is written once, by a writable open
+            store.close()
+            store = open_cli_store(db, create=create)
         import_sample(store)
     return store
 
@@ -44,10 +71,10 @@ def _fail(message: str, code: int = 1) -> int:
 
 def cmd_info(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="thinslice info", description="Print a JSON summary of the store.")
-    _db_arg(parser)
+    db_argument(parser)
     args = parser.parse_args(argv)
     from storage.queries import info_summary
-    store = open_store(args.db)
+    store = open_store(args.db, create=args.create, read_only=True)
     try:
         summary = info_summary(store.cursor())
         summary["store"] = str(store.path)
@@ -59,15 +86,65 @@ def cmd_info(argv: list[str]) -> int:
 
 def cmd_sample(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="thinslice sample", description="Import the bundled synthetic sample.")
-    _db_arg(parser)
+    db_argument(parser)
     args = parser.parse_args(argv)
     from app.sample import import_sample
-    store = Store.open(args.db or default_store_path())
+    store = open_cli_store(args.db, create=args.create)
     try:
         names = import_sample(store, progress=lambda f, m: print(f"{f:4.0%} {m}", file=sys.stderr))
     finally:
         store.close()
     print(json.dumps({"imported": names}))
+    return 0
+
+
+def cmd_backup(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="thinslice backup",
+                                     description="Write a consistent copy of the store to a new file, and check it.")
+    parser.add_argument("out", type=Path, metavar="OUT", help="the copy to write (must not exist yet)")
+    db_argument(parser)
+    args = parser.parse_args(argv)
+    from storage.backup import backup_store
+    store = open_cli_store(args.db, create=False)
+    try:
+        tables = backup_store(store, args.out)
+    finally:
+        store.close()
+    print(json.dumps({"backup": str(args.out.expanduser().resolve()), "tables": len(tables),
+                      "rows": sum(t.rows for t in tables)}))
+    return 0
+
+
+def cmd_check(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="thinslice check",
+                                     description="Read every table of the store back in full (history included).")
+    db_argument(parser)
+    args = parser.parse_args(argv)
+    from storage.backup import check_store
+    store = open_cli_store(args.db, read_only=True)
+    try:
+        tables = check_store(store)
+    finally:
+        store.close()
+    print(json.dumps({"store": str(store.path), "ok": True, "tables": {t.table: t.rows for t in tables}}, indent=2))
+    return 0
+
+
+def cmd_recover(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="thinslice recover",
+        description="Open a store whose write-ahead log is damaged, keeping everything written before the damage.")
+    db_argument(parser)
+    args = parser.parse_args(argv)
+    from storage.backup import check_store, recover_store
+    path = args.db if args.db is not None else default_store_path()
+    recovery = recover_store(path)
+    store = Store.open(path, create=False)
+    try:
+        check_store(store)
+    finally:
+        store.close()
+    print(recovery.describe())
     return 0
 
 
@@ -81,6 +158,12 @@ def dispatch(argv: list[str]) -> int | None:
             return cmd_info(rest)
         if verb == "sample":
             return cmd_sample(rest)
+        if verb == "backup":
+            return cmd_backup(rest)
+        if verb == "check":
+            return cmd_check(rest)
+        if verb == "recover":
+            return cmd_recover(rest)
         if verb == "import":
             from app.cli_import import import_main
             return import_main(rest)
@@ -98,6 +181,8 @@ def dispatch(argv: list[str]) -> int | None:
                 return _fail("usage: thinslice ncp replay TRACE.json", 2)
             from app.beliefs.cli import ncp_replay_main
             return ncp_replay_main(rest[1:])
+    except StoreMissingError as exc:
+        return _fail(str(exc), EXIT_MISSING_STORE)
     except ThinsliceError as exc:
         return _fail(str(exc))
     except KeyboardInterrupt:
@@ -110,7 +195,7 @@ def gui_parser() -> argparse.ArgumentParser:
         prog="thinslice",
         description="Thinslice: look inside social-intelligence benchmarks of multimodal models.",
         epilog="verbs: " + ", ".join(VERBS) + " (thinslice VERB --help)")
-    _db_arg(parser)
+    db_argument(parser)
     parser.add_argument("--dataset", help="dataset to show first (by name)")
     parser.add_argument("--stimulus", help="stimulus to select (its id in the dataset, or the store id)")
     parser.add_argument("--screenshot", type=Path, metavar="OUT.png",

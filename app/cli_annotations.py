@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from app.cli import EXIT_MISSING_STORE, db_argument, open_cli_store
 from app.export_service import FILTER_KEYS, export_annotations, import_annotations
-from storage.errors import ThinsliceError
+from storage.errors import StoreMissingError, ThinsliceError
 from storage.exporters.registry import exporters
-from storage.store import Store, default_store_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,7 +18,7 @@ def _parser() -> argparse.ArgumentParser:
                "stimuli are exported.")
     parser.add_argument("format", choices=[e.name for e in exporters()], metavar="FORMAT")
     parser.add_argument("out", metavar="OUT", help="file (or folder) to write")
-    parser.add_argument("--db", metavar="PATH", help=f"store to read (default {default_store_path()})")
+    db_argument(parser)
     parser.add_argument("--dataset", metavar="NAME", help="dataset to export (needed when the store has several)")
     parser.add_argument("--annotator", metavar="NAME", help="only this annotator's labels")
     parser.add_argument("--filter", metavar="KEY=VALUE", action="append", default=[],
@@ -37,10 +37,10 @@ def export_main(argv: list[str]) -> int:
             return 2
         filters[key.strip()] = value
     try:
-        store = Store.open(args.db or default_store_path())
+        store = open_cli_store(args.db, read_only=True)
     except ThinsliceError as exc:
         print(f"thinslice export: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1
     try:
         written = export_annotations(store, args.format, args.out, dataset=args.dataset,
                                      annotator=args.annotator, filters=filters)
@@ -59,7 +59,7 @@ def _import_parser() -> argparse.ArgumentParser:
         description="Read annotations written in one of the export formats back into a dataset, all or nothing.")
     parser.add_argument("format", choices=[e.name for e in exporters()], metavar="FORMAT")
     parser.add_argument("path", metavar="PATH", help="file (or folder) to read")
-    parser.add_argument("--db", metavar="PATH", help=f"store to write (default {default_store_path()})")
+    db_argument(parser)
     parser.add_argument("--dataset", metavar="NAME", help="dataset whose stimuli the labels belong to")
     parser.add_argument("--annotator", metavar="NAME", help="annotator for rows that do not name one")
     parser.add_argument("--label-set", metavar="NAME", help="label set for rows that do not name one")
@@ -76,7 +76,7 @@ def annotations_main(argv: list[str]) -> int:
         return 2
     args = _import_parser().parse_args(argv[1:])
     # a refused file or a locked store is reported by the command-line dispatcher, like every verb's errors
-    store = Store.open(args.db or default_store_path())
+    store = open_cli_store(args.db, create=args.create)
     try:
         added = import_annotations(store, args.format, args.path, args.dataset, args.annotator, args.label_set,
                                    args.stimulus)

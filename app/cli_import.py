@@ -6,11 +6,11 @@ import json
 import sys
 from pathlib import Path
 
+from app.cli import db_argument, open_cli_store
 from app.import_service import plan_import, run_import
 from storage.errors import ImportFailed
 from storage.importers.common import MAP_FIELDS, ImportOptions
 from storage.importers.registry import detect_importer, importers
-from storage.store import Store, default_store_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("kind", nargs="?", help="importer kind (see --list), or 'auto' to detect")
     parser.add_argument("path", nargs="?", type=Path, help="release folder or file")
     parser.add_argument("--list", action="store_true", help="list the importer kinds and exit")
-    parser.add_argument("--db", type=Path, default=None, help=f"store file (default: {default_store_path()})")
+    db_argument(parser)
     parser.add_argument("--dataset", help="dataset name to import into (default: from the release)")
     parser.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                         help="map a target field to a source column")
@@ -80,7 +80,7 @@ def import_main(argv: list[str]) -> int:
                   "notes": plan.notes, "skipped": [str(p) for p in plan.problems], "written": False}
         print(json.dumps(report, indent=2))
         return 0
-    store = Store.open(args.db or default_store_path())
+    store = open_cli_store(args.db, create=args.create)
     try:
         summary = run_import(store, kind, args.path, options,
                              progress=lambda f, m: print(f"{f:4.0%} {m}", file=sys.stderr))

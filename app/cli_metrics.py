@@ -10,13 +10,12 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
+from app.cli import db_argument, open_cli_store
 from app.dashboard import CORRECTION_NAMES, dashboard_json
 from app.metrics import CORRECTIONS
 from storage.analysis import DatasetNotFound
-from storage.store import Store, default_store_path
 
 _HIDDEN_COLUMNS = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "source"}
 
@@ -24,7 +23,7 @@ _HIDDEN_COLUMNS = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "s
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="thinslice metrics",
                                      description="Print each benchmark's dashboard figures, recomputed from the store.")
-    parser.add_argument("--db", type=Path, default=None, help=f"store file (default: {default_store_path()})")
+    db_argument(parser)
     parser.add_argument("--dataset", help="only this dataset (by name)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="loglinear",
                         help="rate correction for d' and c: " + "; ".join(f"{k} = {v}" for k, v in
@@ -68,7 +67,7 @@ def metrics_main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    store = Store.open(args.db or default_store_path())
+    store = open_cli_store(args.db, read_only=True)
     try:
         try:
             result = dashboard_json(store, args.dataset, args.correction)

@@ -10,13 +10,54 @@ class ThinsliceError(Exception):
 
 
 class StoreLockedError(ThinsliceError):
-    def __init__(self, path: Path, detail: str = "") -> None:
+    """Another process holds the store's lock; `holder` names it (program and pid) when DuckDB says."""
+
+    def __init__(self, path: Path, holder: str = "", read_only_tried: bool = False) -> None:
+        self.path = Path(path)
+        self.holder = holder
+        who = f"{holder}" if holder else "another process"
+        also = " (even for reading)" if read_only_tried else ""
+        super().__init__(
+            f"The store {self.path} is held by {who}{also}. Close the store in that program (or end it), "
+            f"then try again; or work on a copy with --db PATH."
+        )
+
+
+class StoreMissingError(ThinsliceError):
+    """--db names a file that does not exist; a store is only created when asked for (--create)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        super().__init__(f"No store at {self.path}: check the path, or add --create to make a new empty store there.")
+
+
+class StoreWalDamaged(ThinsliceError):
+    """The store's write-ahead log cannot be replayed; `thinslice recover` opens what was checkpointed."""
+
+    def __init__(self, path: Path, detail: str) -> None:
         self.path = Path(path)
         super().__init__(
-            f"The store {self.path} is in use by another process: another Thinslice may have it open. "
-            f"Close it there, or open a different store with --db PATH."
-            + (f" ({detail})" if detail else "")
+            f"The store {self.path} cannot be opened: its write-ahead log {self.path}.wal is damaged ({detail}). "
+            f"Run `thinslice recover --db {self.path}` to open it with everything written before the damage; "
+            f"the damaged log is kept beside it."
         )
+
+
+class StoreCheckFailed(ThinsliceError):
+    """A table of the store cannot be read back in full."""
+
+    def __init__(self, path: Path, table: str, detail: str) -> None:
+        self.path = Path(path)
+        self.table = table
+        super().__init__(f"The store {self.path} is damaged: table '{table}' cannot be read ({detail}).")
+
+
+class FileRefused(ThinsliceError):
+    """An input file that is not a regular file, is too large, or cannot be read; said in one line."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"{self.path}: not read: {why}.")
 
 
 class StoreOpenError(ThinsliceError):
@@ -66,3 +107,14 @@ class ImportFailed(ThinsliceError):
 class ImportCancelled(ThinsliceError):
     def __init__(self) -> None:
         super().__init__("Import cancelled; the store is unchanged.")
+
+
+class StoreWriteError(ThinsliceError):
+    """The database refused a write (a read-only store or folder, a full disk, a lost file): nothing of it
+    was stored. Every DuckDB error of a write is raised as this, so callers catch one error type."""
+
+    def __init__(self, path: Path, what: str, detail: str) -> None:
+        self.path = Path(path)
+        self.what = what
+        super().__init__(f"{what} was not saved: the store {self.path} refused the write ({detail}); "
+                         "expected a writable store on a disk with free space. Nothing was changed.")

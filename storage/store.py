@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from storage.errors import StoreLockedError, StoreOpenError, StoreTooNewError
+from storage.errors import StoreLockedError, StoreMissingError, StoreOpenError, StoreTooNewError, StoreWalDamaged
 from storage.schema import LATEST_VERSION, current_version, migrate
 
 
@@ -27,6 +28,45 @@ def default_store_path() -> Path:
     return data_home() / "thinslice.duckdb"
 
 
+_LOCK_HOLDER = re.compile(r"lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+
+
+def lock_holder(message: str) -> str:
+    """'program (pid N)' for the process DuckDB names in a lock error; its command line when it can be read."""
+    found = _LOCK_HOLDER.search(message)
+    if found is None:
+        return ""
+    pid = found.group("pid")
+    program = found.group("program")
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = " ".join(w.decode(errors="replace") for w in words if w)
+        program = " ".join(command.split())[:120] or program  # one line, however the program was started
+    except OSError:
+        pass  # another system or the process just ended: DuckDB's program name will do
+    return f"{program} (pid {pid})"
+
+
+def wal_path(path: Path) -> Path:
+    """The write-ahead log DuckDB keeps beside a store file."""
+    return path.with_name(path.name + ".wal")
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A connection to `path`, or the `ThinsliceError` that says why there is none."""
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        text = str(exc)
+        first = text.splitlines()[0] if text else type(exc).__name__
+        if "lock" in text.lower():
+            raise StoreLockedError(path, lock_holder(text), read_only_tried=read_only) from None
+        if "WAL" in text and wal_path(path).exists():
+            detail = first.split(": ", 1)[-1] if "replaying WAL" in first else first
+            raise StoreWalDamaged(path, detail[:200]) from None
+        raise StoreOpenError(path, first) from None
+
+
 class Store:
     """One DuckDB file. The GUI thread and each worker thread get their own cursor.
 
@@ -34,34 +74,38 @@ class Store:
     ("connection is busy"), so every thread asks `cursor()` for its own.
     """
 
-    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self._con = con
         self._local = threading.local()
         self._lock = threading.Lock()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
 
     @classmethod
-    def open(cls, path: Path | str, *, migrate_to: int | None = LATEST_VERSION) -> "Store":
-        """Open (creating if needed) and upgrade the store. Raises a `ThinsliceError` with a clear message."""
+    def open(cls, path: Path | str, *, migrate_to: int | None = LATEST_VERSION, read_only: bool = False,
+             create: bool = True) -> "Store":
+        """Open and upgrade the store. Raises a `ThinsliceError` with a clear message.
+
+        `create=False` refuses a path with no store (`StoreMissingError`) instead of making an empty one.
+        `read_only` opens without taking the write lock, so a store another program holds for reading can
+        still be read; a store that needs upgrading is then opened for writing once, to upgrade it."""
         path = Path(path).expanduser().resolve()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            con = duckdb.connect(str(path))
-        except duckdb.IOException as exc:
-            text = str(exc)
-            if "lock" in text.lower():
-                raise StoreLockedError(path) from None
-            raise StoreOpenError(path, text.splitlines()[0]) from None
-        except duckdb.Error as exc:
-            raise StoreOpenError(path, str(exc).splitlines()[0]) from None
+        if not path.exists():
+            if not create or read_only:
+                raise StoreMissingError(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+        con = _connect(path, read_only)
         found = current_version(con)
         if found > LATEST_VERSION:
             con.close()
             raise StoreTooNewError(path, found, LATEST_VERSION)
-        if migrate_to is not None:
+        if migrate_to is not None and found < migrate_to:
+            if read_only:
+                con.close()
+                con = _connect(path, False)
             migrate(con, migrate_to)
-        return cls(path, con)
+        return cls(path, con, read_only=read_only and found >= (migrate_to or 0))
 
     @property
     def version(self) -> int:

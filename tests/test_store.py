@@ -121,38 +121,65 @@ def test_store_written_at_version_1_is_upgraded_without_loss(tmp_path):
 HOLDER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {root!r})
+    import duckdb
     from storage.store import Store
-    s = Store.open(sys.argv[1])
+    if sys.argv[2] == "read-only":
+        held = duckdb.connect(sys.argv[1], read_only=True)   # as a read-only DuckDB viewer holds a file
+    else:
+        held = Store.open(sys.argv[1])
     print("ready", flush=True)
     time.sleep(30)
 """)
 
 
+def _hold(path: Path, mode: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER.format(root=str(ROOT)), str(path), mode],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
 @pytest.fixture
 def held_store(tmp_path):
     path = tmp_path / "held.duckdb"
-    Store.open(path).close()
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER.format(root=str(ROOT)), str(path)],
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
-    yield path
+    make_store(path, friendbench_like_plan(tmp_path, n_stimuli=2)).close()
+    proc = _hold(path, "write")
+    yield path, proc.pid
     proc.kill()
     proc.wait()
 
 
-def test_store_held_by_another_process_gives_a_clear_message(held_store):
+def test_store_held_by_another_process_names_that_process(held_store):
+    path, pid = held_store
     with pytest.raises(StoreLockedError) as err:
-        Store.open(held_store)
+        Store.open(path)
     message = str(err.value)
-    assert str(held_store) in message and "another Thinslice may have it open" in message
+    assert str(path) in message and f"pid {pid}" in message and "Close the store in that program" in message
 
 
 def test_cli_on_a_locked_store_prints_the_message_not_a_traceback(held_store):
-    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "info", "--db", str(held_store)],
+    path, pid = held_store
+    result = subprocess.run([sys.executable, str(ROOT / "main.py"), "info", "--db", str(path)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
-    assert "another Thinslice may have it open" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert f"pid {pid}" in result.stderr and "another Thinslice" not in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_read_only_verbs_work_while_a_read_only_viewer_holds_the_store(tmp_path):
+    path = tmp_path / "viewed.duckdb"
+    make_store(path, friendbench_like_plan(tmp_path, n_stimuli=3)).close()
+    proc = _hold(path, "read-only")
+    try:
+        for verb in (["info"], ["check"], ["metrics", "--json"]):
+            result = subprocess.run([sys.executable, str(ROOT / "main.py"), *verb, "--db", str(path)],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, (verb, result.stderr)
+        assert json.loads(subprocess.run([sys.executable, str(ROOT / "main.py"), "info", "--db", str(path)],
+                                         capture_output=True, text=True, timeout=60).stdout)["datasets"]
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_plan_conforms_frames_to_the_schema(tmp_path):

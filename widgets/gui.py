@@ -8,13 +8,13 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
-from app.cli import gui_parser
+from app.cli import gui_parser, open_cli_store
 from widgets.main_window import MainWindow, screenshot
 from app.sample import import_sample, store_is_empty
 from app.session import Session
 from storage import queries
 from storage.errors import ThinsliceError
-from storage.store import Store, default_store_path
+from storage.store import Store
 
 
 def _application() -> QApplication:
@@ -29,9 +29,8 @@ def _application() -> QApplication:
 def run_gui(argv: list[str]) -> int:
     args = gui_parser().parse_args(argv)
     app = _application()
-    path = args.db or default_store_path()
     try:
-        store = Store.open(path)
+        store = open_cli_store(args.db, create=args.create)
     except ThinsliceError as exc:
         print(f"thinslice: {exc}", file=sys.stderr)
         if not args.screenshot:

@@ -7,7 +7,7 @@
     thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...]
     thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME] [--label-set NAME]
     thinslice metrics [--db PATH] [--dataset NAME] --json
-    thinslice ncp replay TRACE.json
+    thinslice ncp replay TRACE.json | ncp story STORY.txt | ncp answer TRACE.json QUESTION
     thinslice sample [--db PATH]                                                     (re)import the sample
     thinslice backup OUT [--db PATH]                 a consistent, checked copy of the store in a new file OUT
     thinslice check [--db PATH]                      read every table back; exit 1 naming a damaged table
@@ -177,10 +177,8 @@ def dispatch(argv: list[str]) -> int | None:
             from app.cli_metrics import metrics_main
             return metrics_main(rest)
         if verb == "ncp":
-            if rest[:1] != ["replay"]:
-                return _fail("usage: thinslice ncp replay TRACE.json", 2)
-            from app.beliefs.cli import ncp_replay_main
-            return ncp_replay_main(rest[1:])
+            from app.beliefs.cli import ncp_main
+            return ncp_main(rest)
     except StoreMissingError as exc:
         return _fail(str(exc), EXIT_MISSING_STORE)
     except ThinsliceError as exc:

@@ -755,10 +755,10 @@ class BeliefTracker:
     def _say_secret_watchers(self, peeking: list | None, distracted: list | None) -> None:
         parts = []
         if peeking:
-            parts.append(f"{_names(peeking)} witnessed this action in secret (and only this action)")
+            parts.append(f"{enumeration(peeking)} witnessed this action in secret (and only this action)")
         if distracted:
             parts.append(
-                f"{_names(distracted)} got distracted and did not realize what happened, without anyone noticing "
+                f"{enumeration(distracted)} got distracted and did not realize what happened, without anyone noticing "
                 "the brief lack of attention, and going back to paying attention immediately after the action "
                 "was finished"
             )
@@ -887,3 +887,10 @@ def _names(people: Iterable[str]) -> str:
         return "".join(people)
     return ", ".join(people[:-1]) + " and " + people[-1]
 
+
+def enumeration(people: Iterable[str]) -> str:
+    """Names as the reference's story sentences list them: "Anne", "Anne and Beth", "Anne, Beth, and Carl"."""
+    people = list(people)
+    if len(people) <= 2:
+        return " and ".join(people)
+    return ", ".join(people[:-1]) + ", and " + people[-1]

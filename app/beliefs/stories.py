@@ -1,0 +1,103 @@
+"""ExploreToM stories at import: each story's structure read into its action trace, each question answered.
+
+The ExploreToM reader keeps a story's structure as text (the stimulus text when the file has no infilled
+story, else meta `story_structure`). This step, run on the plan before it is written, reads each distinct
+structure once with the story parser, replays it, and gives every question of that story:
+- the trace as its reference steps (so the story opens in the belief stepper), and
+- meta `engine_answer` (the engine's answer, None when it cannot say), `engine_matches` (whether that is the
+  expected answer), `engine_false_belief` and `belief_step` (the step that last set the belief it read).
+A structure with a sentence the tracker never writes keeps its questions as text only; the plan's notes say
+which story and sentence, so nothing is lost silently.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+
+from app.beliefs.questions import QuestionError, answer_question, answers_match, params_property, parse_question
+from app.beliefs.replay import Replay, TraceError, replay_steps
+from app.beliefs.story import Step, StoryParseError, parse_story
+from storage.importers.common import dumps
+from storage.importers.plan import ImportPlan
+
+STORY_KIND = "story"
+STRUCTURE_COLUMNS = ("story_structure", "raw_story")
+
+
+def interpret_stories(plan: ImportPlan) -> None:
+    """Give every story stimulus of `plan` that has a structure its trace steps and the engine's answers."""
+    stimuli = plan.frame("stimuli")
+    if not stimuli.height or STORY_KIND not in set(stimuli.get_column("kind").to_list()):
+        return
+    structure_is_text = plan.mapping.get("text") in STRUCTURE_COLUMNS
+    rows = stimuli.select("external_id", "kind", "title", "text", "meta", "ground_truth").to_dicts()
+    metas = [json.loads(row["meta"]) if row["meta"] else {} for row in rows]
+    structures: list[str | None] = [
+        (row["text"] if structure_is_text else meta.get("story_structure")) if row["kind"] == STORY_KIND else None
+        for row, meta in zip(rows, metas)]
+    # A state's type is named only by a question about it: gather each story's before reading it.
+    state_types: dict[str, dict[str, str]] = {}
+    for row, meta, structure in zip(rows, metas, structures):
+        if structure:
+            _note_state_type(state_types.setdefault(structure, {}), row["title"], meta.get("params"))
+    stories: dict[str, tuple[list[Step], Replay] | StoryParseError | TraceError] = {}
+    step_rows: list[dict[str, Any]] = []
+    new_metas: list[str] = []
+    for row, meta, structure in zip(rows, metas, structures):
+        if not structure:
+            new_metas.append(row["meta"])
+            continue
+        story = stories.get(structure)
+        if story is None:
+            story = stories[structure] = _read(structure, state_types.get(structure, {}))
+        if isinstance(story, (StoryParseError, TraceError)):
+            new_metas.append(row["meta"])
+            continue
+        steps, replay = story
+        step_rows += [{"stimulus": row["external_id"], "step_index": i, "action": s["action"],
+                       "args": json.dumps(s["args"], ensure_ascii=False),
+                       "kwargs": json.dumps(s["kwargs"], ensure_ascii=False)} for i, s in enumerate(steps)]
+        meta.update(_answer(replay, row["title"], meta.get("params"), row["ground_truth"]))
+        new_metas.append(dumps(meta))
+    plan.frames["stimuli"] = stimuli.with_columns(pl.Series("meta", new_metas, dtype=pl.String))
+    if step_rows:
+        plan.add("trace_steps", step_rows)
+    failed = [(structure, err) for structure, err in stories.items() if not isinstance(err, tuple)]
+    if failed:
+        first = failed[0][1]
+        plan.notes.append(f"{len(failed)} of {len(stories)} story structures have a sentence the belief tracker "
+                          f"does not write, so their questions are shown as text only; the first: {first}")
+
+
+def _read(structure: str, state_types: dict[str, str]) -> tuple[list[Step], Replay] | StoryParseError | TraceError:
+    try:
+        steps = parse_story(structure, state_types)
+        return steps, replay_steps(steps)
+    except (StoryParseError, TraceError) as exc:
+        return exc
+
+
+def _note_state_type(types: dict[str, str], question: str | None, params: Any) -> None:
+    """A yes/no state question names a state value and (in its params) that state's type."""
+    prop = params_property(params)
+    if not question or not prop or not prop.startswith("<state_update> "):
+        return
+    try:
+        parsed = parse_question(question, params)
+    except QuestionError:
+        return
+    if parsed.value:
+        types.setdefault(parsed.value, prop[len("<state_update> "):])
+
+
+def _answer(replay: Replay, question: str | None, params: Any, expected: str | None) -> dict[str, Any]:
+    if not question or not len(replay):
+        return {"engine_answer": None, "engine_matches": None}
+    try:
+        answer = answer_question(replay, question, params)
+    except QuestionError:
+        return {"engine_answer": None, "engine_matches": None}
+    return {"engine_answer": answer.answer, "engine_matches": answers_match(answer.answer, expected),
+            "engine_false_belief": answer.false_belief, "belief_step": answer.set_at_step}

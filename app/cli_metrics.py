@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any
 
+from app.beliefs.stories import engine_agreement
 from app.cli import db_argument, open_cli_store
 from app.dashboard import CORRECTION_NAMES, dashboard_json
 from app.metrics import CORRECTIONS
@@ -71,6 +72,10 @@ def metrics_main(argv: list[str]) -> int:
     try:
         try:
             result = dashboard_json(store, args.dataset, args.correction)
+            agreement = engine_agreement(store, args.dataset)   # ExploreToM questions the engine answers
+            for dataset in result["datasets"]:
+                if dataset["dataset"] in agreement:
+                    dataset["engine_answers"] = agreement[dataset["dataset"]]
         except DatasetNotFound as exc:
             print(f"thinslice metrics: {exc}", file=sys.stderr)
             return 1

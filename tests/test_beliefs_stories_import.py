@@ -59,3 +59,19 @@ def test_raw_story_column_is_read_and_an_unreadable_structure_is_noted(tmp_path)
     assert set(steps.get_column("stimulus").to_list()) == {"000001"}
     meta = json.loads(plan.frame("stimuli").filter(plan.frame("stimuli")["external_id"] == "000001")["meta"][0])
     assert meta["engine_answer"] == "box" and meta["engine_matches"] is True and meta["engine_false_belief"]
+
+
+def test_metrics_report_how_many_expected_answers_the_engine_reproduces(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "m.duckdb"
+    run = [sys.executable, str(ROOT / "main.py")]
+    imported = subprocess.run([*run, "import", "exploretom", str(SAMPLE_CSV), "--db", str(db), "--create",
+                               "--dataset", "stories"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert imported.returncode == 0, imported.stderr
+    metrics = subprocess.run([*run, "metrics", "--db", str(db), "--json"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120)
+    assert metrics.returncode == 0, metrics.stderr
+    dataset = next(d for d in json.loads(metrics.stdout)["datasets"] if d["dataset"] == "stories")
+    assert dataset["engine_answers"] == {"questions": 10, "engine_answered": 10, "expected_reproduced": 10}

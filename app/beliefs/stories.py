@@ -19,8 +19,10 @@ import polars as pl
 from app.beliefs.questions import QuestionError, answer_question, answers_match, params_property, parse_question
 from app.beliefs.replay import Replay, TraceError, replay_steps
 from app.beliefs.story import Step, StoryParseError, parse_story
+from storage import analysis
 from storage.importers.common import dumps
 from storage.importers.plan import ImportPlan
+from storage.store import Store
 
 STORY_KIND = "story"
 STRUCTURE_COLUMNS = ("story_structure", "raw_story")
@@ -101,3 +103,19 @@ def _answer(replay: Replay, question: str | None, params: Any, expected: str | N
         return {"engine_answer": None, "engine_matches": None}
     return {"engine_answer": answer.answer, "engine_matches": answers_match(answer.answer, expected),
             "engine_false_belief": answer.false_belief, "belief_step": answer.set_at_step}
+
+
+def engine_agreement(store: Store, dataset_name: str | None = None) -> dict[str, dict[str, int]]:
+    """Per dataset with story questions: how many questions it has, how many the engine answered from the
+    story's trace, and how many of those answers are the dataset's expected answer."""
+    cur = store.cursor()
+    out: dict[str, dict[str, int]] = {}
+    for dataset in analysis.datasets(cur, dataset_name):
+        frame = analysis.stimuli_frame(cur, dataset.id).filter(pl.col("kind") == STORY_KIND)
+        if not frame.height:
+            continue
+        answered = frame.get_column("engine_answer").is_not_null().sum() if "engine_answer" in frame.columns else 0
+        matches = frame.get_column("engine_matches").sum() if "engine_matches" in frame.columns else 0
+        out[dataset.name] = {"questions": frame.height, "engine_answered": int(answered),
+                             "expected_reproduced": int(matches or 0)}
+    return out

@@ -7,10 +7,11 @@ import pytest
 from PySide6.QtCore import QSettings, QTimer
 
 from app.live import LiveSettings
+from app.live.service import LiveService
 from fixtures_store import friendbench_like_plan, make_store
 from live_server import Reply, ScriptedServer, unreachable_url
 from storage import queries
-from storage.analysis import live_answered_ids, store_live_prediction
+from storage.analysis import live_answered_ids
 from widgets.live_panel import LivePanel
 
 SECRET = "sk-test-never-stored-0123456789"
@@ -22,8 +23,7 @@ def env(qtbot, tmp_path, monkeypatch):
     store = make_store(tmp_path / "fb.duckdb", friendbench_like_plan(tmp_path, n_stimuli=4, models=("alpha",)))
     cur = store.cursor()
     ids = [r[0] for r in cur.execute("SELECT id FROM stimulus ORDER BY id").fetchall()]
-    panel = LivePanel(save_live=lambda **kw: store_live_prediction(store.cursor(), **kw),
-                      load_detail=lambda sid: queries.stimulus_detail(store.cursor(), sid))
+    panel = LivePanel(LiveService(store))
     qtbot.addWidget(panel)
     panel.modality.setCurrentText("text")
     panel.set_detail(queries.stimulus_detail(cur, ids[0]))
@@ -50,7 +50,7 @@ def test_plain_answer_is_shown_and_stored_as_a_live_run(qtbot, env):
         _point(panel, server.base_url)
         result = _ask(qtbot, panel)
     assert panel.answer.toPlainText() == "I think they are strangers."
-    assert result["answer"] == "stranger" and "stranger" in panel.message.text()
+    assert result.answer == "stranger" and "stranger" in panel.message.text()
     rows = store.cursor().execute(
         "SELECT r.is_live, r.modality, r.params, p.prompt, p.latency_s, p.tokens_in, p.tokens_out, p.answer,"
         " p.correct, m.name FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
@@ -82,7 +82,7 @@ def test_streamed_answer_arrives_piece_by_piece(qtbot, env):
             panel.send_button.click()
             qtbot.waitUntil(lambda: 0 < len(panel.answer.toPlainText()) < len(text), timeout=10000)
     assert panel.answer.toPlainText() == text
-    assert panel.last_result["answer"] == "familiar"
+    assert panel.last_result.answer == "familiar"
     assert live_answered_ids(store.cursor(), queries.stimulus_detail(store.cursor(), ids[0]).dataset_id,
                              "scripted-model", "text") == {ids[0]}
 

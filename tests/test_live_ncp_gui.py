@@ -8,10 +8,10 @@ import pytest
 
 from app.import_service import run_import
 from app.live import LiveSettings
+from app.live.service import LiveService
 from app.ncp import detail_traces
 from live_server import Reply, ScriptedServer, tool_call, unreachable_url
 from storage import queries
-from storage.analysis import store_live_prediction, store_live_trace
 from storage.importers.common import ImportOptions
 from storage.store import Store
 from widgets.live_panel import LivePanel
@@ -47,8 +47,7 @@ def env(qtbot, tmp_path):
     store = Store.open(tmp_path / "s.duckdb")
     run_import(store, "ncp", root, ImportOptions(dataset_name="NCP live"))
     sid = store.cursor().execute("SELECT id FROM stimulus WHERE external_id = 'sally'").fetchall()[0][0]
-    panel = LivePanel(save_live=lambda **kw: store_live_prediction(store.cursor(), **kw),
-                      save_trace=lambda **kw: store_live_trace(store.cursor(), **kw))
+    panel = LivePanel(LiveService(store))
     qtbot.addWidget(panel)
     panel.set_detail(queries.stimulus_detail(store.cursor(), sid))
     yield panel, store, sid
@@ -81,11 +80,12 @@ def test_the_panel_offers_the_ncp_choices(env):
 def test_a_solving_script_is_stored_correct_with_its_trace_beside_the_imported_attempt(qtbot, env):
     panel, store, sid = env
     shown = []
-    panel._step_relay.step.connect(lambda _episode, _step: shown.append(panel.steps.topLevelItemCount()))
+    panel.steps.model().rowsInserted.connect(
+        lambda *_: shown.append(panel.steps.topLevelItemCount()) if panel.busy() else None)
     with ScriptedServer(SOLVING) as server:
         _point(panel, server.base_url)
         result = _run(qtbot, panel)
-    assert result["correct"] is True
+    assert result.correct is True
     assert shown == [1, 2, 3]   # each call was listed as it happened, not all at the end
     assert _rows(panel) == [
         ["1", "move_object_container(Anne, ball, basket)", "ok",
@@ -98,7 +98,7 @@ def test_a_solving_script_is_stored_correct_with_its_trace_beside_the_imported_a
     cur = store.cursor()
     [(pid, correct, is_live, context, tokens_in)] = cur.execute(LIVE_ROWS).fetchall()
     assert correct is True and is_live and context == "" and tokens_in == 12 + 12 + 90 + 12
-    assert pid == result["prediction_id"]
+    assert pid == result.prediction_id
     steps = cur.execute(LIVE_STEPS).fetchall()
     assert [(p, i, a, json.loads(args)) for p, i, a, args in steps] == [
         (pid, 0, "move_object_container", ["Anne", "ball", "basket"]),
@@ -116,14 +116,14 @@ def test_a_failed_precondition_then_stopping_is_stored_wrong_and_replaces_the_ea
                Reply(text="Beth cannot leave, so I stop.")]
     with ScriptedServer(SOLVING + failing) as server:
         _point(panel, server.base_url)
-        assert _run(qtbot, panel)["correct"] is True
+        assert _run(qtbot, panel).correct is True
         result = _run(qtbot, panel)
-    assert result["correct"] is False
+    assert result.correct is False
     assert _rows(panel) == [["1", "leave_room(Beth, garden)", "failed", "Not done: Beth is not in the garden."]]
     assert panel.message.text().startswith("Goal not reached (Beth believes that ball is in the basket does not hold)")
     cur = store.cursor()
     [(pid, correct, _live, _context, _tokens)] = cur.execute(LIVE_ROWS).fetchall()
-    assert correct is False and pid == result["prediction_id"]
+    assert correct is False and pid == result.prediction_id
     assert [(p, a) for p, _i, a, _args in cur.execute(LIVE_STEPS).fetchall()] == [(pid, "leave_room")]
     orphans = cur.execute("SELECT count(*) FROM trace_step t WHERE t.prediction_id IS NOT NULL"
                           " AND t.prediction_id NOT IN (SELECT id FROM prediction)").fetchall()[0][0]
@@ -163,7 +163,6 @@ def test_endpoint_down_is_a_clear_message(qtbot, env):
 
 def test_a_batch_over_ncp_tasks_runs_each_as_an_attempt_with_its_trace(qtbot, env):
     panel, store, sid = env
-    panel.load_detail = lambda stimulus_id: queries.stimulus_detail(store.cursor(), stimulus_id)
     with ScriptedServer(SOLVING) as server:
         _point(panel, server.base_url)
         panel.set_batch_ids([sid])

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from app.live import LiveSettings
+from app.live.service import LiveService
 from fixtures_store import make_store
 from live_server import Reply, ScriptedServer
 from storage import queries
-from storage.analysis import store_live_prediction
 from storage.importers.plan import DatasetInfo, ImportPlan
 from widgets.live_panel import LivePanel
 
@@ -35,7 +35,7 @@ def env(qtbot, tmp_path):
                               "vision_mode": "VV", "context": "Yusra", "raw_output": "I did not touch it."}])
     store = make_store(tmp_path / "scenes.duckdb", plan)
     sid = store.cursor().execute("SELECT id FROM stimulus").fetchall()[0][0]
-    panel = LivePanel(save_live=lambda **kw: store_live_prediction(store.cursor(), **kw))
+    panel = LivePanel(LiveService(store))
     qtbot.addWidget(panel)
     panel.set_detail(queries.stimulus_detail(store.cursor(), sid))
     yield panel, store, sid
@@ -55,7 +55,7 @@ def test_the_model_answers_in_role_and_the_answer_is_stored_with_the_role_as_con
                                              api_key_env="THINSLICE_NO_KEY"))
         with qtbot.waitSignal(panel.answerFinished, timeout=15000) as caught:
             panel.send_button.click()
-    assert caught.args[0]["answer"] == REPLY and panel.answer.toPlainText() == REPLY
+    assert caught.args[0].answer == REPLY and panel.answer.toPlainText() == REPLY
     system, user = (m["content"] for m in server.requests[0]["messages"])
     assert system.startswith("You are Yusra") and "suppression" in system and "stands by the open window" in system
     # verbalised vision: the scene and the dialogue as text, no images

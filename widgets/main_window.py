@@ -5,11 +5,15 @@ import getpass
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea, QToolBar,
                                QVBoxLayout, QWidget)
 
+from app.live.service import LiveService
+from app import keymap as keys
+from app.changes import Change, ChangeChannel, Topic
+from app.keymap import default_keymap
 from app.ncp import detail_traces
 from app.session import Session
 from storage import queries
@@ -17,33 +21,40 @@ from storage.annotations import AnnotationStore
 from storage.errors import ThinsliceError
 from storage.records import StimulusDetail
 from storage.store import Store
+from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
 from widgets.failure_panel import FailurePanel
 from widgets.agreement_panel import AgreementPanel
 from widgets.filter_bar import FilterBarView
+from widgets.help_overlay import HelpOverlay
 from widgets.history_panel import HistoryPanel
+from widgets.keys import KeyDispatcher, bind_shortcuts
 from widgets.live_panel import LivePanel
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
-from widgets.player_panel import key_sequence_of
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
 from widgets.stimulus_view import StimulusView
 from widgets.import_dialog import ImportBackend, ImportDialog
+from widgets.settings_store import SettingsStore
 from widgets.tasks import CancelToken, TaskRunner
 
 MAX_COMPARED_MODELS = 4
 ANNOTATION_FORMATS_BY_SUFFIX = {".eaf": "eaf", ".textgrid": "textgrid", ".txt": "audacity", ".csv": "csv",
                                 ".jsonl": "jsonl", ".parquet": "parquet", ".json": "echomind"}
 ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json)"
-TABLE_KEYS = {Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown, Qt.Key.Key_Home,
-              Qt.Key.Key_End, Qt.Key.Key_Tab, Qt.Key.Key_Backtab}
+DEFAULT_SIZE = (1480, 900)
 
 
 class MainWindow(QMainWindow):
-    """Wires the session, the store's queries (always on workers) and the views."""
+    """Wires the session, the store's queries (always on workers), the change channel, the keys and the views.
+
+    `changes` is the one change channel: services are given it and publish what they wrote; the table
+    (rows), filter bar (facets), dashboard (metrics), detail views (detail) and history (annotations)
+    refresh from it. `keymap` is the one keymap; `keys` routes every key of it wherever focus is.
+    """
 
     detailShown = Signal(int)        # stimulus id, after the detail area has been filled
     datasetsChanged = Signal()
@@ -53,7 +64,10 @@ class MainWindow(QMainWindow):
         self.store = store
         self.session = session or Session()
         self.settings = settings or QSettings("Thinslice", "Thinslice")
-        self.runner = TaskRunner(self)
+        self.settings_store = SettingsStore(self.settings)
+        self.changes = ChangeChannel()
+        self.keymap = default_keymap()
+        self.runner = TaskRunner(self, on_error=self.report_error)
         self.setWindowTitle(f"Thinslice — {store.path.name}")
         self.setObjectName("MainWindow")
         self.setDockNestingEnabled(True)
@@ -96,19 +110,21 @@ class MainWindow(QMainWindow):
         self.session.stimulus_changed.connect(self._load_detail)
         self.session.annotator_changed.connect(self._show_annotator)
         self.session.annotator_changed.connect(self.media_page.set_annotator)
-        self.media_page.statusMessage.connect(self.status_message.setText)
+        self.media_page.statusMessage.connect(self.show_status)
         self.media_page.statusMessage.connect(lambda _m: self._show_audio_status())
         self.media_page.annotationsChanged.connect(self._annotations_changed)
+        self._build_keys()
+        self._listen_to_changes()
 
         # until the annotator says otherwise, edits are stamped with the login name, never left anonymous
-        self.table.installEventFilter(self)
-        self.session.set_annotator(str(self.settings.value("annotator", "") or getpass.getuser()))
+        remembered = self.settings_store.load()
+        self.session.set_annotator(remembered.annotator or getpass.getuser())
         self._show_annotator(self.session.annotator)
         self.media_page.set_annotator(self.session.annotator)
         self._pending_select: int | None = None
         self._closed = False
-        self.refresh_datasets(prefer=str(self.settings.value("last_dataset", "") or ""))
-        self._restore_layout()
+        self.refresh_datasets(prefer=remembered.last_dataset)
+        self._restore_layout(remembered.geometry, remembered.window_state)
 
     # -- building ------------------------------------------------------------------------------
     def _build_toolbar(self) -> None:
@@ -142,13 +158,9 @@ class MainWindow(QMainWindow):
         from functools import partial
 
         from app.dashboard import load_frames
-        from storage import analysis
         self.compare = CompareView()
-        self.live = LivePanel(
-            save_live=lambda **kw: analysis.store_live_prediction(self.store.cursor(), **kw),
-            save_trace=lambda **kw: analysis.store_live_trace(self.store.cursor(), **kw),
-            load_detail=lambda sid: queries.stimulus_detail(self.store.cursor(), sid),
-            settings=self.settings, runner=self.runner)
+        self.live = LivePanel(LiveService(self.store, getattr(self, "changes", None)), settings=self.settings,
+                              runner=self.runner)
         self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store))
         self.failures = FailurePanel(runner=self.runner)
         self.compare_dock = self._dock("Compare", "CompareDock", self.compare, Qt.DockWidgetArea.RightDockWidgetArea,
@@ -190,6 +202,9 @@ class MainWindow(QMainWindow):
         for view in (self.dashboard, self.failures, self.live):
             view.statusMessage.connect(self.status_message.setText)
         self.live.liveSaved.connect(lambda sid, _pid: self._load_detail(sid))
+        # a stored live answer (a batch's too) changes the table's answer columns and the dashboard
+        self.live.answersSaved.connect(lambda change: (self.table_model.reload(), self.dashboard.set_dataset(
+            change.dataset_id)) if change.dataset_id == self.session.dataset_id else None)
         self.table_model.idsLoaded.connect(lambda _n: self.live.set_batch_ids([int(i) for i in self.table_model.ids]))
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea,
@@ -517,7 +532,7 @@ class MainWindow(QMainWindow):
         return ExportBackend(formats=[(e.name, e.extension) for e in exporters()], dataset=dataset or name,
                              annotators=[a for a in self.annotations.annotators()],
                              export=lambda fmt, out, annotator: export_annotations(
-                                 self.store, fmt, out, dataset=dataset, annotator=annotator or None))
+                                 self.store, fmt, out, dataset=dataset, annotator=annotator or None).path)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
         # playback keys work while the table has focus, so a researcher can pick a clip and press Space;

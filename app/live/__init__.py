@@ -1,8 +1,11 @@
 """Asking a live model: settings, the client, messages per benchmark, answer parsing, NCP
-episodes with tools, and a batch runner. Qt-free; ``openai`` is imported on first call."""
-from app.live.batch import BatchProgress, BatchReport, run_batch
+episodes with tools, and a batch runner. Qt-free; ``openai`` is imported on first call. What to ask
+about a stimulus is in :mod:`app.live.requests`; asking and keeping the answers (the one write path
+for live results) is :class:`app.live.service.LiveService`."""
+from app.live.batch import BatchProgress, BatchReport, Skipped, run_batch
 from app.live.client import LiveAnswer, LiveClient, ToolCall
-from app.live.errors import EndpointUnreachable, LiveCancelled, LiveError, LiveTimeout, MalformedAnswer, ServerError
+from app.live.errors import (AnswerTooLarge, EndpointUnreachable, IncompleteAnswer, LiveCancelled, LiveError, LiveTimeout,
+                             MalformedAnswer, ServerError, StreamCutOff, scrub_secrets)
 from app.live.messages import (
     agentviss_messages,
     audio_part,
@@ -21,6 +24,11 @@ from app.live.parsing import parse_forced_choice, parse_multiple_choice, parse_o
 from app.live.settings import LiveSettings, resolve_api_key
 
 __all__ = [
+    "AnswerTooLarge",
+    "IncompleteAnswer",
+    "Skipped",
+    "StreamCutOff",
+    "scrub_secrets",
     "NCP_ACTIONS",
     "NCP_TOOLS",
     "BatchProgress",

@@ -2,8 +2,9 @@
 
 Qt-free: callbacks run on the thread that called :func:`run_batch` (the GUI wraps it in a
 worker and forwards the callbacks as signals). Items whose id is in ``done_ids`` are skipped,
-so a stopped batch resumes where it left off. Cancel stops new work at once; the items
-already running finish (a live call polls the same cancel flag and stops promptly).
+so a stopped batch resumes where it left off; ``work`` may also raise :class:`Skipped` for an item it
+finds already done. Cancel stops new work at once; the items already running finish (a live call polls
+the same cancel flag and stops promptly).
 """
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from typing import Generic, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
+
+
+class Skipped(Exception):
+    """Raised by a batch's work for an item that needs no work (it is counted as skipped)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,9 @@ def run_batch(
             for future in finished_now:
                 key = running.pop(future)
                 error = future.exception()
-                if error is None:
+                if isinstance(error, Skipped):
+                    report.skipped += 1
+                elif error is None:
                     report.results[key] = future.result()
                     if on_result is not None:
                         on_result(key, report.results[key], None)

@@ -1,9 +1,14 @@
 """A thin, cancellable wrapper around the ``openai`` chat client.
 
 ``openai`` is imported on first use (it costs about 0.6 s). Every failure comes out as one of
-the :mod:`app.live.errors` types with a message for the user. Streaming runs the network read
-on a helper thread and polls ``cancel`` every 50 ms, so Cancel returns at once even while the
-server is silent.
+the :mod:`app.live.errors` types with a message for the user, credentials scrubbed. Streaming runs
+the network read on a helper thread and polls ``cancel`` every 50 ms, so Cancel returns at once even
+while the server is silent.
+
+An answer is only returned when it finished normally: a stream that ends (or breaks) before the
+server gave a finish reason raises :class:`StreamCutOff`, and an answer longer than
+``max_answer_bytes`` (UTF-8) raises :class:`AnswerTooLarge` as soon as it passes the limit; both
+carry the text that arrived.
 """
 from __future__ import annotations
 
@@ -15,12 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.live.errors import EndpointUnreachable, LiveCancelled, LiveError, LiveTimeout, MalformedAnswer, ServerError
+from app.live.errors import (AnswerTooLarge, EndpointUnreachable, LiveCancelled, LiveError, LiveTimeout,
+                             MalformedAnswer, ServerError, StreamCutOff, remember_secret)
 from app.live.settings import NO_KEY_PLACEHOLDER, LiveSettings, resolve_api_key
 
 Message = dict[str, Any]
 _CANCEL_POLL_S = 0.05
 _END_OF_STREAM = object()
+DEFAULT_MAX_ANSWER_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -64,21 +71,25 @@ class _StreamState:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     chunks: int = 0
+    size: int = 0
 
 
 class LiveClient:
     """Ask an OpenAI-compatible endpoint for chat completions.
 
     ``timeout_s`` bounds each request (and each silent gap in a stream); ``max_retries`` is the
-    ``openai`` client's retry count for connection errors and 5xx/429 answers.
+    ``openai`` client's retry count for connection errors and 5xx/429 answers; ``max_answer_bytes``
+    bounds one answer's text.
     """
 
     def __init__(
-        self, settings: LiveSettings, timeout_s: float = 60.0, max_retries: int = 2, api_key: str | None = None
+        self, settings: LiveSettings, timeout_s: float = 60.0, max_retries: int = 2, api_key: str | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         self.settings = settings
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        self.max_answer_bytes = max_answer_bytes
         self._api_key = api_key
         self._client: Any = None
         self._lock = threading.Lock()
@@ -92,6 +103,7 @@ class LiveClient:
                 import openai
 
                 key = self._api_key or resolve_api_key(self.settings)[0] or NO_KEY_PLACEHOLDER
+                remember_secret(key if key != NO_KEY_PLACEHOLDER else None)
                 self._client = openai.OpenAI(
                     base_url=self.settings.base_url, api_key=key, timeout=self.timeout_s, max_retries=self.max_retries
                 )
@@ -147,8 +159,11 @@ class LiveClient:
             if getattr(c, "function", None) is not None
         )
         usage = getattr(response, "usage", None)
+        text = message.content or ""
+        if len(text.encode("utf-8", "surrogatepass")) > self.max_answer_bytes:
+            raise AnswerTooLarge(self._too_large(), _head(text, self.max_answer_bytes))
         return LiveAnswer(
-            text=message.content or "",
+            text=text,
             latency_s=latency_s,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
@@ -196,6 +211,9 @@ class LiveClient:
                 if item is _END_OF_STREAM:
                     break
                 if isinstance(item, Exception):
+                    if state.chunks and state.finish_reason is None:
+                        reason = self._translate(item)
+                        raise StreamCutOff(self._cut_off(state, f" ({reason})"), "".join(state.text)) from item
                     raise self._translate(item) from item
                 delta = self._absorb(item, state)
                 if delta:
@@ -208,6 +226,8 @@ class LiveClient:
                 stream.close()
             except Exception:  # closing a half-read stream may complain; it is closed either way
                 pass
+        if state.finish_reason is None:
+            raise StreamCutOff(self._cut_off(state, ""), "".join(state.text))
         calls = tuple(ToolCall(c["id"], c["name"], c["arguments"] or "{}") for _, c in sorted(state.calls.items()))
         return LiveAnswer(
             text="".join(state.text),
@@ -243,9 +263,21 @@ class LiveClient:
                 slot["name"] += call.function.name or ""
                 slot["arguments"] += call.function.arguments or ""
         if delta.content:
+            state.size += len(delta.content.encode("utf-8", "surrogatepass"))
+            if state.size > self.max_answer_bytes:
+                raise AnswerTooLarge(self._too_large(), _head("".join(state.text) + delta.content,
+                                                              self.max_answer_bytes))
             state.text.append(delta.content)
             return delta.content
         return ""
+
+    def _too_large(self) -> str:
+        return (f"The answer from {self.settings.base_url} passed the size limit of "
+                f"{self.max_answer_bytes // 1024} KB; reading stopped there and it is kept as a failed attempt.")
+
+    def _cut_off(self, state: _StreamState, why: str) -> str:
+        return (f"{self.settings.base_url} closed the stream before the answer was finished{why}; the "
+                f"{len(''.join(state.text))} characters that arrived are kept as a failed attempt, not as an answer.")
 
     # -- errors --------------------------------------------------------------------------------
 
@@ -272,6 +304,11 @@ class LiveClient:
         if isinstance(error, openai.APIError):
             return ServerError(f"{url} reported an error: {error}", 0)
         return LiveError(f"Asking {url} failed: {type(error).__name__}: {error}")
+
+
+def _head(text: str, max_bytes: int) -> str:
+    """The longest start of `text` within `max_bytes` of UTF-8."""
+    return text.encode("utf-8", "surrogatepass")[:max_bytes].decode("utf-8", "ignore")
 
 
 def _error_detail(error: Any) -> str:

@@ -27,8 +27,7 @@ from typing import Any
 
 import polars as pl
 
-from app.beliefs.goals import GoalError, evaluate_goal, goal_from_json, vocabulary_from_steps
-from app.beliefs.replay import TraceError, parse_steps, replay_steps
+from app.benchmarks.ncp import score_attempt
 from app.metrics import (AGENTVISS_TASKS, BLEU_TOKENIZERS, CORRECTIONS, ECHOMIND_JUDGE_CRITERIA, accuracy_table,
                          agentviss_task_scores, human_signal_detection, judge_means, mcq_accuracy_by_type,
                          ncp_success, signal_detection_table, text_overlap_table, wer_table)
@@ -237,21 +236,12 @@ def load_frames(store: Store, dataset_id: int) -> AnalysisFrames:
 
 
 def ncp_outcome(attempt: analysis.NcpAttempt) -> tuple[bool | None, str | None]:
-    """(reached the goal, why not decidable). The stored outcome wins; otherwise the trace is replayed and
-    the goal checked after its last step. A trace the engine rejects counts as a failure."""
+    """(reached the goal, what was wrong). The stored outcome wins; otherwise the attempt is scored as an
+    import scores it (`app.benchmarks.ncp.score_attempt`)."""
     if attempt.correct is not None:
         return attempt.correct, None
-    if not attempt.goal.get("atoms"):
-        return None, "no goal"
-    try:
-        replay = replay_steps(attempt.steps)
-        goal = goal_from_json(attempt.goal, vocabulary_from_steps(parse_steps(attempt.steps)))
-        timeline = evaluate_goal(goal, replay)
-    except TraceError as exc:
-        return False, f"trace rejected: {exc}"
-    except GoalError as exc:
-        return None, f"goal not understood: {exc}"
-    return (bool(timeline.satisfied[-1]) if timeline.satisfied else False), None
+    score = score_attempt(attempt.steps, attempt.goal)
+    return score.reached, score.problem
 
 
 def ncp_outcomes(attempts: Sequence[analysis.NcpAttempt], stimuli: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:

@@ -1,9 +1,15 @@
-"""Running an import end to end (plan, write, post-import scoring) for the GUI, the CLI and the sample."""
+"""Running an import end to end for the GUI, the CLI and the sample: read, interpret, write, then score.
+
+The reader reads the files into a plan with the raw text; the benchmark's rules (`app.benchmarks`) interpret
+it (answers parsed and scored, goals read); the writer writes it; NCP attempts are then scored by replaying
+their stored traces with the belief engine. A dry run stops before the write and shows the parsed plan.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+from app.benchmarks import interpret_plan
 from app.ncp import score_dataset_traces
 from storage.importers.common import ImportOptions
 from storage.importers.plan import ImportPlan
@@ -15,15 +21,16 @@ Progress = Callable[[float, str], None]
 
 
 def plan_import(kind: str, path: Path, options: ImportOptions) -> ImportPlan:
-    """Read `path` with the importer for `kind` ('auto' detects) and return what would be written."""
+    """Read `path` with the importer for `kind` ('auto' detects), interpret it with its benchmark's rules, and
+    return what would be written."""
     path = Path(path)
     importer = detect_importer(path) if kind == "auto" else get_importer(kind)
-    return importer.plan(path, options)
+    return interpret_plan(importer.plan(path, options), options.skip_bad)
 
 
 def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
                progress: Progress | None = None) -> ImportSummary:
-    """Plan and write one import in a single transaction, then score what needs the app's own logic."""
+    """Plan and write one import in a single transaction, then score the NCP attempts it brought."""
     progress = progress or (lambda _f, _m: None)
     progress(0.0, f"reading {Path(path).name}")
     plan = plan_import(kind, path, options)
@@ -35,7 +42,7 @@ def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
 
 
 def _after_import(store: Store, summary: ImportSummary) -> None:
-    """Scores that only the app can compute (an NCP trace's success comes from the belief engine)."""
+    """Scores that need the stored traces: an NCP attempt's success comes from replaying it after its set-up."""
     score_dataset_traces(store, summary.dataset_id)
 
 

@@ -1,12 +1,11 @@
-"""NCP tasks in the app: building the stepper's traces from stored steps, and scoring attempts with the
-belief engine (a task succeeds when every goal atom holds after the model's last step)."""
+"""NCP tasks in the app: building the stepper's traces from stored steps, and scoring a dataset's stored
+attempts with the one scorer, `app.benchmarks.ncp.score_attempt`."""
 from __future__ import annotations
 
 from typing import Any
 
-from app.beliefs.goals import GoalError, evaluate_goal, goal_from_json
-from app.beliefs.replay import TraceError, replay_steps
-from storage.queries import (TraceTask, set_prediction_correctness, trace_tasks)
+from app.benchmarks.ncp import score_attempt
+from storage.queries import TraceTask, set_prediction_correctness, trace_tasks
 from storage.records import GoalAtomRecord, StimulusDetail, TraceStepRecord
 from storage.store import Store
 
@@ -58,21 +57,10 @@ def detail_traces(detail: StimulusDetail) -> list[tuple[str, list[Step], dict[st
     return [(label, steps, goal) for _pid, label, steps in attempt_traces(traces, detail.meta, labels)]
 
 
-def attempt_succeeds(steps: list[Step], goal: dict[str, Any] | None) -> bool | None:
-    """True when the goal holds after the last step; False for a malformed trace; None without a goal."""
-    if goal is None:
-        return None
-    try:
-        replay = replay_steps(steps)
-        timeline = evaluate_goal(goal_from_json(goal), replay)
-    except (TraceError, GoalError):
-        return False
-    return bool(timeline.satisfied[-1]) if timeline.satisfied else False
-
-
 def score_task(task: TraceTask) -> dict[int, bool | None]:
+    """Each model attempt's verdict (prediction id -> reached the goal; None when undecidable)."""
     goal = goal_spec(task.goal_atoms, task.meta)
-    return {pid: attempt_succeeds(steps, goal)
+    return {pid: score_attempt(steps, goal).reached
             for pid, _label, steps in attempt_traces(task.traces, task.meta, {}) if pid is not None}
 
 

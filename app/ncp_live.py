@@ -2,9 +2,9 @@
 
 The task's set-up steps are replayed first; the model then sees the goal, the task's context and the story
 so far, and acts through the six tools. Every call it makes goes to the engine, which says what happened
-(the story sentence) or which precondition failed. When the model stops, the goal is scored the way
-imported attempts are (:func:`app.ncp.attempt_succeeds`): every atom must hold after the last step, and
-the world must match (true belief) or differ (false belief) as the task says.
+(the story sentence) or which precondition failed. When the model stops, the goal is scored by the one NCP
+scorer, :func:`app.benchmarks.ncp.score_attempt`, as imported attempts are: every atom must hold after the
+last step, and the world must match (true belief) or differ (false belief) as the task says.
 """
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.beliefs.engine import ActionArgumentError, BeliefTracker, UnknownActionError
-from app.beliefs.goals import FALSE_BELIEF, TRUE_BELIEF, GoalError, evaluate_goal, goal_from_json
-from app.beliefs.replay import TraceError, replay_steps
+from app.beliefs.goals import FALSE_BELIEF, TRUE_BELIEF, goal_from_json
+from app.benchmarks.ncp import NCP_ACTIONS, score_attempt
 from app.live.client import LiveClient
 from app.live.errors import LiveCancelled
-from app.live.ncp import NCP_ACTIONS, NcpStep, run_ncp_episode
+from app.live.ncp import NcpStep, run_ncp_episode
 from app.ncp import goal_spec, setup_count
 from app.prompts import NCP_TASK, PromptTemplate
 from storage.records import StimulusDetail
@@ -104,7 +104,7 @@ class LiveNcpResult:
 
     steps: tuple[NcpStep, ...]
     trace: tuple[Step, ...]
-    success: bool
+    success: bool | None
     final_text: str
     stopped: str
     latency_s: float
@@ -118,20 +118,6 @@ class LiveNcpResult:
 def _total(values: Sequence[int | None]) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
-
-
-def score_attempt(task: NcpTask, trace: Sequence[Step]) -> tuple[bool, tuple[tuple[str, bool], ...]]:
-    """(goal reached, each atom's text and whether it holds) after the set-up then ``trace``.
-
-    Decides exactly as :func:`app.ncp.attempt_succeeds` does, so a stored live attempt keeps its verdict
-    when the dataset is scored again."""
-    try:
-        timeline = evaluate_goal(goal_from_json(task.goal), replay_steps([*task.setup, *trace]))
-    except (TraceError, GoalError):
-        return False, ()
-    if not timeline.satisfied:
-        return False, tuple((h.atom.text, False) for h in timeline.atoms)
-    return bool(timeline.satisfied[-1]), tuple((h.atom.text, h.holds[-1]) for h in timeline.atoms)
 
 
 def run_live_ncp_task(client: LiveClient, task: NcpTask, max_steps: int = 30, template: PromptTemplate = NCP_TASK,
@@ -148,12 +134,14 @@ def run_live_ncp_task(client: LiveClient, task: NcpTask, max_steps: int = 30, te
     episode = run_ncp_episode(client, goal, state, executor, max_steps, template, on_step, cancel, **options)
     if episode.stopped == "cancelled":
         raise LiveCancelled(episode.final_text)
-    success, atoms = score_attempt(task, executor.trace)
+    score = score_attempt([*task.setup, *executor.trace], task.goal)
     return LiveNcpResult(
-        steps=tuple(episode.steps), trace=tuple(executor.trace), success=success, final_text=episode.final_text,
+        steps=tuple(episode.steps), trace=tuple(executor.trace), success=score.reached,
+        final_text=episode.final_text,
         stopped=episode.stopped, latency_s=sum(a.latency_s for a in episode.answers),
         tokens_in=_total([a.prompt_tokens for a in episode.answers]),
-        tokens_out=_total([a.completion_tokens for a in episode.answers]), goal=goal, state=state, atoms=atoms)
+        tokens_out=_total([a.completion_tokens for a in episode.answers]), goal=goal, state=state,
+        atoms=score.atoms)
 
 
 def transcript(result: LiveNcpResult) -> str:

@@ -5,8 +5,8 @@ import pytest
 
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, ROOM
 from app.beliefs.goals import (
-    ANY_LOCATION, ANY_STATE, FALSE_BELIEF, TRUE_BELIEF, GoalAtom, GoalError, Vocabulary, evaluate_goal,
-    goal_from_json, parse_goal_sentence,
+    ANY_LOCATION, ANY_STATE, FALSE_BELIEF, TRUE_BELIEF, GoalAtom, GoalError, Vocabulary, atom_from_json,
+    evaluate_goal, goal_from_json, parse_goal_sentence, vocabulary_from_steps,
 )
 from app.beliefs.replay import replay_steps
 
@@ -94,3 +94,59 @@ def test_object_state_atom_is_resolved_against_the_trace():
     timeline = evaluate_goal(goal_from_json(["Anne believes that apple poisoned"]), replay)
     assert timeline.goal.atoms[0].property == "<state_update> <is_edible>"
     assert timeline.atoms[0].holds == (False, True)
+
+
+# ----- the one goal parser: every form imports and the stepper read ------------------------------------
+def test_sentences_without_a_vocabulary_keep_an_unknown_place_open():
+    assert parse_goal_sentence("ball is in the basket") == GoalAtom((), "ball", ANY_LOCATION, "basket",
+                                                                     "ball is in the basket")
+    person = parse_goal_sentence("Anne believes that Beth is in the kitchen")
+    assert (person.holders, person.entity, person.property, person.value) == (("Anne",), "Beth", ROOM, "kitchen")
+    room = parse_goal_sentence("patient file is in the activity room")
+    assert (room.entity, room.property) == ("patient file", ROOM)
+    plain = parse_goal_sentence("apple covered in chocolate")
+    assert (plain.entity, plain.property, plain.value) == ("apple", ANY_STATE, "covered in chocolate")
+    assert parse_goal_sentence("Anne believes that Beth believes that ball is in the box").order == 2
+
+
+def test_a_vocabulary_from_steps_names_states_rooms_and_containers():
+    vocab = vocabulary_from_steps([
+        ("location_declaration", ["red apple", "hall"], {"is_thinking_entity": False}),
+        ("update_object_state", ["Beth", "red apple", "poisoned", "<is_edible>", "x", False], {}),
+        ("move_object_container", ["Beth"], {"obj": "red apple", "container": "tin"}),
+    ])
+    assert "Beth" in vocab.people and "red apple" not in vocab.people
+    state = parse_goal_sentence("Anne believes that Beth believes that red apple poisoned", vocab)
+    assert (state.holders, state.entity, state.property, state.value) == (
+        ("Anne", "Beth"), "red apple", "<state_update> <is_edible>", "poisoned")
+    assert parse_goal_sentence("red apple is in the hall", vocab).property == ROOM
+    assert parse_goal_sentence("red apple is in the tin", vocab).property == CONTAINER
+    assert parse_goal_sentence("red apple is in the shed", vocab).property == ANY_LOCATION
+
+
+def test_structured_atoms_and_their_surface_form():
+    atom = atom_from_json({"holders": ["Kofi", "Maren"], "entity": "apple", "property": "<is_peeled>",
+                           "value": "peeled"})
+    assert atom.property == "<state_update> <is_peeled>"
+    assert atom.text == "Kofi believes that Maren believes that apple peeled"
+    assert atom_from_json({"entity": "Bo", "property": "room", "value": "hall"}).text == "Bo is in the hall"
+    assert atom_from_json({"holders": "Kofi", "entity": "Bo", "property": "room", "value": "hall"}).holders == ("Kofi",)
+    for bad in ("", "Anne believes that Beth believes that Carl believes that x is in the box", "apple"):
+        with pytest.raises(GoalError):
+            parse_goal_sentence(bad)
+    with pytest.raises(GoalError, match="entity"):
+        atom_from_json({"holders": ["A"], "property": "room", "value": "x"})
+
+
+# The table: sentences one parser used to misread.
+@pytest.mark.parametrize("text, holders, entity, prop, value", [
+    ("Anne thinks that ball is in the box", ("Anne",), "ball", CONTAINER, "box"),
+    ("Beth heard about the party", ("Beth",), "", KNOWLEDGE, "party"),
+    ("Anne believes ball is in the kitchen", ("Anne",), "ball", ROOM, "kitchen"),
+    ("Anne believes that Beth heard about the party", ("Anne", "Beth"), "", KNOWLEDGE, "party"),
+    ("Anne thinks that Beth thinks that the ball is in the basket.", ("Anne", "Beth"), "ball", CONTAINER, "basket"),
+    ("apple is peeled", (), "apple", ANY_STATE, "peeled"),
+])
+def test_every_form_reads_the_same_through_one_parser(text, holders, entity, prop, value):
+    atom = parse_goal_sentence(text, VOCAB)
+    assert (atom.holders, atom.entity, atom.property, atom.value) == (holders, entity, prop, value)

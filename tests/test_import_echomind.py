@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 import soundfile
 
+from app.benchmarks.echomind import choice_letter
+from app.import_service import plan_import
 from resources.sample_build.echomind import build
 from storage.importers.common import ImportOptions
-from storage.importers.echomind import EchoMindImporter, option_letter, parse_options
+from storage.importers.echomind import EchoMindImporter, parse_options
 from storage.importers.writer import write_plan
 from storage.store import Store
 
@@ -99,7 +101,7 @@ def add_model_outputs(root: Path, release: dict, model: str, layout: str = "outp
 
 
 def plan_of(path: Path, **options):
-    return EchoMindImporter().plan(path, ImportOptions(**options))
+    return plan_import("echomind", path, ImportOptions(**options))
 
 
 # -- the bundled sample ----------------------------------------------------------------------------
@@ -229,7 +231,7 @@ def test_detect_scores(tmp_path, sample_dir):
 ])
 def test_option_letters(value, expected):
     options = parse_options("A. The speaker is male.\nB. The speaker is elderly.\nC. Sad voice.")
-    assert option_letter(value, options) == expected
+    assert choice_letter(value, options) == expected
 
 
 # -- real reference files ------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from storage.errors import ImportFailed
+from app.import_service import plan_import
 from storage.importers.common import ImportOptions
-from storage.importers.echomind import EchoMindImporter
 from storage.importers.writer import write_plan
 from storage.store import Store
 from test_import_echomind import add_model_outputs, dump, make_release, table_counts
@@ -21,7 +21,7 @@ UNDERSTANDING = "data_synthesis/MCQ/understanding.json"
 
 
 def plan_of(path: Path, **options):
-    return EchoMindImporter().plan(path, ImportOptions(**options))
+    return plan_import("echomind", path, ImportOptions(**options))
 
 
 def rewrite(root: Path, rel: str, change) -> None:

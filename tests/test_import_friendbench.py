@@ -16,9 +16,10 @@ import soundfile as sf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.benchmarks.friendbench import parse_familiarity
+from app.import_service import plan_import
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
-from storage.importers.familiarity_text import parse_familiarity
 from storage.importers.friendbench import FriendBenchImporter
 from storage.importers.writer import write_plan
 from storage.store import Store
@@ -106,7 +107,7 @@ def counts(store: Store) -> dict[str, int]:
 
 
 def plan(root: Path, **options):
-    return FriendBenchImporter().plan(root, ImportOptions(**options))
+    return plan_import("friendbench", root, ImportOptions(**options))
 
 
 def rewrite(path: Path, old: str, new: str) -> None:
@@ -213,7 +214,7 @@ def test_older_jsonl_layout(tmp_path):
                                      "judgment": 1, "rt": 3.5}) + "\n")
     importer = FriendBenchImporter()
     assert importer.detect(tmp_path / "old") > 0.5
-    p = importer.plan(tmp_path / "old", ImportOptions())
+    p = plan_import("friendbench", tmp_path / "old", ImportOptions())
     assert p.frame("stimuli").sort("external_id")["ground_truth"].to_list() == ["familiar", "stranger"]
     assert p.frame("stimuli").sort("external_id")["text"].to_list()[0] == "A: hi\nB: hello"
     assert p.frame("stimuli")["split"].to_list() == ["val", "val"]

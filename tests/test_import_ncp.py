@@ -7,13 +7,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from app.import_service import plan_import
 from resources.sample_build import ncp as sample_build
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
 from storage.importers.exploretom import NcpImporter
-from storage.importers.goal_text import (
-    GoalAtom, GoalParseError, GoalVocabulary, atom_from_mapping, atom_sentence, parse_goal_sentence,
-)
 from storage.importers.writer import write_plan
 from storage.store import Store
 
@@ -32,52 +30,6 @@ def sample(tmp_path_factory) -> Path:
     return folder
 
 
-# ----- goal sentences --------------------------------------------------------------------------------
-def test_goal_sentences_of_every_order():
-    assert parse_goal_sentence("ball is in the basket") == GoalAtom((), "ball", "container_location", "basket",
-                                                                     "ball is in the basket")
-    first = parse_goal_sentence("Beth believes that ball is in the box.")
-    assert (first.holders, first.entity, first.property, first.value) == (("Beth",), "ball", "container_location",
-                                                                          "box")
-    second = parse_goal_sentence("Anne believes that Beth believes that ball is in the box")
-    assert second.holders == ("Anne", "Beth") and second.order == 2
-    person = parse_goal_sentence("Anne believes that Beth is in the kitchen")
-    assert (person.entity, person.property, person.value) == ("Beth", "room_location", "kitchen")
-    room = parse_goal_sentence("patient file is in the activity room")
-    assert (room.entity, room.property) == ("patient file", "room_location")
-
-
-def test_object_states_and_a_vocabulary_from_steps():
-    plain = parse_goal_sentence("apple covered in chocolate")
-    assert (plain.entity, plain.property, plain.value) == ("apple", "<state_update> <is_covered_in_chocolate>",
-                                                           "covered in chocolate")
-    vocab = GoalVocabulary.from_steps([
-        {"action": "location_declaration", "args": ["red apple", "hall"], "kwargs": {"is_thinking_entity": False}},
-        {"action": "update_object_state", "args": ["Beth", "red apple", "poisoned", "<is_edible>", "x", False]},
-        {"action": "move_object_container", "args": ["Beth"], "kwargs": {"obj": "red apple", "container": "hall"}},
-    ])
-    state = parse_goal_sentence("Anne believes that Beth believes that red apple poisoned", vocab)
-    assert (state.holders, state.entity, state.property, state.value) == (
-        ("Anne", "Beth"), "red apple", "<state_update> <is_edible>", "poisoned")
-    # the vocabulary knows "hall" as a room, and a container named after no room stays a container
-    assert parse_goal_sentence("red apple is in the hall", vocab).property == "room_location"
-    assert parse_goal_sentence("red apple is in the tin", vocab).property == "container_location"
-
-
-def test_structured_atoms_and_surface_form():
-    atom = atom_from_mapping({"holders": ["Kofi", "Maren"], "entity": "apple", "property": "<is_peeled>",
-                              "value": "peeled"})
-    assert atom.property == "<state_update> <is_peeled>"
-    assert atom.text == "Kofi believes that Maren believes that apple peeled"
-    assert atom_sentence(atom_from_mapping({"entity": "Bo", "property": "room", "value": "hall"})) == \
-        "Bo is in the hall"
-    for bad in ("", "Anne believes that Beth believes that Carl believes that x is in the box", "apple"):
-        with pytest.raises(GoalParseError):
-            parse_goal_sentence(bad)
-    with pytest.raises(GoalParseError, match="entity"):
-        atom_from_mapping({"holders": ["A"], "property": "room", "value": "x"})
-
-
 # ----- golden traces ----------------------------------------------------------------------------------
 def test_golden_traces_import_as_twelve_tasks_with_their_steps(reference_data, tmp_path):
     path = reference_data / "exploretom" / "exploretom_golden_traces.json"
@@ -87,7 +39,7 @@ def test_golden_traces_import_as_twelve_tasks_with_their_steps(reference_data, t
     assert len(expected) == 12
     assert NcpImporter().detect(path) >= 0.9
     store = Store.open(tmp_path / "t.duckdb")
-    write_plan(store, NcpImporter().plan(path, ImportOptions(dataset_name="golden")))
+    write_plan(store, plan_import("ncp", path, ImportOptions(dataset_name="golden")))
     cur = store.cursor()
     found = dict(cur.execute("SELECT s.external_id, count(t.id) FROM stimulus s JOIN trace_step t"
                              " ON t.stimulus_id = s.id AND t.prediction_id IS NULL GROUP BY 1").fetchall())
@@ -107,7 +59,7 @@ def test_golden_traces_import_as_twelve_tasks_with_their_steps(reference_data, t
 def test_the_sample_tasks_goals_and_traces(sample, tmp_path):
     assert NcpImporter().detect(sample) >= 0.8
     store = Store.open(tmp_path / "t.duckdb")
-    plan = NcpImporter().plan(sample, ImportOptions(dataset_name="NCP"))
+    plan = plan_import("ncp", sample, ImportOptions(dataset_name="NCP"))
     write_plan(store, plan)
     cur = store.cursor()
     assert counts(store)["stimulus"] == 6 and counts(store)["prediction"] == 12 and counts(store)["goal_atom"] == 10
@@ -128,7 +80,7 @@ def test_the_sample_tasks_goals_and_traces(sample, tmp_path):
 
 def test_sample_traces_reach_the_goals_the_builder_says(sample):
     beliefs = pytest.importorskip("app.beliefs")
-    plan = NcpImporter().plan(sample, ImportOptions())
+    plan = plan_import("ncp", sample, ImportOptions())
     steps, atoms = plan.frame("trace_steps"), plan.frame("goal_atoms")
     metas = {r["external_id"]: json.loads(r["meta"]) for r in plan.frame("stimuli").iter_rows(named=True)}
 
@@ -155,14 +107,14 @@ def test_reimport_is_idempotent_and_a_second_model_adds_alone(sample, tmp_path):
     (tasks_only / "tasks").mkdir(parents=True)
     for task in (sample / "tasks").glob("*.json"):
         (tasks_only / "tasks" / task.name).write_bytes(task.read_bytes())
-    write_plan(store, NcpImporter().plan(tasks_only, ImportOptions(dataset_name="NCP")))
+    write_plan(store, plan_import("ncp", tasks_only, ImportOptions(dataset_name="NCP")))
     assert counts(store)["prediction"] == 0
     # one model's traces on their own, for the dataset imported above
-    write_plan(store, NcpImporter().plan(sample / "traces" / "quire-2.jsonl", ImportOptions(dataset_name="NCP")))
+    write_plan(store, plan_import("ncp", sample / "traces" / "quire-2.jsonl", ImportOptions(dataset_name="NCP")))
     assert counts(store)["prediction"] == 6 and counts(store)["model"] == 1
-    write_plan(store, NcpImporter().plan(sample, ImportOptions(dataset_name="NCP")))
+    write_plan(store, plan_import("ncp", sample, ImportOptions(dataset_name="NCP")))
     once = counts(store)
-    write_plan(store, NcpImporter().plan(sample, ImportOptions(dataset_name="NCP")))
+    write_plan(store, plan_import("ncp", sample, ImportOptions(dataset_name="NCP")))
     assert counts(store) == once and once["prediction"] == 12
 
 
@@ -196,7 +148,7 @@ def test_bad_tasks_and_traces_fail_with_file_and_record(tmp_path, task, trace, m
     folder = _task_folder(tmp_path, task, trace)
     store = Store.open(tmp_path / "t.duckdb")
     with pytest.raises(ImportFailed) as failure:
-        write_plan(store, NcpImporter().plan(folder, ImportOptions()))
+        write_plan(store, plan_import("ncp", folder, ImportOptions()))
     assert message in str(failure.value)
     assert counts(store) == {t: 0 for t in TABLES}
 
@@ -204,7 +156,7 @@ def test_bad_tasks_and_traces_fail_with_file_and_record(tmp_path, task, trace, m
 def test_a_model_may_call_an_action_that_does_not_exist(tmp_path):
     folder = _task_folder(tmp_path, GOOD_TASK, {"model": "m", "task_id": "t1",
                                                 "steps": [["fly_to", "Ann", "moon"]]})
-    plan = NcpImporter().plan(folder, ImportOptions())
+    plan = plan_import("ncp", folder, ImportOptions())
     rows = plan.frame("trace_steps").filter(plan.frame("trace_steps")["model"] == "m")
     assert rows["action"].to_list() == ["fly_to"] and json.loads(rows["args"][0]) == ["Ann", "moon"]
 
@@ -214,10 +166,10 @@ def test_duplicate_task_ids_and_truncated_json(tmp_path):
     folder.mkdir()
     (folder / "tasks.json").write_text(json.dumps({"tasks": [GOOD_TASK, GOOD_TASK]}), encoding="utf-8")
     with pytest.raises(ImportFailed, match=r"tasks.json:2: field 'task_id' found 't1'"):
-        NcpImporter().plan(folder / "tasks.json", ImportOptions())
+        plan_import("ncp", folder / "tasks.json", ImportOptions())
     (folder / "tasks.json").write_text(json.dumps({"tasks": [GOOD_TASK]})[:40], encoding="utf-8")
     with pytest.raises(ImportFailed, match=r"tasks.json:1.*invalid JSON"):
-        NcpImporter().plan(folder / "tasks.json", ImportOptions())
+        plan_import("ncp", folder / "tasks.json", ImportOptions())
 
 
 @pytest.fixture(scope="module")
@@ -241,7 +193,7 @@ def test_any_task_imports_or_fails_clearly(tmp_path, shared_store, patch):
     folder = _task_folder(tmp_path, {**GOOD_TASK, **patch})
     before = counts(shared_store)
     try:
-        write_plan(shared_store, NcpImporter().plan(folder, ImportOptions(dataset_name="fuzz")))
+        write_plan(shared_store, plan_import("ncp", folder, ImportOptions(dataset_name="fuzz")))
     except ImportFailed as exc:
         assert "t1.json" in str(exc)
         assert counts(shared_store) == before

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.live import LiveCancelled, LiveClient, LiveSettings
-from app.ncp import attempt_succeeds
+from app.benchmarks.ncp import score_attempt
 from app.ncp_live import BeliefExecutor, NcpTask, run_live_ncp_task
 from live_server import Reply, ScriptedServer, tool_call
 
@@ -59,7 +59,7 @@ def test_a_solved_task_is_a_success_with_steps_tokens_and_the_prompt_built_from_
     assert result.final_text.startswith("Beth left before")
     assert (result.tokens_in, result.tokens_out) == (450, 60) and result.latency_s > 0
     assert result.atoms == (("Beth believes that ball is in the basket", True),)
-    assert attempt_succeeds([*SETUP, *result.trace], TASK.goal) is True
+    assert score_attempt([*SETUP, *result.trace], TASK.goal).reached is True
     opening = server.requests[0]["messages"][-1]["content"]
     assert "Beth believes that ball is in the basket" in opening and "must be false" in opening
     assert "Anne and Beth are in the kitchen with a ball." in opening and "Beth is in the kitchen." in opening
@@ -75,7 +75,7 @@ def test_a_failed_precondition_then_stopping_misses_the_goal():
     assert not result.success and [s.returned for s in result.steps] == [False]
     assert "Beth is not in the garden" in result.steps[0].message
     assert result.atoms == (("Beth believes that ball is in the basket", False),)
-    assert attempt_succeeds([*SETUP, *result.trace], TASK.goal) is False
+    assert score_attempt([*SETUP, *result.trace], TASK.goal).reached is False
 
 
 def test_a_true_belief_is_not_enough_for_a_false_belief_goal():

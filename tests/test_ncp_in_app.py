@@ -8,7 +8,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from app.import_service import run_import
 from widgets.main_window import MainWindow
-from app.ncp import attempt_succeeds
+from app.benchmarks.ncp import score_attempt
 from app.session import Session
 from storage.importers.common import ImportOptions
 from storage.store import Store
@@ -42,9 +42,9 @@ def ncp_store(tmp_path):
 
 def test_false_belief_goal_is_reached_only_by_the_trace_that_creates_it():
     goal = {"atoms": ["Beth believes that ball is in the basket"], "false_belief": True}
-    assert attempt_succeeds(SETUP + SUCCESS, goal) is True
-    assert attempt_succeeds(SETUP + FAILURE, goal) is False
-    assert attempt_succeeds(SETUP + [{"action": "fly", "args": [], "kwargs": {}}], goal) is False
+    assert score_attempt(SETUP + SUCCESS, goal).reached is True
+    assert score_attempt(SETUP + FAILURE, goal).reached is False
+    assert score_attempt(SETUP + [{"action": "fly", "args": [], "kwargs": {}}], goal).reached is False
 
 
 def test_imported_attempts_are_scored_and_shown_in_the_stepper(qtbot, ncp_store):

@@ -3,7 +3,8 @@
 An atom names holders (`()` a world fact, `(p,)` first order, `(p, q)` second order), an entity, a
 property and a value. Sentences use the reference's printed form ("Anne believes that Beth believes that
 ball is in the box"); "X is in the Y" does not say whether Y is a room or a container, so the parser
-resolves it from the trace's vocabulary, and otherwise uses `ANY_LOCATION` (either one matches).
+resolves it from the task's vocabulary, and otherwise uses `ANY_LOCATION` (either one matches). This is
+the one goal parser: imported goals and goals given to the stepper, the CLI or a live run all read here.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from app.beliefs.actions import step_values
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, KNOWLEDGE_ENTITY, ROOM, STATE_PREFIX
 from app.beliefs.replay import BeliefState, Replay, TraceError, apply_changes
 
@@ -41,7 +43,7 @@ class GoalAtom:
 
     def __post_init__(self) -> None:
         if len(self.holders) > 2:
-            raise GoalError(f"at most second-order beliefs are tracked, got holders {list(self.holders)}")
+            raise GoalError(f"at most two holders (a second-order belief) are tracked, got {list(self.holders)}")
         if not self.text:
             object.__setattr__(self, "text", atom_sentence(self.holders, self.entity, self.property, self.value))
 
@@ -61,6 +63,11 @@ class GoalAtom:
                 for key, value in _entity_cells(state, prefix)
             )
         return state.get((*prefix, self.property)) == self.value
+
+    @property
+    def order(self) -> int:
+        """0 for a world fact, 1 for a first-order belief, 2 for a second-order one."""
+        return len(self.holders)
 
     def holds(self, state: BeliefState) -> bool:
         return self.value_in(state)
@@ -101,58 +108,113 @@ class Goal:
         return True
 
 
+COMMON_ROOMS = frozenset({
+    "kitchen", "garden", "hall", "hallway", "office", "garage", "attic", "basement", "cellar", "porch",
+    "balcony", "patio", "yard", "backyard", "library", "lobby", "corridor", "pantry", "study", "studio",
+    "church", "park", "gym", "cafeteria", "laundry", "workshop", "nursery", "terrace", "landing",
+})
+
+
 @dataclass(frozen=True)
 class Vocabulary:
-    """Names a trace uses, so that "X is in the Y" can tell a room from a container."""
+    """Names a task uses, so that "X is in the Y" can tell a room from a container and "apple poisoned"
+    its object from its state: rooms, containers, people, other entities, and state value -> property."""
 
     rooms: frozenset[str] = frozenset()
     containers: frozenset[str] = frozenset()
     entities: frozenset[str] = frozenset()
+    people: frozenset[str] = frozenset()
+    states: Mapping[str, str] = field(default_factory=dict)
+
+    def merged(self, rooms: Iterable[str] = (), containers: Iterable[str] = (), people: Iterable[str] = (),
+               states: Mapping[str, str] | None = None) -> Vocabulary:
+        """This vocabulary with names a task declares besides its steps."""
+        people = frozenset(people)
+        return Vocabulary(self.rooms | frozenset(rooms), self.containers | frozenset(containers),
+                          self.entities | people, self.people | people, {**self.states, **(states or {})})
+
+    def location_property(self, entity: str, value: str) -> str:
+        """ROOM or CONTAINER as the names say, else ANY_LOCATION (either one matches).
+
+        A person is always somewhere in a room; a place is a room or a container when the task used it as
+        only one of them, and a room when its name says so ("kitchen", "activity room")."""
+        inner = value[4:-1] if value.startswith("not(") and value.endswith(")") else value
+        if entity in self.people:
+            return ROOM
+        if inner in self.containers and inner not in self.rooms:
+            return CONTAINER
+        if inner in self.rooms and inner not in self.containers:
+            return ROOM
+        lowered = inner.lower()
+        if inner not in self.containers and (lowered in COMMON_ROOMS or lowered.endswith("room")):
+            return ROOM
+        return ANY_LOCATION
 
 
 def vocabulary_from_steps(steps: Iterable[tuple[str, Sequence, Mapping]]) -> Vocabulary:
-    """Collect rooms, containers and entity names from parsed steps (action, args, kwargs)."""
+    """Collect rooms, containers, people, entities and state values from parsed steps (action, args, kwargs).
+
+    Arguments are read by the engine's own parameter names; an entity declared with
+    `is_thinking_entity` false is a thing, not a person."""
     rooms: set[str] = set()
     containers: set[str] = set()
-    entities: set[str] = set()
-    names = {
-        "location_declaration": ("entity", "room"), "enter_room": ("person", "room"),
-        "leave_room": ("person", "room"), "leave_container": ("obj", "container"),
-        "move_object_container": ("person", "obj", "container"), "move_object_room": ("person", "obj", "new_room"),
-        "update_object_state": ("person", "obj"), "private_communication": ("speaker", "listener"),
-        "broadcast_communication": ("speaker",),
-    }
+    people: set[str] = set()
+    things: set[str] = set()
+    states: dict[str, str] = {}
     for action, args, kwargs in steps:
-        params = dict(zip(names.get(action, ()), args))
-        params.update({k: v for k, v in kwargs.items() if isinstance(v, str)})
-        for name, value in params.items():
+        values = step_values(action, list(args), dict(kwargs))
+        for name, value in values.items():
             if not isinstance(value, str):
                 continue
             if name in ("room", "new_room"):
                 rooms.add(value)
             elif name == "container":
                 containers.add(value)
-            elif name in ("entity", "person", "obj", "speaker", "listener"):
-                entities.add(value)
-    return Vocabulary(frozenset(rooms), frozenset(containers), frozenset(entities | containers))
+            elif name in ("person", "speaker", "listener"):
+                people.add(value)
+            elif name == "entity":
+                (people if values.get("is_thinking_entity", True) else things).add(value)
+            elif name == "obj":
+                things.add(value)
+        value, state_type = values.get("state_value"), values.get("state_type")
+        if isinstance(value, str) and isinstance(state_type, str):
+            states[value] = STATE_PREFIX + state_type
+    return Vocabulary(frozenset(rooms), frozenset(containers), frozenset(people | things | containers),
+                      frozenset(people), states)
 
 
 # ----- sentences ------------------------------------------------------------------------------------
-_BELIEVES = re.compile(r"^\s*(?P<holder>.+?)\s+believes(?:\s+that)?\s+(?P<rest>.+)$")
+# "<holder> believes that ...", "<holder> thinks that ...", "<holder> believes ..." (that is optional).
+_BELIEVES = re.compile(r"^\s*(?P<holder>.+?)\s+(?:believes|thinks)(?:\s+that)?\s+(?P<rest>.+)$")
 _LOCATION = re.compile(r"^(?:the\s+)?(?P<entity>.+?)\s+is\s+in\s+the\s+(?P<value>.+)$")
 _HEARD = re.compile(r"^(?P<holder>.+?)\s+heard\s+about\s+(?:the\s+)?(?P<topic>.+)$")
 
 
 def parse_goal_sentence(text: str, vocabulary: Vocabulary | None = None) -> GoalAtom:
-    """Parse one surface sentence into an atom; raises `GoalError` if it has none of the known forms."""
-    sentence = text.strip().rstrip(".").strip()
+    """Parse one surface sentence into an atom; raises `GoalError` if it has none of the known forms.
+
+    Forms (a trailing full stop is ignored; "thinks that" and a bare "believes" read as "believes that"):
+      "ball is in the basket"                                   world fact (a room or a container)
+      "Beth believes that ball is in the box"                   first order
+      "Anne believes that Beth believes that ball is in the box"  second order
+      "Beth heard about the party"                              knowledge of a topic
+      "apple peeled", "apple is peeled", "Beth believes that apple covered in chocolate"   object state
+    Which place is a room and which state an object's comes from `vocabulary` (`Vocabulary.location_property`);
+    a state the vocabulary does not know is `ANY_STATE`, resolved against the trace when it is evaluated.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise GoalError(f"empty goal sentence {text!r}")
+    vocab = vocabulary or Vocabulary()
+    sentence = " ".join(text.strip().rstrip(".").split())
     holders: list[str] = []
     rest = sentence
     while True:
         heard = _HEARD.match(rest)
-        if heard and " believes" not in heard.group("holder"):
+        if heard and not _BELIEVES.match(heard.group("holder")):
             holders.append(heard.group("holder").strip())
-            return GoalAtom(tuple(holders), KNOWLEDGE_ENTITY, KNOWLEDGE, heard.group("topic").strip(), text.strip())
+            if len(holders) > 2:
+                break
+            return GoalAtom(tuple(holders), KNOWLEDGE_ENTITY, KNOWLEDGE, heard.group("topic").strip(), sentence)
         believes = _BELIEVES.match(rest)
         if not believes:
             break
@@ -163,39 +225,35 @@ def parse_goal_sentence(text: str, vocabulary: Vocabulary | None = None) -> Goal
     location = _LOCATION.match(rest)
     if location:
         entity, value = location.group("entity").strip(), location.group("value").strip()
-        return GoalAtom(tuple(holders), entity, _location_property(entity, value, vocabulary), value, text.strip())
-    entity, value = _split_state(rest, vocabulary)
-    if not value:
-        raise GoalError(f"cannot read {text!r}: expected e.g. 'Anne believes that ball is in the box'")
-    return GoalAtom(tuple(holders), entity, ANY_STATE, value, text.strip())
+        return GoalAtom(tuple(holders), entity, vocab.location_property(entity, value), value, sentence)
+    entity, value = _split_state(rest, vocab)
+    if not entity or not value:
+        raise GoalError(f"cannot read {text!r}: expected '<thing> is in the <place>', '<object> <state>' or "
+                        "'<person> heard about <topic>', optionally after '<person> believes that'")
+    return GoalAtom(tuple(holders), entity, vocab.states.get(value, ANY_STATE), value, sentence)
 
 
-def _location_property(entity: str, value: str, vocabulary: Vocabulary | None) -> str:
-    inner = value[4:-1] if value.startswith("not(") and value.endswith(")") else value
-    if vocabulary is None:
-        return ANY_LOCATION
-    if inner in vocabulary.containers and inner not in vocabulary.rooms:
-        return CONTAINER
-    if inner in vocabulary.rooms and inner not in vocabulary.containers:
-        return ROOM
-    return ANY_LOCATION
-
-
-def _split_state(rest: str, vocabulary: Vocabulary | None) -> tuple[str, str]:
-    """Split "apple covered in chocolate" into entity and state, preferring the longest known entity name."""
+def _split_state(rest: str, vocabulary: Vocabulary) -> tuple[str, str]:
+    """Split "apple covered in chocolate" into entity and state: the longest known entity name, else the
+    longest known state value, else the first word."""
     if rest.startswith("the "):
         rest = rest[4:]
-    if vocabulary is not None:
-        for entity in sorted(vocabulary.entities, key=len, reverse=True):
-            if rest.startswith(entity + " "):
-                value = rest[len(entity) + 1:]
-                return entity, value[3:] if value.startswith("is ") else value
-    entity, _, value = rest.partition(" ")
+    entity = next((name for name in sorted(vocabulary.entities, key=len, reverse=True)
+                   if rest.startswith(name + " ")), None)
+    if entity is None:
+        entity = next((rest[:-len(value) - 1] for value in sorted(vocabulary.states, key=len, reverse=True)
+                       if rest.endswith(" " + value)), None)
+    if entity is None:
+        entity = rest.partition(" ")[0]
+    value = rest[len(entity) + 1:]
     return entity, value[3:] if value.startswith("is ") else value
 
 
 def atom_sentence(holders: Sequence[str], entity: str, prop: str, value: str) -> str:
-    """The reference's surface form of a belief, e.g. 'Anne believes that Beth believes that ball is in the box'."""
+    """The reference's surface form of a belief, e.g. 'Anne believes that Beth believes that ball is in the box'.
+
+    `parse_goal_sentence` reads every sentence this writes back into the same atom (given the vocabulary
+    that resolved its property)."""
     if prop == KNOWLEDGE:
         *outer, last = holders or ("someone",)
         core = f"{last} heard about the {value}"
@@ -209,26 +267,34 @@ def atom_sentence(holders: Sequence[str], entity: str, prop: str, value: str) ->
 
 # ----- JSON -----------------------------------------------------------------------------------------
 def atom_from_json(item: Any, vocabulary: Vocabulary | None = None) -> GoalAtom:
-    """An atom from a sentence string or {holders, entity, property, value[, text]}."""
+    """An atom from a sentence string or {holders, entity, property, value[, text]}.
+
+    `holders` may be one name or a list of at most two; `property` may be "room", "container",
+    "knowledge", "location" (the default: a room or a container, as the vocabulary says) or a state type
+    such as "<is_peeled>"."""
     if isinstance(item, str):
         return parse_goal_sentence(item, vocabulary)
     if not isinstance(item, dict):
         raise GoalError(f"a goal atom must be a sentence or an object, got {item!r}")
-    try:
-        holders = item.get("holders", [])
-        entity = item["entity"]
-        value = item["value"]
-    except KeyError as exc:
-        raise GoalError(f"goal atom {item!r} lacks {exc.args[0]!r}") from None
-    if not isinstance(holders, list) or not all(isinstance(h, str) for h in holders):
+    holders = item.get("holders", [])
+    if isinstance(holders, str):
+        holders = [holders]
+    if not isinstance(holders, list) or not all(isinstance(h, str) and h for h in holders):
         raise GoalError(f"goal atom holders must be a list of names, got {holders!r}")
+    missing = [k for k in ("entity", "value") if not isinstance(item.get(k), str) or not item[k]]
+    if missing:
+        raise GoalError(f"goal atom {item!r} lacks a text value for {', '.join(missing)}")
+    entity, value = item["entity"], item["value"]
     prop = item.get("property", ANY_LOCATION)
+    if not isinstance(prop, str) or not prop:
+        raise GoalError(f"goal atom {item!r}: property must be a name such as 'room' or '<is_peeled>'")
     prop = _PROPERTY_ALIASES.get(prop, prop)
     if prop == ANY_LOCATION and vocabulary is not None:
-        prop = _location_property(entity, value, vocabulary)
+        prop = vocabulary.location_property(entity, value)
     if prop not in (ROOM, CONTAINER, KNOWLEDGE, ANY_LOCATION, ANY_STATE) and not prop.startswith(STATE_PREFIX):
         prop = STATE_PREFIX + prop  # a bare state type such as "<is_edible>"
-    return GoalAtom(tuple(holders), str(entity), prop, str(value), str(item.get("text", "")))
+    text = item.get("text") if isinstance(item.get("text"), str) else ""
+    return GoalAtom(tuple(holders), entity, prop, value, text)
 
 
 def goal_from_json(spec: Any, vocabulary: Vocabulary | None = None) -> Goal:

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.beliefs.actions import action_parameters
+from app.benchmarks.ncp import NCP_ACTIONS
 from app.live.client import LiveAnswer, LiveClient, ToolCall
 from app.live.errors import LiveCancelled
 from app.live.messages import ncp_messages
@@ -22,54 +24,60 @@ Executor = Callable[[str, list[Any], dict[str, Any]], tuple[bool, str]]
 
 _STRING = {"type": "string"}
 _PEOPLE = {"type": "array", "items": {"type": "string"}}
-# name -> (description, required parameters in the tracker's positional order, optional parameters)
-_Parameter = tuple[str, dict[str, Any], str]  # name, JSON schema, description
-_ACTIONS: dict[str, tuple[str, list[_Parameter], list[_Parameter]]] = {
-    "enter_room": (
-        "A person enters a room; everyone in that room sees it.",
-        [("person", _STRING, "who enters"), ("room", _STRING, "the room entered")],
-        [],
-    ),
-    "leave_room": (
-        "A person leaves the room they are in; everyone in that room sees it.",
-        [("person", _STRING, "who leaves"), ("room", _STRING, "the room left")],
-        [],
-    ),
-    "move_object_container": (
-        "A person puts an object (in their room) into a container.",
-        [("person", _STRING, "who moves it"), ("obj", _STRING, "the object"), ("container", _STRING, "the container")],
-        [
-            ("people_peeking", _PEOPLE, "people outside the room who secretly see this"),
-            ("people_distracted", _PEOPLE, "people in the room who miss this"),
-        ],
-    ),
-    "leave_container": (
-        "An object is taken out of the container it is in.",
-        [("obj", _STRING, "the object"), ("container", _STRING, "the container it leaves")],
-        [],
-    ),
-    "move_object_room": (
-        "A person carries an object from their room to another room.",
-        [("person", _STRING, "who carries it"), ("obj", _STRING, "the object"), ("new_room", _STRING, "the room to go to")],
-        [],
-    ),
-    "update_object_state": (
-        "A person changes a property of an object in their room.",
-        [
-            ("person", _STRING, "who changes it"),
-            ("obj", _STRING, "the object"),
-            ("value", _STRING, "the new value, e.g. 'peeled'"),
-            ("state_type", _STRING, "the property, e.g. '<is_peeled>'"),
-            ("text", _STRING, "a sentence telling what happened"),
-            ("visible", {"type": "boolean"}, "whether people entering later can see the change"),
-        ],
-        [
-            ("people_peeking", _PEOPLE, "people outside the room who secretly see this"),
-            ("people_distracted", _PEOPLE, "people in the room who miss this"),
-        ],
-    ),
+_WATCHERS = ("people_peeking", "people_distracted")
+# What the model reads about each action and parameter. The actions offered are NCP's six
+# (`app.benchmarks.ncp.NCP_ACTIONS`) and their parameters, in order, are the engine's own
+# (`app.beliefs.actions.action_parameters`); a required parameter is sent as a positional argument.
+_ACTION_TEXT = {
+    "enter_room": "A person enters a room; everyone in that room sees it.",
+    "leave_room": "A person leaves the room they are in; everyone in that room sees it.",
+    "move_object_container": "A person puts an object (in their room) into a container.",
+    "leave_container": "An object is taken out of the container it is in.",
+    "move_object_room": "A person carries an object from their room to another room.",
+    "update_object_state": "A person changes a property of an object in their room.",
 }
-NCP_ACTIONS: tuple[str, ...] = tuple(_ACTIONS)
+# engine parameter -> (name the model uses, JSON schema, description); a description per action overrides
+_PARAMETER_TEXT: dict[str, tuple[str, dict[str, Any], str]] = {
+    "person": ("person", _STRING, "who acts"),
+    "room": ("room", _STRING, "the room"),
+    "obj": ("obj", _STRING, "the object"),
+    "container": ("container", _STRING, "the container"),
+    "new_room": ("new_room", _STRING, "the room to go to"),
+    "state_value": ("value", _STRING, "the new value, e.g. 'peeled'"),
+    "state_type": ("state_type", _STRING, "the property, e.g. '<is_peeled>'"),
+    "story_text": ("text", _STRING, "a sentence telling what happened"),
+    "visible": ("visible", {"type": "boolean"}, "whether people entering later can see the change"),
+    "people_peeking": ("people_peeking", _PEOPLE, "people outside the room who secretly see this"),
+    "people_distracted": ("people_distracted", _PEOPLE, "people in the room who miss this"),
+}
+_DESCRIPTIONS = {
+    ("enter_room", "person"): "who enters", ("enter_room", "room"): "the room entered",
+    ("leave_room", "person"): "who leaves", ("leave_room", "room"): "the room left",
+    ("move_object_container", "person"): "who moves it",
+    ("leave_container", "container"): "the container it leaves",
+    ("move_object_room", "person"): "who carries it", ("update_object_state", "person"): "who changes it",
+}
+# The model moves people and things in a story that is already set up: it never declares who can think,
+# and only the actions that can happen unseen take watchers.
+_NOT_OFFERED = {"is_thinking_entity"}
+_WATCHED = {"move_object_container", "update_object_state"}
+_Parameter = tuple[str, dict[str, Any], str]  # name the model uses, JSON schema, description
+
+
+def _parameters(action: str) -> tuple[list[_Parameter], list[_Parameter]]:
+    """(required, optional) tool parameters of an action, in the engine's order."""
+    required: list[_Parameter] = []
+    optional: list[_Parameter] = []
+    for name in action_parameters(action):
+        if name in _NOT_OFFERED or (name in _WATCHERS and action not in _WATCHED):
+            continue
+        shown, schema, text = _PARAMETER_TEXT[name]
+        (optional if name in _WATCHERS else required).append((shown, schema, _DESCRIPTIONS.get((action, name), text)))
+    return required, optional
+
+
+_ACTIONS: dict[str, tuple[str, list[_Parameter], list[_Parameter]]] = {
+    action: (_ACTION_TEXT[action], *_parameters(action)) for action in NCP_ACTIONS}
 
 
 def _tool(name: str) -> dict[str, Any]:

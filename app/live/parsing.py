@@ -1,52 +1,19 @@
-"""Reading a model's free text as a benchmark answer.
+"""Reading a model's free text as a benchmark answer, for the live panel.
 
-Parsers are tolerant of prose ("I think they are strangers.") and return None when the text
-does not settle the answer, so an unparseable reply is shown as such instead of being guessed.
+The parsers are the benchmarks' own (`app.benchmarks`), so a live reply reads exactly as the same text in an
+imported file does.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from app.live.messages import option_letters
-from storage.importers.familiarity_text import parse_familiarity as parse_forced_choice  # noqa: F401 (re-exported)
+from app.benchmarks.echomind import choice_letter, options_by_letter
+from app.benchmarks.friendbench import parse_familiarity as parse_forced_choice
+from app.benchmarks.generic import open_answer as parse_open_response
 
-
-def _option_text(option: str) -> str:
-    """The option without a leading "A." / "(A)" / "A)" of its own."""
-    return re.sub(r"^\s*\(?[A-Za-z][\).:]\s+", "", option).strip().lower()
+__all__ = ["parse_forced_choice", "parse_multiple_choice", "parse_open_response"]
 
 
 def parse_multiple_choice(text: str | None, options: Sequence[str]) -> str | None:
-    """The chosen option's letter ("A", "B", ...), or None.
-
-    Accepts a bare letter, "(B)", "B.", "B)", "Answer: B", "option B", or the text of exactly
-    one option quoted in the reply.
-    """
-    if not text or not options:
-        return None
-    letters = "".join(option_letters(len(options)))
-    stripped = text.strip()
-    patterns = (
-        rf"^\(?([{letters}])\)?[\.\):]?$",
-        rf"(?:answer|option|choice)\s*(?:is|:)?\s*\(?\**([{letters}])\**\)?(?![A-Za-z])",
-        rf"^\(?([{letters}])[\)\.:]\s",
-        rf"\(([{letters}])\)",
-    )
-    for pattern in patterns:
-        match = re.search(pattern, stripped, flags=re.I if pattern.startswith("(?:") else 0)
-        if match:
-            return match.group(1).upper()
-    lowered = stripped.lower()
-    texts = {letter: _option_text(option) for letter, option in zip(letters, options)}
-    hits = [letter for letter, option in texts.items() if option and option in lowered]
-    if len(hits) > 1:
-        # Prefer the longest option text when it contains the others ("sad" inside "very sad").
-        longest = max(hits, key=lambda letter: len(texts[letter]))
-        hits = [longest] if all(texts[h] in texts[longest] for h in hits) else hits
-    return hits[0] if len(hits) == 1 else None
-
-
-def parse_open_response(text: str | None) -> str:
-    """An open reply as it is, trimmed."""
-    return (text or "").strip()
+    """The chosen option's letter ("A", "B", ...) among `options` listed in letter order, or None."""
+    return choice_letter(text, options_by_letter(list(options)))

@@ -40,6 +40,10 @@ Stimulus ids: `<type>/<case_id>` for scripts (kind echomind_script, media audio:
 and `<type>/mcq/<task>/<question_id>` for MCQs (kind echomind_mcq, media audio, ground truth = option letter).
 Unknown release fields are sniffed: the script text from script/speak_A/text/...; the MCQ answer key from
 answer/label/gt/correct_answer/...; `--map text=FIELD` and `--map label=FIELD` override the guess.
+
+Answers are kept as the files give them: the MCQ key as written and each MCQ reply as raw output. Which option
+a key or a reply names, and whether the reply is correct, is EchoMind's rule in `app.benchmarks.echomind`,
+applied to the plan before it is written (the same parser reads live replies).
 """
 from __future__ import annotations
 
@@ -74,9 +78,6 @@ _STRUCTURAL = re.compile(r"^(outputs?|output_(human|synthesis)|(asr|mcq|response
                          r"_outputs?|audio_output_(true|false)|judges?|judgments|leaderboards?|"
                          + "|".join(PROMPTS) + r")$", re.IGNORECASE)
 _OPTION_LINE = re.compile(r"^\s*\(?([A-Z])\s*[\.\):]\s*(.*?)\s*$")
-# option letters are capitals: "The answer is a ..." or "A speaker ..." must not read as option A
-_ANSWER_IS = re.compile(r"(?i:answer\s*(?:is)?)\s*[:：]?\s*\**\(?\s*([A-Z])\b")
-_LEADING_LETTER = re.compile(r"^\s*\**\(?\s*([A-Z])\s*(?:[\.\):]|\**\s*$)")
 
 
 class EchoMindImporter:
@@ -211,24 +212,6 @@ def parse_options(value: Any) -> dict[str, str] | None:
     return options if len(options) >= 2 else None
 
 
-def option_letter(value: Any, options: dict[str, str]) -> str | None:
-    """The option a key or an answer names: a letter, "C. text", "The answer is: C", or an option's text."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if len(text) == 1 and text.upper() in options:
-        return text.upper()
-    for pattern in (_ANSWER_IS, _LEADING_LETTER):
-        match = pattern.search(text) if pattern is _ANSWER_IS else pattern.match(text)
-        if match and match.group(1).upper() in options:
-            return match.group(1).upper()
-    lowered = text.lower().rstrip(".")
-    hits = [letter for letter, option in options.items() if option.lower().rstrip(".") == lowered]
-    if not hits:
-        hits = [letter for letter, option in options.items() if option and option.lower().rstrip(".") in lowered]
-    return hits[0] if len(hits) == 1 else None
-
-
 def _clean_label(text: str) -> str:
     return re.sub(r"^\s*(target|alternative|neutral)\s*:\s*", "", text, flags=re.IGNORECASE)
 
@@ -252,7 +235,8 @@ class _Reader:
         self.aggregates: list[dict[str, Any]] = []
         self.data_types: list[str] = []
         self.scripts: dict[tuple[str, str], dict[str, Any]] = {}        # (type, case key) -> script info
-        self.mcqs: dict[tuple[str, str, str], dict[str, Any]] = {}      # (type, task, question id) -> mcq info
+        self.mcqs: dict[tuple[str, str, str], str] = {}                 # (type, task, question id) -> stimulus
+        self.plan_origins: dict[str, tuple[str, int | None, str | None]] = {}  # MCQ stimulus -> its key's place
         self.missing_media = 0
 
     # -- release ---------------------------------------------------------------------------------
@@ -473,31 +457,27 @@ class _Reader:
                 self.log.add(file, line, "options_text", record["options_text"],
                              "at least two options like \"A. ...\\nB. ...\" (a string, list or object)")
                 continue
-            key = None
-            if key_field is not None:
-                raw_key = record.get(key_field)
-                key = option_letter(raw_key, options)
-                if key is None:
-                    self.log.add(file, line, key_field, raw_key,
-                                 f"one of the options {', '.join(options)} (a letter, or the option text)")
-                    continue
+            # the key as written ("C", "C. Sad voice"); app.benchmarks.echomind resolves it to a letter
+            raw_key = record.get(key_field) if key_field is not None else None
             subtype = record.get(subtype_field) if subtype_field else None
             case_match = re.match(r"(id_?\d+)", audio_name)
             script = self.scripts.get((data_type, _case_key(case_match.group(1)))) if case_match else None
             stimulus = f"{data_type}/mcq/{task}/{qid}"
             meta = {"question_id": qid, "data_type": data_type, "task": task,
                     "subtype": subtype if isinstance(subtype, str) else None, "options": options,
-                    "answer_text": options.get(key) if key else None, "audio_dir": audio_dir,
+                    "audio_dir": audio_dir,
                     "case_id": case_match.group(1) if case_match else None,
                     "script": script["stimulus"] if script else None}
-            self.stimuli.append({"external_id": stimulus, "kind": "echomind_mcq", "ground_truth": key,
+            self.plan_origins[stimulus] = (file, line, key_field)
+            self.stimuli.append({"external_id": stimulus, "kind": "echomind_mcq",
+                                 "ground_truth": raw_key if raw_key is None else str(raw_key),
                                  "split": data_type, "title": f"{task} {qid}" + (f" · {subtype}" if
                                                                                   isinstance(subtype, str) else ""),
                                  "text": question + "\n" + "\n".join(f"{k}. {v}" for k, v in options.items()),
                                  "meta": dumps(meta)})
             rel = audio_rel / audio_dir / audio_name if audio_dir else audio_rel / audio_name
             self.audio_media(stimulus, "audio", str(rel), file, line)
-            self.mcqs[(data_type, task, qid)] = {"stimulus": stimulus, "options": options, "key": key}
+            self.mcqs[(data_type, task, qid)] = stimulus
 
     # -- outputs ---------------------------------------------------------------------------------
     def read_output_file(self, path: Path) -> None:
@@ -618,11 +598,12 @@ class _Reader:
         if mcq is None and self.mcqs:
             self.log.add(file, line, "question_id", qid, f"a question id of MCQ/{task}.json ({ctx['data_type']})")
             return
-        if mcq is None:  # outputs added alone: the record repeats the question, so read options and key from it
-            options = parse_options(record.get("options_text")) or {}
+        repeated: dict[str, Any] = {}
+        if mcq is None:  # outputs added alone: the record repeats the question, so keep its options and key
             key_field = self.options.mapping.get("label") or next((k for k in KEY_FIELDS if k in record), None)
-            key = option_letter(record.get(key_field), options) if key_field else None
-            mcq = {"stimulus": f"{ctx['data_type']}/mcq/{task}/{qid}", "options": options, "key": key}
+            repeated = {"options": parse_options(record.get("options_text")) or {},
+                        "answer_key": record.get(key_field) if key_field else None}
+            mcq = f"{ctx['data_type']}/mcq/{task}/{qid}"
         model = self.model_of(record, line, ctx)
         texts = {}
         for field in ("predicted_text_answer", "predicted_audio_answer"):
@@ -633,18 +614,14 @@ class _Reader:
             texts[field] = value
         if model is None:
             return
+        # the reply as given; app.benchmarks.echomind reads the letter and scores it
         raw = texts["predicted_text_answer"] or texts["predicted_audio_answer"]
-        answer = option_letter(raw, mcq["options"]) if mcq["options"] else None
-        if answer is None and raw and texts["predicted_audio_answer"] and raw != texts["predicted_audio_answer"]:
-            answer = option_letter(texts["predicted_audio_answer"], mcq["options"])
-        correct = None if mcq["key"] is None or raw is None else answer == mcq["key"]
         meta = {"predicted_audio_answer": texts["predicted_audio_answer"],
-                "predicted_audio_file": record.get("prediected_audio_file"), "source_file": file,
-                "parsed": answer is not None}
-        self.predictions.append({"stimulus": mcq["stimulus"], "model": model, "modality": f"mcq_{task}",
+                "predicted_audio_file": record.get("prediected_audio_file"), "source_file": file, **repeated}
+        self.predictions.append({"stimulus": mcq, "model": model, "modality": f"mcq_{task}",
                                  "prompt_setting": "", "vision_mode": "",
                                  "context": "audio_output" if "audio_output_true" in ctx["parts"] else "",
-                                 "raw_output": raw, "answer": answer, "correct": correct, "meta": dumps(meta),
+                                 "raw_output": raw, "answer": None, "correct": None, "meta": dumps(meta),
                                  "_file": file, "_line": line})
 
     def read_conversation(self, record: dict[str, Any], line: int, ctx: dict[str, Any]) -> None:
@@ -792,6 +769,7 @@ class _Reader:
         if self.missing_media:
             self.notes.append(f"{self.missing_media} media files missing")
         plan.mapping = dict(self.mapping)
+        plan.origins.update(self.plan_origins)
         plan.notes.extend(self.notes)
         self.log.finish(plan)
         return plan

@@ -18,6 +18,10 @@ In the store, a task's reference trace (trace steps without a model) is its set-
 reference steps, and the stimulus meta `setup_steps` says how many of them are set-up: a model's trace is
 played after the set-up. Each model's attempt is a prediction (run conditions all '') whose trace steps
 follow; whether it reached the goal is computed later by the belief engine, so `correct` stays empty.
+
+This reader keeps a task's goal as written (goal-atom rows holding a sentence in `text`, or an atom's fields
+as given) and checks only the shape of its steps; `app.benchmarks.ncp` reads the goal with the one goal
+parser and checks the steps' actions against the belief engine before the plan is written.
 """
 from __future__ import annotations
 
@@ -32,16 +36,9 @@ from storage.importers.common import (
     ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl,
 )
 from storage.importers.generic import LINE, read_table
-from storage.importers.goal_text import (
-    CONTAINER, ROOM, GoalAtom, GoalParseError, GoalVocabulary, atom_from_mapping, parse_goal_sentence,
-)
 from storage.importers.plan import DatasetInfo, ImportPlan
 
 STORY_COLUMNS = ("infilled_story", "story_structure", "raw_story")
-NCP_ACTIONS = frozenset({"enter_room", "leave_room", "move_object_container", "leave_container",
-                         "move_object_room", "update_object_state", "location_declaration"})
-# ExploreToM's communication actions appear in its golden traces; NCP itself never uses them.
-EXPLORETOM_ACTIONS = NCP_ACTIONS | {"private_communication", "broadcast_communication"}
 _TRUE = {"true", "1", "yes", "t"}
 _FALSE = {"false", "0", "no", "f"}
 
@@ -135,8 +132,10 @@ class ExploreToMImporter:
                 meta["false_belief"] = flag in _TRUE if flag else None
             if record.get("qprop=params"):
                 meta["params"] = record["qprop=params"]
-            if story != "story_structure" and record.get("story_structure"):
-                meta["story_structure"] = record["story_structure"]
+            # the tracker's sentences, kept as written for the app to read into a trace
+            structure = next((c for c in ("story_structure", "raw_story") if record.get(c)), None)
+            if structure and structure != story:
+                meta["story_structure"] = record[structure]
             for column in extra_columns:
                 if record.get(column) not in (None, ""):
                     meta[column] = record[column]
@@ -261,13 +260,12 @@ def _first(record: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def parse_steps(value: Any, file: str, record: int | None, where: str, log: ProblemLog,
-                known_actions: frozenset[str] | None) -> list[dict[str, Any]] | None:
-    """Check a list of `{action, args, kwargs}` steps (a list `[action, *args]` is accepted too).
+def parse_steps(value: Any, file: str, record: int | None, where: str, log: ProblemLog) -> list[dict[str, Any]] | None:
+    """Check the shape of a list of `{action, args, kwargs}` steps (a list `[action, *args]` is accepted too).
 
-    Returns the steps normalised, or None after logging each bad one. With `known_actions`, other action
-    names are errors; without, any name is kept (a model may call an action that does not exist, which the
-    belief engine then shows as failed).
+    Returns the steps normalised, or None after logging each bad one. Action names are not checked here:
+    whether the engine has an action is the belief engine's to say (`app.benchmarks.ncp` checks a task's own
+    steps; a model may call an action that does not exist, which the engine then shows as failed).
     """
     if value is None:
         return []
@@ -290,9 +288,6 @@ def parse_steps(value: Any, file: str, record: int | None, where: str, log: Prob
             log.add(file, record, field_name + ".action", action if action is not None else "<missing>",
                     "an action name")
             ok = False
-        elif known_actions is not None and action not in known_actions:
-            log.add(file, record, field_name + ".action", action, "one of " + ", ".join(sorted(known_actions)))
-            ok = False
         elif not isinstance(args, list):
             log.add(file, record, field_name + ".args", f"<{type(args).__name__}>", "a list")
             ok = False
@@ -304,36 +299,32 @@ def parse_steps(value: Any, file: str, record: int | None, where: str, log: Prob
     return steps if ok else None
 
 
-def _goal_atoms(value: Any, vocab: GoalVocabulary, file: str, record: int, log: ProblemLog
-                ) -> list[GoalAtom] | None:
+def _goal_rows(value: Any, external: str, file: str, record: int, log: ProblemLog) -> list[dict[str, Any]] | None:
+    """The goal as written: one row per sentence (in `text`) or per atom object (its fields as given)."""
     if value is None:
         return []
     if isinstance(value, dict) and "atoms" in value:
         value = value["atoms"]
     items = value if isinstance(value, list) else [value]
-    atoms, ok = [], True
+    rows, ok = [], True
     for index, item in enumerate(items):
-        try:
-            if isinstance(item, str):
-                atoms.append(parse_goal_sentence(item, vocab))
-            elif isinstance(item, dict):
-                atoms.append(atom_from_mapping(item, vocab))
-            else:
-                raise GoalParseError(f"a {type(item).__name__}")
-        except GoalParseError as exc:
-            log.add(file, record, f"goal[{index}]", f"<{exc}>",
+        if isinstance(item, str):
+            rows.append({"stimulus": external, "ord": index, "text": item})
+        elif isinstance(item, dict):
+            holders = item.get("holders", [])
+            rows.append({"stimulus": external, "ord": index, "holders": dumps(holders),
+                         "entity": _text(item.get("entity")), "property": _text(item.get("property")) or "",
+                         "value": _text(item.get("value")), "text": _text(item.get("text"))})
+        else:
+            log.add(file, record, f"goal[{index}]", f"<a {type(item).__name__}>",
                     "a goal sentence or an atom {holders, entity, property, value}")
             ok = False
-    return atoms if ok else None
+    return rows if ok else None
 
 
-def goal_type(atom: GoalAtom, vocab: GoalVocabulary) -> str:
-    """One of the four NCP goal types for an atom."""
-    if atom.property == CONTAINER:
-        return "object in container"
-    if atom.property == ROOM:
-        return "person in room" if atom.entity in vocab.people else "object in room"
-    return "object property value"
+def _text(value: Any) -> str | None:
+    """A field kept as text for the goal parser to judge (a number stays readable, a missing one is None)."""
+    return None if value is None else value if isinstance(value, str) else json.dumps(value)
 
 
 def _bool(value: Any) -> bool | None:
@@ -351,19 +342,10 @@ def _add_task(plan: ImportPlan, log: ProblemLog, tasks: dict[str, str], file: st
         return
     tasks[external] = f"{file} record {record}"
     setup = parse_steps(_first(task, "initial_steps", "setup", "initial_trace", "initial"), file, record,
-                        "initial_steps", log, EXPLORETOM_ACTIONS)
-    reference = parse_steps(_first(task, *reference_key), file, record, reference_key[0], log,
-                            EXPLORETOM_ACTIONS)
-    if setup is None or reference is None:
-        return
-    vocab = GoalVocabulary.from_steps(setup + reference)
-    for key, kind in (("rooms", vocab.rooms), ("containers", vocab.containers), ("people", vocab.people)):
-        if isinstance(task.get(key), list):
-            kind.update(str(v) for v in task[key])
-    if isinstance(task.get("state_types"), dict):
-        vocab.states.update({str(k): "<state_update> " + str(v) for k, v in task["state_types"].items()})
-    atoms = _goal_atoms(_first(task, "goal", "goals", "goal_atoms"), vocab, file, record, log)
-    if atoms is None:
+                        "initial_steps", log)
+    reference = parse_steps(_first(task, *reference_key), file, record, reference_key[0], log)
+    goal = _goal_rows(_first(task, "goal", "goals", "goal_atoms"), external, file, record, log)
+    if setup is None or reference is None or goal is None:
         return
     try:
         false_belief = _bool(_first(task, "false_belief", "is_false_belief", "is_false_belief_story"))
@@ -371,23 +353,23 @@ def _add_task(plan: ImportPlan, log: ProblemLog, tasks: dict[str, str], file: st
         log.add(file, record, "false_belief", exc.args[0], "true or false")
         return
     context = _first(task, "context", "story", "description")
-    meta: dict[str, Any] = {
-        "goal_size": len(atoms), "goal_order": max((a.order for a in atoms), default=None),
-        "goal_types": sorted({goal_type(a, vocab) for a in atoms}), "false_belief": false_belief,
-        "setup_steps": len(setup), "source": file,
-    }
+    # names the task declares besides its steps, for reading its goal (app.benchmarks.ncp)
+    declared = {key: [str(v) for v in task[key]] for key in ("rooms", "containers", "people")
+                if isinstance(task.get(key), list)}
+    if isinstance(task.get("state_types"), dict):
+        declared["state_types"] = {str(k): str(v) for k, v in task["state_types"].items()}
+    meta: dict[str, Any] = {"false_belief": false_belief, "setup_steps": len(setup), "source": file,
+                            "declared": declared}
     if isinstance(task.get("goal_type"), str):
-        meta["goal_types"] = [task["goal_type"]]
+        meta["goal_type_given"] = [task["goal_type"]]
     for key in ("context_id", "goal_id", "questions", "reference_returned"):
         if key in task:
             meta[key] = task[key]
-    plan.add("stimuli", [{"external_id": external, "kind": "ncp_task", "title": task.get("title") or (
-        "; ".join(a.text or "" for a in atoms) if atoms else external),
-        "text": context if isinstance(context, str) else None, "meta": dumps(meta)}])
-    if atoms:
-        plan.add("goal_atoms", [{"stimulus": external, "ord": i, "holders": dumps(list(a.holders)),
-                                 "entity": a.entity, "property": a.property, "value": a.value, "text": a.text}
-                                for i, a in enumerate(atoms)])
+    plan.origins[external] = (file, record, reference_key[0])
+    plan.add("stimuli", [{"external_id": external, "kind": "ncp_task", "title": task.get("title"),
+                          "text": context if isinstance(context, str) else None, "meta": dumps(meta)}])
+    if goal:
+        plan.add("goal_atoms", goal)
     steps = setup + reference
     if steps:
         plan.add("trace_steps", _step_rows(external, None, steps))
@@ -478,7 +460,7 @@ def _read_traces(path: Path, root: Path, plan: ImportPlan, log: ProblemLog, task
             log.add(file, number, "model,task_id", f"<a second trace of {model} on {task}>", "one trace each")
             continue
         seen.add((model, task))
-        steps = parse_steps(_first(record, "steps", "trace", "actions"), file, number, "steps", log, None)
+        steps = parse_steps(_first(record, "steps", "trace", "actions"), file, number, "steps", log)
         if steps is None:
             continue
         raw = record.get("raw_output")

@@ -13,8 +13,10 @@ folder names, e.g. `validation/media/<clip>/A.mp4`, `<clip>_B.flac`, `<clip>/tra
 participant read from an `A`/`B` (`p1`/`p2`, `left`/`right`) word in the name.
 Transcripts are JSON: a list of segments, `{"segments": [...]}` or Seamless' `{"metadata:transcript": [...]}`.
 
-Truth and answers are normalised to `familiar`/`stranger` (friend, friends, 1 / stranger, strangers, 0);
-conditions to `text`/`audio`/`video`. `correct` is computed wherever truth and answer are known.
+Truth and human answers are normalised to `familiar`/`stranger` (friend, friends, 1 / stranger, strangers, 0),
+and human answers scored against the truth; conditions to `text`/`audio`/`video`. A model's answer is kept as
+the file gives it (with those spellings normalised) beside its raw output: the verdict in its prose and its
+correctness are read by `app.benchmarks.friendbench` when the plan is interpreted.
 """
 from __future__ import annotations
 
@@ -29,7 +31,6 @@ from typing import Any
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import (ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar,
                                       read_json, resolve_media)
-from storage.importers.familiarity_text import parse_familiarity
 from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.seamless import (AUDIO_SUFFIXES, LABEL_SET_FILES, VIDEO_SUFFIXES, parse_transcript,
@@ -503,7 +504,7 @@ class _Planner:
         if not {"answer", "raw", "correct"} & set(g):
             require_fields(table, g, ["answer", "raw"], FIELD_HELP)
         used = {guess.column for guess in g.values()}
-        rows, models, seen, unparsed = [], {}, set(), 0
+        rows, models, seen = [], {}, set()
         for line, row in table.rows():
             check_cancel(self.options)
             clip = self.clip_of(table, line, row, g)
@@ -527,21 +528,15 @@ class _Planner:
             seen.add(key)
             raw = row.get(g["raw"].column) if "raw" in g else None
             given_answer = self.value(row, g, "answer")
-            answer = normalise_familiarity(given_answer) or parse_familiarity(given_answer) or (
-                parse_familiarity(raw) if given_answer is None else None)
             meta = {c: _scalar(v) for c, v in row.items() if c not in used and v is not None and v.strip()}
-            if answer is None:
-                unparsed += 1
-                meta["unparsed"] = True
             models.setdefault(model, self.value(row, g, "organisation"))
+            # the answer as the file spells it; the verdict in prose is read by app.benchmarks.friendbench
             rows.append({"stimulus": clip, "model": model, "modality": condition, "prompt_setting": prompt,
-                         "vision_mode": "", "context": "", "raw_output": raw, "answer": answer,
-                         "correct": (answer == self.truth[clip]) if answer else given_correct,
+                         "vision_mode": "", "context": "", "raw_output": raw,
+                         "answer": normalise_familiarity(given_answer) or given_answer, "correct": given_correct,
                          "latency_s": latency, "meta": dumps(meta) if meta else None})
         self.plan.add("predictions", rows)
         self.plan.add("models", [{"model": m, "organisation": o} for m, o in models.items()])
-        if unparsed:
-            self.plan.notes.append(f"{unparsed} predictions without a familiar/stranger answer")
 
     def results(self, table: Table) -> None:
         g = self.sniff(table, RESULT_FIELDS, ["model"])

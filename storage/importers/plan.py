@@ -1,8 +1,9 @@
 """What an importer produces: the unified model as polars frames, checked and ready to write.
 
-Importers only read files and build an `ImportPlan`; `storage.importers.writer.write_plan` writes a plan
-in one transaction. So a dry run is a plan that is never written, and every importer gets the same
-all-or-nothing, idempotent write.
+Importers only read files and build an `ImportPlan` holding what the files say (a model's raw reply, a goal
+as written, the steps as given); the benchmark's rules in `app.benchmarks` then interpret it (parse answers,
+score them, parse goals), and `storage.importers.writer.write_plan` writes the plan in one transaction. So a
+dry run is a plan that is never written, and every importer gets the same all-or-nothing, idempotent write.
 """
 from __future__ import annotations
 
@@ -92,6 +93,9 @@ class ImportPlan:
     # tables whose natural keys the importer already proved unique (with line numbers); the writer skips
     # its own, slower check for them
     unique_checked: set[str] = field(default_factory=set)
+    # where a stimulus was read (file, line or record, field), for problems found only when the plan is
+    # interpreted (an answer key naming no option, a goal sentence of no known form)
+    origins: dict[str, tuple[str, int | None, str | None]] = field(default_factory=dict)
 
     def frame(self, table: str) -> pl.DataFrame:
         return self.frames.get(table, empty_frame(table))
@@ -102,6 +106,13 @@ class ImportPlan:
             self.frames[table] = pl.concat([self.frames[table], new], how="vertical")
         else:
             self.frames[table] = new
+
+    def drop_stimuli(self, external_ids: set[str]) -> None:
+        """Leave out these stimuli and every row that belongs to them (media, answers, steps, goals ...)."""
+        for table, frame in self.frames.items():
+            column = "external_id" if table == "stimuli" else "stimulus"
+            if column in frame.columns and frame.height:
+                self.frames[table] = frame.filter(~pl.col(column).is_in(sorted(external_ids)))
 
     def counts(self) -> dict[str, int]:
         return {name: self.frame(name).height for name in FRAME_SCHEMAS}

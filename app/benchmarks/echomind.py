@@ -1,0 +1,162 @@
+"""EchoMind's rules: which option a reply (or an answer key) names, and how an MCQ answer is scored.
+
+One parser reads every MCQ reply, whether it arrives in a release's output file or from a live model, and
+also resolves a release's answer key ("C", "C. Sad voice", "The answer is: C"). It returns None when the text
+does not settle the choice, so an unparseable reply is counted as such instead of being guessed.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from storage.importers.common import ProblemLog, dumps
+from storage.importers.plan import ImportPlan
+from storage.records import StimulusDetail
+
+NAME = "echomind"
+MCQ_KIND = "echomind_mcq"
+
+# "Answer: b", "the answer is **B**", "option d", "final answer = C" and the JSON form {"answer": "B"}.
+_MARKER = re.compile(r"\b(?i:final\s+answer|answer|option|choice)\b[\"']?\s*(?:is\b)?\s*[:=：-]?\s*[\"'*(\[\s]*"
+                     r"([A-Za-z])(?![A-Za-z])(?P<after>\s+\w)?")
+# The whole reply is one letter: "B", "(c)", "**A**", "D.", "\"B\"".
+_ALONE = re.compile(r"^[\s\"'*(\[]*([A-Za-z])[\s\"'*)\].:]*$")
+# A reply that starts with a capital letter and its punctuation: "C) the speaker sounds very sad", "B. ..."
+_LEADING = re.compile(r"^[\s*]*\(?([A-Z])[\).:]\s")
+# A letter in brackets anywhere: "I choose (B)".
+_BRACKETED = re.compile(r"\(([A-Za-z])\)")
+
+
+def _plain(text: str) -> str:
+    return text.strip().lower().rstrip(".").strip()
+
+
+def option_text(option: str) -> str:
+    """The option without a leading "A." / "(A)" / "A)" of its own."""
+    return re.sub(r"^\s*\(?[A-Za-z][\).:]\s+", "", option).strip()
+
+
+def options_by_letter(options: Mapping[str, str] | list[str]) -> dict[str, str]:
+    """Options as letter -> text, from the stored mapping or a list in letter order."""
+    if isinstance(options, Mapping):
+        return {str(k).strip().upper(): str(v) for k, v in options.items()}
+    return {chr(ord("A") + i): option_text(str(v)) for i, v in enumerate(options)}
+
+
+def choice_letter(text: Any, options: Mapping[str, str]) -> str | None:
+    """The option letter a reply or an answer key names, or None when it names none or several.
+
+    Read in this order: the reply is a bare letter; the letter after the last "answer"/"option"/"choice"
+    marker (a lower-case "a" before a word is the article: "the answer is a guess"); a leading "C)" or
+    "C."; a letter in brackets; the text of exactly one option (the longest when one contains another).
+    """
+    if not isinstance(text, str) or not text.strip() or not options:
+        return None
+    letters = {letter.upper() for letter in options}
+    stripped = text.strip()
+    alone = _ALONE.match(stripped)
+    if alone:
+        return alone.group(1).upper() if alone.group(1).upper() in letters else None
+    for match in reversed(list(_MARKER.finditer(stripped))):
+        letter = match.group(1)
+        if letter == "a" and match.group("after"):
+            continue
+        if letter.upper() in letters:
+            return letter.upper()
+    for pattern in (_LEADING, _BRACKETED):
+        match = pattern.search(stripped)
+        if match and match.group(1).upper() in letters:
+            return match.group(1).upper()
+    lowered = _plain(stripped)
+    texts = {letter.upper(): _plain(option_text(option)) for letter, option in options.items()}
+    exact = [letter for letter, option in texts.items() if option and option == lowered]
+    if len(exact) == 1:
+        return exact[0]
+    hits = [letter for letter, option in texts.items() if option and option in lowered]
+    if len(hits) > 1:
+        longest = max(hits, key=lambda letter: len(texts[letter]))
+        hits = [longest] if all(texts[h] in texts[longest] for h in hits) else hits
+    return hits[0] if len(hits) == 1 else None
+
+
+def mcq_answer(text: str | None, audio_text: str | None, options: Mapping[str, str]) -> str | None:
+    """The letter a model chose: from its text answer, else from the transcript of its spoken answer."""
+    answer = choice_letter(text, options)
+    if answer is None and text and audio_text and text != audio_text:
+        answer = choice_letter(audio_text, options)
+    return answer
+
+
+def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, bool | None]:
+    """(answer, correct) for a live reply: an MCQ's letter, or a conversation reply as it is."""
+    if detail.kind != MCQ_KIND:
+        return (text or "").strip(), None
+    answer = choice_letter(text, options_by_letter(detail.meta.get("options") or {}))
+    if answer is None or detail.ground_truth is None:
+        return answer, None
+    return answer, answer == detail.ground_truth.strip().upper()
+
+
+def interpret(plan: ImportPlan, log: ProblemLog) -> None:
+    """Resolve each MCQ's answer key to a letter, then parse and score every MCQ answer in the plan.
+
+    A key that names no option is a problem of its question (read from `plan.origins`), which is left out.
+    Answers added without their questions are scored from the options and key their records repeat.
+    """
+    stimuli = plan.frame("stimuli")
+    keys: dict[str, tuple[dict[str, str], str | None]] = {}
+    bad: set[str] = set()
+    if stimuli.height:
+        truths, metas = [], []
+        for external, kind, raw_key, meta_text in stimuli.select("external_id", "kind", "ground_truth",
+                                                                 "meta").iter_rows():
+            if kind != MCQ_KIND:
+                truths.append(raw_key)
+                metas.append(meta_text)
+                continue
+            meta = json.loads(meta_text) if meta_text else {}
+            options = meta.get("options") or {}
+            key = choice_letter(raw_key, options) if raw_key is not None else None
+            if raw_key is not None and key is None:
+                file, line, field = plan.origins.get(external, ("?", None, None))
+                log.add(file, line, field, raw_key,
+                        f"one of the options {', '.join(options)} (a letter, or the option text)")
+                bad.add(external)
+            meta["answer_text"] = options.get(key) if key else None
+            keys[external] = (options, key)
+            truths.append(key)
+            metas.append(dumps(meta))
+        plan.frames["stimuli"] = stimuli.with_columns(
+            pl.Series("ground_truth", truths, dtype=stimuli["ground_truth"].dtype),
+            pl.Series("meta", metas, dtype=stimuli["meta"].dtype))
+    predictions = plan.frame("predictions")
+    if predictions.height:
+        answers, correct, metas = [], [], []
+        for stimulus, modality, raw, answer, given, meta_text in predictions.select(
+                "stimulus", "modality", "raw_output", "answer", "correct", "meta").iter_rows():
+            if not (modality or "").startswith("mcq_"):
+                answers.append(answer)
+                correct.append(given)
+                metas.append(meta_text)
+                continue
+            meta = json.loads(meta_text) if meta_text else {}
+            options, key = keys.get(stimulus) or (meta.get("options") or {}, None)
+            if stimulus not in keys and meta.get("answer_key") is not None:
+                key = choice_letter(meta["answer_key"], options)
+            letter = mcq_answer(raw, meta.get("predicted_audio_answer"), options) if options else None
+            meta["parsed"] = letter is not None
+            meta.pop("options", None)
+            meta.pop("answer_key", None)
+            answers.append(letter)
+            correct.append(None if key is None or raw is None else letter == key)
+            metas.append(dumps(meta))
+        plan.frames["predictions"] = predictions.with_columns(
+            pl.Series("answer", answers, dtype=predictions["answer"].dtype),
+            pl.Series("correct", correct, dtype=predictions["correct"].dtype),
+            pl.Series("meta", metas, dtype=predictions["meta"].dtype))
+    if bad:
+        plan.drop_stimuli(bad)

@@ -1,0 +1,163 @@
+"""NCP-ExploreToM's rules: which actions a task may use, its goals read from their sentences, and whether an
+attempt reached its goal.
+
+An attempt succeeds when every goal atom holds after its last step (played after the task's set-up), and the
+world matches (a true-belief goal) or differs (a false-belief goal) as the task says. `score_attempt` is the
+one scorer: imported attempts, the dashboard and live runs all call it.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from app.beliefs.actions import ACTIONS
+from app.beliefs.engine import CONTAINER, KNOWLEDGE, ROOM
+from app.beliefs.goals import (ANY_LOCATION, GoalAtom, GoalError, Vocabulary, atom_from_json, evaluate_goal, goal_from_json,
+                               vocabulary_from_steps)
+from app.beliefs.replay import TraceError, parse_steps, replay_steps
+from app.beliefs.stories import interpret_stories
+from app.benchmarks.generic import open_answer
+from storage.importers.common import ProblemLog, dumps
+from storage.importers.plan import ImportPlan
+from storage.records import StimulusDetail
+
+NAME = "ncp"
+TASK_KIND = "ncp_task"
+# The six state-changing actions a model may take in NCP, in the order its tools are offered. A task's
+# set-up and reference steps may use any action of the engine (ExploreToM's golden traces also
+# communicate); a model's own trace is kept whatever it calls, and the engine shows a bad call as failed.
+NCP_ACTIONS: tuple[str, ...] = ("enter_room", "leave_room", "move_object_container", "leave_container",
+                                "move_object_room", "update_object_state")
+Step = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AttemptScore:
+    """Whether an attempt reached its goal (None: no goal, or a goal that cannot be read), each atom's text
+    and whether it holds after the last step, and what was wrong (an undecidable goal, a rejected trace)."""
+
+    reached: bool | None
+    atoms: tuple[tuple[str, bool], ...] = ()
+    problem: str | None = None
+
+
+def score_attempt(steps: Sequence[Step], goal: dict[str, Any] | None) -> AttemptScore:
+    """Replay `steps` (set-up included) and check the goal after the last one.
+
+    A trace the engine rejects (an unknown action, arguments of the wrong type) did not reach the goal."""
+    if goal is None or not goal.get("atoms"):
+        return AttemptScore(None, (), "no goal")
+    try:
+        replay = replay_steps(list(steps))
+    except TraceError as exc:
+        return AttemptScore(False, (), f"trace rejected: {exc}")
+    try:
+        parsed = goal_from_json(goal, vocabulary_from_steps(parse_steps(list(steps))))
+    except GoalError as exc:
+        return AttemptScore(None, (), f"goal not understood: {exc}")
+    timeline = evaluate_goal(parsed, replay)
+    if not timeline.satisfied:
+        return AttemptScore(False, tuple((h.atom.text, False) for h in timeline.atoms))
+    return AttemptScore(bool(timeline.satisfied[-1]), tuple((h.atom.text, h.holds[-1]) for h in timeline.atoms))
+
+
+def goal_type(atom: GoalAtom, vocabulary: Vocabulary) -> str:
+    """One of NCP's goal types for an atom.
+
+    A place left open by the parser (`ANY_LOCATION`: named by no step and not a room word) is counted as a
+    container: the parser already calls people's places and room-like names rooms, and the goal matches
+    either way when it is evaluated."""
+    if atom.property in (CONTAINER, ANY_LOCATION):
+        return "object in container"
+    if atom.property == ROOM:
+        return "person in room" if atom.entity in vocabulary.people else "object in room"
+    if atom.property == KNOWLEDGE:
+        return "person heard about topic"
+    return "object property value"
+
+
+def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, bool | None]:
+    """(the reply trimmed, None): a task is scored from its trace, not its text (see `score_attempt`)."""
+    return open_answer(text), None
+
+
+def _task_steps(plan: ImportPlan) -> dict[str, list[tuple[str, list, dict]]]:
+    """Each task's set-up and reference steps (the trace without a model), in order."""
+    steps: dict[str, list[tuple[str, list, dict]]] = {}
+    frame = plan.frame("trace_steps")
+    if not frame.height:
+        return steps
+    reference = frame.filter(pl.col("model").is_null()).sort("stimulus", "step_index")
+    for stimulus, action, args, kwargs in reference.select("stimulus", "action", "args", "kwargs").iter_rows():
+        steps.setdefault(stimulus, []).append((action, json.loads(args or "[]"), json.loads(kwargs or "{}")))
+    return steps
+
+
+def interpret(plan: ImportPlan, log: ProblemLog) -> None:
+    """Check each task's steps against the engine's actions and read its goal into atoms.
+
+    The reader leaves the goal as written (sentences in `text`, or the given fields of an atom) and the names
+    a task declares in its meta (`declared`); a goal of no known form, or a set-up step of an action the
+    engine does not have, is a problem of that task, which is left out. ExploreToM's stories are read into
+    traces and their questions answered by the engine first (`app.beliefs.stories`).
+    """
+    interpret_stories(plan)
+    stimuli = plan.frame("stimuli")
+    tasks = stimuli.filter(pl.col("kind") == TASK_KIND) if stimuli.height else stimuli
+    if not tasks.height:
+        return
+    steps = _task_steps(plan)
+    raw_goals: dict[str, list[dict[str, Any]]] = {}
+    for row in plan.frame("goal_atoms").sort("stimulus", "ord").iter_rows(named=True):
+        raw_goals.setdefault(row["stimulus"], []).append(row)
+    bad: set[str] = set()
+    metas: dict[str, str] = {}
+    titles: dict[str, str] = {}
+    atom_rows: list[dict[str, Any]] = []
+    for external, title, meta_text in tasks.select("external_id", "title", "meta").iter_rows():
+        meta = json.loads(meta_text) if meta_text else {}
+        file, record, steps_field = plan.origins.get(external, ("?", None, "steps"))
+        setup = int(meta.get("setup_steps") or 0)
+        task_steps = steps.get(external, [])
+        unknown = [(i, action) for i, (action, _a, _k) in enumerate(task_steps) if action not in ACTIONS]
+        for i, action in unknown:
+            where = f"initial_steps[{i}]" if i < setup else f"{steps_field}[{i - setup}]"
+            log.add(file, record, where + ".action", action, "one of " + ", ".join(sorted(ACTIONS)))
+        declared = meta.pop("declared", {})
+        vocabulary = vocabulary_from_steps(task_steps).merged(
+            declared.get("rooms", ()), declared.get("containers", ()), declared.get("people", ()),
+            {str(k): "<state_update> " + str(v) for k, v in (declared.get("state_types") or {}).items()})
+        atoms: list[GoalAtom] = []
+        for index, row in enumerate(raw_goals.get(external, [])):
+            item: Any = row["text"] if row["entity"] is None and row["property"] is None and row["value"] is None \
+                else {"holders": json.loads(row["holders"]) if row["holders"] else [], "entity": row["entity"],
+                      "property": row["property"], "value": row["value"], "text": row["text"]}
+            try:
+                atoms.append(atom_from_json(item, vocabulary))
+            except GoalError as exc:
+                log.add(file, record, f"goal[{index}]", f"<{exc}>",
+                        "a goal sentence or an atom {holders, entity, property, value}")
+                bad.add(external)
+        if unknown:
+            bad.add(external)
+        if external in bad:
+            continue
+        meta.update({"goal_size": len(atoms), "goal_order": max((a.order for a in atoms), default=None)})
+        meta["goal_types"] = meta.pop("goal_type_given", None) or sorted({goal_type(a, vocabulary) for a in atoms})
+        metas[external] = dumps(meta)
+        titles[external] = title or ("; ".join(a.text for a in atoms) if atoms else external)
+        atom_rows += [{"stimulus": external, "ord": i, "holders": dumps(list(a.holders)), "entity": a.entity,
+                       "property": a.property, "value": a.value, "text": a.text} for i, a in enumerate(atoms)]
+    plan.frames["stimuli"] = stimuli.with_columns(
+        pl.col("external_id").replace_strict(metas, default=pl.col("meta"), return_dtype=pl.String).alias("meta"),
+        pl.col("external_id").replace_strict(titles, default=pl.col("title"), return_dtype=pl.String).alias("title"))
+    plan.frames.pop("goal_atoms", None)
+    if atom_rows:
+        plan.add("goal_atoms", atom_rows)
+    if bad:
+        plan.drop_stimuli(bad)
+

@@ -1,0 +1,204 @@
+"""Each benchmark rule has one home: the same text gives the same result whichever road it took.
+
+A reply imported from a release file into a real store and the same reply coming back from a live model are
+read by the same parser and scored the same; every goal sentence form survives a round trip through the
+parser and back to a sentence; an NCP attempt gets one verdict at import, on the dashboard and live.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from app.beliefs.goals import atom_sentence, parse_goal_sentence, vocabulary_from_steps
+from app.benchmarks import score_reply
+from app.benchmarks.ncp import score_attempt
+from app.dashboard import ncp_outcome
+from app.import_service import run_import
+from app.live import LiveClient, LiveSettings, parse_forced_choice, parse_multiple_choice
+from app.live.ncp import NCP_TOOLS
+from app.ncp_live import NcpTask, run_live_ncp_task
+from live_server import Reply, ScriptedServer, tool_call
+from resources.sample_build import ncp as ncp_sample
+from storage import analysis
+from storage.importers.common import ImportOptions
+from storage.queries import stimulus_detail
+from storage.store import Store
+
+OPTIONS = {"A": "The speaker sounds happy", "B": "The speaker sounds sad", "C": "The speaker is whispering",
+           "D": "Wind noise in the background"}
+KEY = "B"
+MCQ_REPLIES = {
+    "Answer: b": "B",
+    "I choose (B)": "B",
+    "(c)": "C",
+    "The answer is D.": "D",
+    '{"answer": "B"}': "B",
+    "B": "B",
+    "**A**": "A",
+    "Final answer: C": "C",
+    "I would pick option d here": "D",
+    "The answer is a guess, really": None,
+    "A speaker talks quietly": None,
+    "The speaker sounds sad.": "B",
+    "It is the wind noise in the background, I think": "D",
+    "Something else entirely.": None,
+}
+FRIENDBENCH_REPLIES = {
+    "They are not strangers at all.": "familiar",
+    "They don't know each other; the small talk is stiff.": "stranger",
+    "They are clearly not friends.": "stranger",
+    "They seem unfamiliar with one another.": "stranger",
+    "Hard to say: could be familiar, could be strangers. Final answer: stranger": "stranger",
+    "I think these two already know each other well.": "familiar",
+    "Could be familiar, could be strangers.": None,
+    "They have never met before.": "stranger",
+}
+
+
+def _dump(path: Path, value) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value), encoding="utf-8")
+
+
+def _echomind_release(root: Path) -> list[str]:
+    """A release with one understanding question per reply text and one model answering each; returns the
+    question ids in reply order."""
+    audio = root / "data_synthesis" / "audio"
+    audio.mkdir(parents=True)
+    soundfile.write(str(audio / "id_1_q.wav"), np.zeros(800, np.float32), 8000)
+    options_text = "\n".join(f"{letter}. {text}" for letter, text in OPTIONS.items())
+    ids = [f"q{i}" for i in range(len(MCQ_REPLIES))]
+    _dump(root / "data_synthesis" / "MCQ" / "understanding.json",
+          [{"question_id": qid, "audio_dir": "", "audio_name": "id_1_q.wav", "question": "How does it sound?",
+            "options_text": options_text, "answer": f"{KEY}. {OPTIONS[KEY]}"} for qid in ids])
+    _dump(root / "outputs" / "model-x" / "model-x_mcq_understanding.json",
+          [{"question_id": qid, "predicted_text_answer": reply} for qid, reply in zip(ids, MCQ_REPLIES)])
+    return ids
+
+
+def _stored_answers(store: Store) -> dict[str, tuple[int, str | None, bool | None]]:
+    """external id -> (stimulus id, stored answer, stored correctness) of every prediction."""
+    rows = store.cursor().execute(
+        "SELECT s.external_id, s.id, p.answer, p.correct FROM prediction p JOIN stimulus s ON s.id = p.stimulus_id"
+    ).fetchall()
+    return {external: (sid, answer, correct) for external, sid, answer, correct in rows}
+
+
+def test_mcq_replies_read_the_same_imported_and_live(tmp_path):
+    root = tmp_path / "release"
+    ids = _echomind_release(root)
+    store = Store.open(tmp_path / "t.duckdb")
+    try:
+        run_import(store, "echomind", root, ImportOptions(dataset_name="EchoMind rules"))
+        stored = _stored_answers(store)
+        cur = store.cursor()
+        for qid, (reply, expected) in zip(ids, MCQ_REPLIES.items()):
+            sid, answer, correct = stored[f"synthesis/mcq/understanding/{qid}"]
+            detail = stimulus_detail(cur, sid)
+            assert detail.ground_truth == KEY
+            live_answer = parse_multiple_choice(reply, [f"{k}. {v}" for k, v in sorted(detail.meta["options"].items())])
+            assert (answer, live_answer) == (expected, expected), reply
+            assert score_reply(detail, reply) == (expected, None if expected is None else expected == KEY), reply
+            assert correct == (expected == KEY), reply
+    finally:
+        store.close()
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([header, *rows])
+
+
+def test_friendbench_replies_read_the_same_imported_and_live(tmp_path):
+    root = tmp_path / "release"
+    clips = [f"c{i}" for i in range(len(FRIENDBENCH_REPLIES))]
+    _write_csv(root / "validation" / "data" / "metadata.csv", ["clip_id", "label"],
+               [[clip, "familiar"] for clip in clips])
+    _write_csv(root / "validation" / "ratings" / "model_predictions.csv", ["model", "clip_id", "raw_output"],
+               [["m1", clip, reply] for clip, reply in zip(clips, FRIENDBENCH_REPLIES)])
+    store = Store.open(tmp_path / "t.duckdb")
+    try:
+        run_import(store, "friendbench", root, ImportOptions(dataset_name="FriendBench rules"))
+        stored = _stored_answers(store)
+        cur = store.cursor()
+        for clip, (reply, expected) in zip(clips, FRIENDBENCH_REPLIES.items()):
+            sid, answer, correct = stored[clip]
+            assert (answer, parse_forced_choice(reply)) == (expected, expected), reply
+            truth_correct = None if expected is None else expected == "familiar"
+            assert correct == truth_correct, reply
+            assert score_reply(stimulus_detail(cur, sid), reply) == (expected, truth_correct), reply
+    finally:
+        store.close()
+
+
+GOAL_SENTENCES = [
+    "ball is in the basket",
+    "Beth is in the kitchen",
+    "Beth believes that ball is in the box",
+    "Anne believes that Beth believes that ball is in the box",
+    "Anne thinks that ball is in the box",
+    "Anne believes ball is in the kitchen",
+    "Beth heard about the party",
+    "Anne believes that Beth heard about the party",
+    "apple peeled",
+    "apple is peeled",
+    "Beth believes that apple covered in chocolate",
+    "Beth believes that Anne is in the not(living room)",
+    "the ball is in the drawer.",
+]
+STEPS = [("enter_room", ["Anne", "kitchen"], {}), ("enter_room", ["Beth", "living room"], {}),
+         ("move_object_container", ["Anne", "ball", "box"], {}),
+         ("update_object_state", ["Anne", "apple", "peeled", "<is_peeled>", "Anne peels the apple."], {})]
+
+
+@pytest.mark.parametrize("vocabulary", [None, vocabulary_from_steps(STEPS)], ids=["no vocabulary", "from steps"])
+@pytest.mark.parametrize("sentence", GOAL_SENTENCES)
+def test_every_goal_sentence_round_trips_through_the_one_parser(sentence, vocabulary):
+    atom = parse_goal_sentence(sentence, vocabulary)
+    again = parse_goal_sentence(atom_sentence(atom.holders, atom.entity, atom.property, atom.value), vocabulary)
+    assert (again.holders, again.entity, again.property, again.value) == (
+        atom.holders, atom.entity, atom.property, atom.value)
+
+
+def _tool_calls(steps: list[dict]) -> list[dict]:
+    """A model's stored steps as the tool calls a live model would make (positional arguments named)."""
+    names = {tool["function"]["name"]: list(tool["function"]["parameters"]["properties"]) for tool in NCP_TOOLS}
+    return [tool_call(step["action"], f"c{i}", **dict(zip(names[step["action"]], step["args"])), **step["kwargs"])
+            for i, step in enumerate(steps)]
+
+
+def test_an_ncp_attempt_gets_one_verdict_at_import_on_the_dashboard_and_live(tmp_path):
+    folder = tmp_path / "ncp"
+    ncp_sample.build(folder)
+    store = Store.open(tmp_path / "t.duckdb")
+    try:
+        summary = run_import(store, "ncp", folder, ImportOptions(dataset_name="NCP rules"))
+        cur = store.cursor()
+        attempts = analysis.ncp_attempts(cur, summary.dataset_id)
+        assert attempts and {a.correct for a in attempts} == {True, False}
+        compared = 0
+        for attempt in attempts:
+            replayed, _why = ncp_outcome(dataclasses.replace(attempt, correct=None))
+            assert replayed == attempt.correct == score_attempt(attempt.steps, attempt.goal).reached
+            detail = stimulus_detail(cur, attempt.stimulus_id)
+            task = NcpTask.from_detail(detail)
+            own = attempt.steps[len(task.setup):]
+            if not own or any(step["action"] not in {t["function"]["name"] for t in NCP_TOOLS} for step in own):
+                continue
+            script = [Reply(tool_calls=[call]) for call in _tool_calls(own)] + [Reply(text="Done.")]
+            with ScriptedServer(script) as server:
+                client = LiveClient(LiveSettings(base_url=server.base_url, model="scripted"), timeout_s=5.0,
+                                    max_retries=0, api_key="k")
+                live = run_live_ncp_task(client, task, max_steps=len(own) + 1)
+            assert live.success == attempt.correct
+            compared += 1
+        assert compared >= 2
+    finally:
+        store.close()

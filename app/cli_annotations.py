@@ -8,6 +8,10 @@ from app.cli import EXIT_MISSING_STORE, db_argument, open_cli_store
 from app.export_service import FILTER_KEYS, export_annotations, import_annotations
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.exporters.registry import exporters
+from storage.exporters.report import TransferReport
+
+SKIP_HELP = ("leave out what the format cannot hold (listed in the report) instead of refusing; without it,"
+             " nothing is written when anything would be lost")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--annotator", metavar="NAME", help="only this annotator's labels")
     parser.add_argument("--filter", metavar="KEY=VALUE", action="append", default=[],
                         help=f"keep only matching labels; keys: {', '.join(FILTER_KEYS)}")
+    parser.add_argument("--skip-unrepresentable", action="store_true", help=SKIP_HELP)
     return parser
 
 
@@ -42,14 +47,15 @@ def export_main(argv: list[str]) -> int:
         print(f"thinslice export: {exc}", file=sys.stderr)
         return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1
     try:
-        written = export_annotations(store, args.format, args.out, dataset=args.dataset,
-                                     annotator=args.annotator, filters=filters)
+        result = export_annotations(store, args.format, args.out, dataset=args.dataset, annotator=args.annotator,
+                                    filters=filters, skip_unrepresentable=args.skip_unrepresentable)
     except ThinsliceError as exc:
         print(f"thinslice export: {exc}", file=sys.stderr)
         return 1
     finally:
         store.close()
-    print(f"wrote {written}")
+    print("\n".join(result.report.lines()))
+    print(f"wrote {result.report.written} labels to {result.path}")
     return 0
 
 
@@ -63,8 +69,12 @@ def _import_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dataset", metavar="NAME", help="dataset whose stimuli the labels belong to")
     parser.add_argument("--annotator", metavar="NAME", help="annotator for rows that do not name one")
     parser.add_argument("--label-set", metavar="NAME", help="label set for rows that do not name one")
-    parser.add_argument("--stimulus", metavar="ID", help="stimulus of a per-recording file (ELAN, Praat, Audacity)"
-                        " whose file name is not a stimulus id")
+    parser.add_argument("--stimulus", metavar="ID", help="put the labels of this one per-recording file (ELAN,"
+                        " Praat, Audacity) on this stimulus; without it, each file goes to the stimulus its name"
+                        " (or the id inside it) names")
+    parser.add_argument("--clip", action="store_true", help="cut labels that reach past their stimulus's duration"
+                        " to it (listed in the report) instead of refusing the import")
+    parser.add_argument("--skip-unrepresentable", action="store_true", help=SKIP_HELP)
     return parser
 
 
@@ -78,9 +88,12 @@ def annotations_main(argv: list[str]) -> int:
     # a refused file or a locked store is reported by the command-line dispatcher, like every verb's errors
     store = open_cli_store(args.db, create=args.create)
     try:
+        report = TransferReport()
         added = import_annotations(store, args.format, args.path, args.dataset, args.annotator, args.label_set,
-                                   args.stimulus)
+                                   args.stimulus, clip=args.clip, skip_unrepresentable=args.skip_unrepresentable,
+                                   report=report)
     finally:
         store.close()
+    print("\n".join(report.lines()))
     print(f"added {added} labels")
     return 0

@@ -1,9 +1,12 @@
 """Audacity label track text: `start<TAB>end<TAB>label` per line, times in seconds.
 
-A file holds one stimulus. When the exported labels come from one annotator and one label set the text is
-the label alone (what a user wants to see in Audacity); otherwise it is prefixed `[annotator | set] `
-so that the labels can be told apart and read back. Whole-stimulus labels have no place in a label
-track and are left out.
+A file holds one stimulus. A point label has start = end. A frequency line `\\<TAB>low<TAB>high` after a
+label gives that label's frequency range in Hz (kept in `meta` as `low_hz`/`high_hz`). When the exported
+labels come from one annotator and one label set the text is the label alone (what a user wants to see in
+Audacity); otherwise, or when there are whole-stimulus labels, it is prefixed `[annotator | set] ` (a
+whole-stimulus label `[annotator | set | whole] `, spanning the stimulus) so that the labels can be told
+apart and read back. Reading takes what Audacity itself reads: `.` or `,` as the decimal separator, and a
+line whose second field is not a time as a point label.
 """
 from __future__ import annotations
 
@@ -12,20 +15,40 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import (ExportContext, Row, blank_row, by_stimulus, files_to_read,
-                                      per_stimulus_targets, write_text)
+from storage.exporters.common import (ExportContext, Loss, Row, blank_row, by_stimulus, fields_lost, files_to_read,
+                                      per_stimulus_targets, span_end, write_text)
+from storage.exporters.report import Origin, Reading
 
-_PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)\] (?P<label>.*)$")
+_PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)(?P<whole> \| whole)?\] (?P<label>.*)$", re.S)
+_TIME = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?")
+CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s")
+CARRIED_META = ("low_hz", "high_hz")
 
 
-def label_track(rows: Sequence[Row], prefixed: bool) -> str:
+def _time(text: str) -> float | None:
+    text = text.strip()
+    return float(text.replace(",", ".")) if _TIME.fullmatch(text) else None
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.6f}"
+
+
+def label_track(rows: Sequence[Row], prefixed: bool, duration_s: float | None) -> str:
+    """The label file of one stimulus's rows."""
+    end = span_end(rows, duration_s)
     lines = []
-    for row in sorted(rows, key=lambda r: (r["start_s"], r["end_s"])):
+    whole = [(0.0, end, r) for r in rows if r.get("start_s") is None]
+    timed = [(float(r["start_s"]), float(r["end_s"]), r) for r in rows if r.get("start_s") is not None]
+    for start, stop, row in sorted(whole + timed, key=lambda item: (item[0], item[1])):
         text = row.get("label") or ""
         if prefixed:
-            text = f"[{row.get('annotator') or ''} | {row.get('label_set') or ''}] {text}"
-        text = text.replace("\t", " ").replace("\n", " ")
-        lines.append(f"{row['start_s']:.6f}\t{row['end_s']:.6f}\t{text}")
+            flag = " | whole" if row.get("start_s") is None else ""
+            text = f"[{row.get('annotator') or ''} | {row.get('label_set') or ''}{flag}] {text}"
+        lines.append(f"{_seconds(start)}\t{_seconds(stop)}\t{text}")
+        meta = row.get("meta") or {}
+        if meta.get("low_hz") is not None or meta.get("high_hz") is not None:
+            lines.append(f"\\\t{meta.get('low_hz', 0)}\t{meta.get('high_hz', 0)}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -35,43 +58,75 @@ class AudacityExporter:
     extension = ".txt"
     per_stimulus = True
 
+    def unrepresentable(self, rows: Sequence[Row]) -> list[Loss]:
+        broken = [Loss(r, "its text holds a tab or a line break, which end an Audacity label") for r in rows
+                  if re.search(r"[\t\r\n]", r.get("label") or "")]
+        seen = {id(loss.row) for loss in broken}
+        return broken + fields_lost([r for r in rows if id(r) not in seen], CARRIED, CARRIED_META)
+
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
-        ranges = [r for r in rows if r.get("start_s") is not None]
-        prefixed = len({(r.get("annotator"), r.get("label_set")) for r in ranges}) > 1
-        grouped = by_stimulus(ranges)
-        for stimulus, target in per_stimulus_targets(self, ranges, out_path).items():
-            write_text(target, context, label_track(grouped[stimulus], prefixed))
+        prefixed = (len({(r.get("annotator"), r.get("label_set")) for r in rows}) > 1
+                    or any(r.get("start_s") is None or _PREFIXED.match(r.get("label") or "") for r in rows))
+        grouped = by_stimulus(rows)
+        for stimulus, target in per_stimulus_targets(self, rows, out_path).items():
+            write_text(target, context, label_track(grouped[stimulus], prefixed, context.durations.get(stimulus)))
+            for row in grouped[stimulus]:
+                context.report.count_written(target.name, None)
         return Path(out_path)
 
-    def read(self, path: Path) -> list[Row]:
-        rows: list[Row] = []
+    def read(self, path: Path) -> Reading:
+        reading = Reading([])
         for file in files_to_read(path, self.extension):
-            rows += read_label_track(file)
-        return rows
+            found = read_label_track(file)
+            reading.rows += found.rows
+            reading.report.merge(found.report)
+        return reading
 
 
-def read_label_track(path: Path) -> list[Row]:
-    """Labels of one Audacity label file; the stimulus is the file name. Frequency lines are skipped."""
-    rows = []
+def read_label_track(path: Path) -> Reading:
+    """Labels of one Audacity label file; the file names no stimulus (the importer places it by name)."""
+    path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc}>", "an Audacity label file")) from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or line.startswith("\\"):
-            continue  # "\\\tlow\thigh" lines carry a label's frequency range
-        parts = line.split("\t", 2)
-        try:
-            start, end = float(parts[0]), float(parts[1])
-        except (ValueError, IndexError):
-            raise ImportFailed(RowProblem(path.name, number, None, repr(line[:60]),
-                                          "start<TAB>end<TAB>label with times in seconds")) from None
-        text = parts[2] if len(parts) > 2 else ""
-        match = _PREFIXED.match(text)
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("cp1252", errors="replace")  # Audacity before 2.0 wrote the system's code page
+    reading = Reading([])
+    reading.report.count_read(path.name, None, 0)
+    previous: Row | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if line.startswith("\\"):
+            low, high = (_time(f) for f in (fields + ["", ""])[1:3])
+            if previous is None or low is None or high is None:
+                raise ImportFailed(RowProblem(path.name, number, "frequency range", repr(line[:60]),
+                                              "\\<TAB>low<TAB>high in Hz after a label line"))
+            previous["meta"] = {**(previous["meta"] or {}), "low_hz": low, "high_hz": high}
+            continue
+        start = _time(fields[0])
+        end = _time(fields[1]) if len(fields) > 1 else None
+        if start is None:
+            raise ImportFailed(RowProblem(path.name, number, "start", repr(line[:60]),
+                                          "start<TAB>end<TAB>label with times in seconds"))
+        label = "\t".join(fields[2:]) if end is not None else "\t".join(fields[1:])
+        if end is None:
+            end = start   # Audacity reads a line with one time as a point label
+        if end < start:
+            raise ImportFailed(RowProblem(path.name, number, "end", f"{end:g} before the start {start:g}",
+                                          "an end at or after the start"))
+        origin = Origin(path.name, None, None, number)
+        match = _PREFIXED.match(label)
         if match:
-            rows.append(blank_row(stimulus=path.stem, annotator=match["annotator"] or None,
-                                  label_set=match["label_set"] or None, label=match["label"],
-                                  start_s=start, end_s=end))
+            times = {} if match["whole"] else {"start_s": start, "end_s": end}
+            previous = blank_row(annotator=match["annotator"] or None, label_set=match["label_set"] or None,
+                                 label=match["label"], origin=origin, **times)
         else:
-            rows.append(blank_row(stimulus=path.stem, label=text, start_s=start, end_s=end))
-    return rows
+            previous = blank_row(label=label, start_s=start, end_s=end, origin=origin)
+        reading.rows.append(previous)
+        reading.report.count_read(path.name, None)
+    return reading

@@ -2,8 +2,11 @@
 
 A row is one label as a dict with the keys of `ROW_FIELDS` (the same shape as the annotation sidecar
 `annotations/thinslice_annotations.jsonl`): `stimulus` is the dataset's own id, `start_s`/`end_s` are
-None for a whole-stimulus label. Readers return rows of the same shape; a field a format cannot carry
-comes back as None.
+None for a whole-stimulus label, and equal for a point label (a moment: a Praat point, an ELAN zero-length
+annotation, an Audacity point label). `meta` is a dict of what another tool said about the label beyond
+these fields (see `META_KEYS`), or None. Readers return rows of the same shape, each with an `origin`
+(`report.Origin`); a field a format cannot carry comes back as None. A writer that cannot carry a field or
+a label says so before writing (`unrepresentable`), and the user chooses to skip it or not export.
 """
 from __future__ import annotations
 
@@ -16,9 +19,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from storage.errors import ThinsliceError
+from storage.exporters.report import Reading, TransferReport
 
-ROW_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note", "media_role")
+ROW_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note", "media_role",
+              "meta")
 Row = dict[str, Any]
+# What `meta` may hold: the source tier's name when it is not Thinslice's own `annotator | set` form, the
+# ELAN participant, parent tier, tier constraint and linguistic type, where a dependent annotation's times
+# came from ("parent", "subdivision of parent", "interpolated"), the controlled-vocabulary entry and
+# language, and an Audacity label's frequency range in Hz.
+META_KEYS = ("tier", "speaker", "parent_tier", "tier_type", "linguistic_type", "times", "cve", "language",
+             "low_hz", "high_hz")
 
 
 class ExportRefused(ThinsliceError):
@@ -35,6 +46,7 @@ class ExportContext:
     stimulus_ids: tuple[str, ...] = ()
     durations: Mapping[str, float] = field(default_factory=dict)
     source_files: frozenset[Path] = frozenset()
+    report: TransferReport = field(default_factory=TransferReport)  # where the writer tallies what it wrote
 
 
 class Exporter(Protocol):
@@ -43,11 +55,46 @@ class Exporter(Protocol):
     extension: str      # with the dot
     per_stimulus: bool  # one file per stimulus (a folder when several stimuli are exported)
 
-    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
-        """Write the rows atomically; returns the file (or folder) written."""
+    def unrepresentable(self, rows: Sequence[Row]) -> list[Loss]:
+        """What of `rows` this format cannot hold, found before anything is written."""
 
-    def read(self, path: Path) -> list[Row]:
-        """Read a file (or folder) this exporter wrote back into rows."""
+    def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
+        """Write the rows atomically, counting them in `context.report`; returns the file (or folder) written."""
+
+    def read(self, path: Path) -> Reading:
+        """Read a file (or folder) in this format (written by this exporter or by the other tool) into rows."""
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A label a format cannot hold (`fields` empty) or fields of it that it cannot hold."""
+
+    row: Row
+    reason: str
+    fields: tuple[str, ...] = ()
+
+    @property
+    def whole_label(self) -> bool:
+        return not self.fields
+
+
+def tier_of(row: Row) -> str:
+    """The tier a row is written to or read from, for reports: the source tier, else `annotator | set`."""
+    meta = row.get("meta") or {}
+    return meta.get("tier") or TIER_SEPARATOR.join([row.get("annotator") or "", row.get("label_set") or ""])
+
+
+def fields_lost(rows: Iterable[Row], carried: Iterable[str], carried_meta: Iterable[str] = ()) -> list[Loss]:
+    """A `Loss` for each row with a value in a field (or `meta` key) outside `carried` (`carried_meta`)."""
+    carried, carried_meta = set(carried), set(carried_meta)
+    losses = []
+    for row in rows:
+        lost = [name for name in ROW_FIELDS if name not in carried and name != "meta" and row.get(name) not in (None, "")]
+        lost += [f"meta.{key}" for key, value in (row.get("meta") or {}).items()
+                 if key not in carried_meta and value not in (None, "")]
+        if lost:
+            losses.append(Loss(row, "the format has no place for " + ", ".join(lost), tuple(lost)))
+    return losses
 
 
 def blank_row(**values: Any) -> Row:
@@ -79,6 +126,8 @@ def atomic_write(out_path: Path, context: ExportContext, write: Callable[[Path],
     temp = Path(temp_name)
     try:
         write(temp)
+        # mkstemp makes the file 0600; an export is for sharing, so it gets what any new file would get
+        os.chmod(temp, 0o666 & ~current_umask())
         with open(temp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(temp, target)
@@ -94,6 +143,19 @@ def atomic_write(out_path: Path, context: ExportContext, write: Callable[[Path],
     finally:
         os.close(dir_fd)
     return target
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows (Linux /proc)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_text(out_path: Path, context: ExportContext, text: str) -> Path:
@@ -141,67 +203,103 @@ WHOLE_SUFFIX = "whole"
 
 @dataclass
 class Tier:
+    """One tier of a written file: its labels (start, end, text, row), sorted and never overlapping."""
+
     annotator: str
     label_set: str
     whole: bool
-    intervals: list[tuple[float, float, str]]  # non-overlapping, sorted
-    copy: int = 1                              # 2, 3 ... for extra tiers holding overlapping labels
+    intervals: list[tuple[float, float, str, Row]]
+    copy: int = 1                 # 2, 3 ... for extra tiers holding overlapping labels
+    points: bool = False          # a tier of moments (a Praat TextTier)
+    source_name: str | None = None  # the tier's name in the file the labels came from
+    speaker: str | None = None
 
     @property
     def name(self) -> str:
-        parts = [self.annotator, self.label_set] + ([WHOLE_SUFFIX] if self.whole else [])
-        name = TIER_SEPARATOR.join(parts)
+        if self.source_name:
+            name = self.source_name
+        else:
+            name = TIER_SEPARATOR.join([self.annotator, self.label_set] + ([WHOLE_SUFFIX] if self.whole else []))
         return f"{name} #{self.copy}" if self.copy > 1 else name
 
 
 def parse_tier_name(name: str) -> tuple[str | None, str | None, bool]:
-    """(annotator, label_set, whole) from a tier name written by `Tier.name` (None parts for foreign tiers)."""
-    name = re.sub(r" #\d+$", "", name)
-    parts = name.split(TIER_SEPARATOR)
+    """(annotator, label_set, whole) from a tier name written by `Tier.name`; a tier of another tool
+    (no `annotator | set` in its name) is a label set of that name with no annotator."""
+    if TIER_SEPARATOR not in name:
+        return None, name or None, False
+    parts = re.sub(r" #\d+$", "", name).split(TIER_SEPARATOR)
     whole = len(parts) >= 3 and parts[-1] == WHOLE_SUFFIX
     if whole:
         parts = parts[:-1]
-    if len(parts) >= 2:
-        return parts[0], TIER_SEPARATOR.join(parts[1:]), whole
-    return None, name or None, False
+    return parts[0] or None, TIER_SEPARATOR.join(parts[1:]) or None, whole
 
 
-def build_tiers(rows: Sequence[Row], duration_s: float | None) -> tuple[list[Tier], float]:
-    """Tiers for one stimulus's rows (overlapping labels split into extra tiers) and the end time used.
+def _source_tier(row: Row) -> str | None:
+    """The source tier name to write `row` under: kept only while it still names the row's label set."""
+    name = (row.get("meta") or {}).get("tier")
+    if name and row.get("start_s") is not None and parse_tier_name(name)[1] == row.get("label_set"):
+        return name
+    return None
 
-    A whole-stimulus label becomes one interval spanning [0, end], where end is the stimulus duration,
-    else the last label's end, else 1 s.
-    """
+
+def span_end(rows: Sequence[Row], duration_s: float | None) -> float:
+    """Where a file of these labels ends (and a whole-stimulus label with it): the stimulus duration, else
+    the last label's end, else 1 s; never before a label's end."""
     ends = [r["end_s"] for r in rows if r.get("end_s") is not None]
-    end = duration_s if duration_s else max(ends, default=0.0) or 1.0
-    end = max([end, *ends])
-    grouped: dict[tuple[str, str, bool], list[tuple[float, float, str]]] = {}
+    return max([duration_s or max(ends, default=0.0) or 1.0, *ends])
+
+
+def build_tiers(rows: Sequence[Row], duration_s: float | None, *, separate_points: bool = False,
+                by_speaker: bool = False) -> tuple[list[Tier], float]:
+    """Tiers for one stimulus's rows and the end time used.
+
+    Overlapping labels go to extra tiers; with `separate_points`, point labels go to tiers of their own
+    (Praat keeps moments in TextTiers); with `by_speaker`, labels of different speakers go to different
+    tiers (an ELAN tier has one participant). A whole-stimulus label becomes one interval spanning
+    [0, end], where end is the stimulus duration, else the last label's end, else 1 s.
+    """
+    end = span_end(rows, duration_s)
+    grouped: dict[tuple, list[tuple[float, float, str, Row]]] = {}
     for row in rows:
         whole = row.get("start_s") is None
         span = (0.0, end) if whole else (float(row["start_s"]), float(row["end_s"]))
-        key = (row.get("annotator") or "", row.get("label_set") or "", whole)
-        grouped.setdefault(key, []).append((*span, row.get("label") or ""))
+        point = separate_points and not whole and span[0] == span[1]
+        speaker = (row.get("meta") or {}).get("speaker") if by_speaker else None
+        key = (row.get("annotator") or "", whole, row.get("label_set") or "", _source_tier(row) or "",
+               speaker or "", point)
+        grouped.setdefault(key, []).append((*span, row.get("label") or "", row))
     tiers: list[Tier] = []
-    for (annotator, label_set, whole), intervals in sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1])):
-        lanes: list[list[tuple[float, float, str]]] = []
-        for interval in sorted(intervals):
+    copies: dict[str, int] = {}
+    for (annotator, whole, label_set, source, speaker, point), items in sorted(grouped.items()):
+        lanes: list[list[tuple[float, float, str, Row]]] = []
+        for item in sorted(items, key=lambda i: (i[0], i[1])):
             for lane in lanes:
-                if lane[-1][1] <= interval[0]:
-                    lane.append(interval)
+                last = lane[-1]
+                if (last[0] < item[0]) if point else (last[1] <= item[0] and (last[0], last[1]) != (item[0], item[1])):
+                    lane.append(item)
                     break
             else:
-                lanes.append([interval])
-        tiers += [Tier(annotator, label_set, whole, lane, copy=i + 1) for i, lane in enumerate(lanes)]
+                lanes.append([item])
+        for lane in lanes:
+            tier = Tier(annotator, label_set, whole, lane, points=point, source_name=source or None,
+                        speaker=speaker or None)
+            base = tier.name
+            copies[base] = copies.get(base, 0) + 1
+            tier.copy = copies[base]
+            tiers.append(tier)
     return tiers, end
 
 
-def rows_from_tier(stimulus: str, tier_name: str, intervals: Iterable[tuple[float, float, str]]) -> list[Row]:
-    """Rows from a tier read back: empty intervals are gaps; a whole tier's labels lose their times."""
-    annotator, label_set, whole = parse_tier_name(tier_name)
-    rows = []
-    for start, end, text in intervals:
-        if not text.strip():
-            continue
-        times = {} if whole else {"start_s": start, "end_s": end}
-        rows.append(blank_row(stimulus=stimulus, annotator=annotator, label_set=label_set, label=text, **times))
-    return rows
+def tier_row(stimulus: str | None, tier_name: str, start: float | None, end: float | None, text: str,
+             origin: Any, *, annotator: str | None = None, meta: Mapping[str, Any] | None = None) -> Row:
+    """A row read from a tier: annotator and label set from the tier's name (or `annotator`), the tier's
+    own name kept in `meta` when it is another tool's; a whole tier's labels lose their times."""
+    parsed_annotator, label_set, whole = parse_tier_name(tier_name)
+    extra = dict(meta or {})
+    if TIER_SEPARATOR not in tier_name:
+        extra["tier"] = tier_name
+    times = {} if whole else {"start_s": start, "end_s": end}
+    return blank_row(stimulus=stimulus, annotator=parsed_annotator or annotator or None, label_set=label_set,
+                     label=text, meta={k: v for k, v in extra.items() if v not in (None, "")} or None,
+                     origin=origin, **times)

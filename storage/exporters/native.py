@@ -2,9 +2,11 @@
 
 FriendBench: one row per clip and annotator; `clip_id`, `annotator`, one column per whole-stimulus label
 set holding that annotator's label, and `ranges`, a JSON list of the time-range labels
-[{label_set, label, start_s, end_s, value, note, media_role}].
+[{label_set, label, start_s, end_s, value, note, media_role, meta}]. A clip's column holds one label of a set
+per annotator and nothing else: `unrepresentable` names a second one, and a whole-stimulus label's value,
+note, media role or meta.
 EchoMind: a JSON list of {"case_id", "annotations": [{annotator, label_set, label, start_s, end_s, value,
-note, media_role}]}, in the order of the release's own case ids.
+note, media_role, meta}]}, in the order of the release's own case ids; it holds every field.
 """
 from __future__ import annotations
 
@@ -15,9 +17,11 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import ROW_FIELDS, ExportContext, ExportRefused, Row, atomic_write, blank_row, write_text
+from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, Loss, Row, atomic_write, blank_row,
+                                      fields_lost, write_text)
+from storage.exporters.report import Origin, Reading
 
-RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role")
+RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role", "meta")
 
 
 class FriendBenchExporter:
@@ -26,9 +30,23 @@ class FriendBenchExporter:
     extension = ".csv"
     per_stimulus = False
 
+    def unrepresentable(self, rows: Sequence[Row]) -> list[Loss]:
+        whole = [r for r in rows if r.get("start_s") is None]
+        seen: set[tuple] = set()
+        losses = []
+        for row in whole:
+            key = (row["stimulus"], row.get("annotator"), row.get("label_set"))
+            if key in seen:
+                losses.append(Loss(row, "a clip's column holds one label of the set per annotator"))
+            seen.add(key)
+        shown = {id(loss.row) for loss in losses}
+        return losses + fields_lost([r for r in whole if id(r) not in shown],
+                                    ("stimulus", "annotator", "label_set", "label"))
+
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         if not rows:
             raise ExportRefused("There are no annotations to export (check the dataset, annotator and filters).")
+        context.report.count_written(Path(out_path).name, None, len(rows))
         whole_sets = sorted({r["label_set"] for r in rows if r.get("start_s") is None})
         records: dict[tuple[str, str], dict] = {}
         order = {s: i for i, s in enumerate(context.stimulus_ids)}
@@ -48,7 +66,7 @@ class FriendBenchExporter:
                                              **{s: pl.String for s in whole_sets}, "ranges": pl.String})
         return atomic_write(Path(out_path), context, lambda temp: data.write_csv(temp))
 
-    def read(self, path: Path) -> list[Row]:
+    def read(self, path: Path) -> Reading:
         name = Path(path).name
         try:
             data = pl.read_csv(path, infer_schema=False)
@@ -61,7 +79,8 @@ class FriendBenchExporter:
         whole_sets = [c for c in data.columns if c not in ("clip_id", "annotator", "ranges")]
         rows: list[Row] = []
         for line, record in enumerate(data.iter_rows(named=True), start=2):
-            base = {"stimulus": record["clip_id"], "annotator": record["annotator"] or None}
+            base = {"stimulus": record["clip_id"], "annotator": record["annotator"] or None,
+                    "origin": Origin(name, None, None, line)}
             for label_set in whole_sets:
                 if record[label_set]:
                     rows.append(blank_row(**base, label_set=label_set, label=record[label_set]))
@@ -72,7 +91,9 @@ class FriendBenchExporter:
                                               "a JSON list of ranges")) from None
             for item in ranges:
                 rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS}))
-        return rows
+        reading = Reading(rows)
+        reading.report.count_read(name, None, len(rows))
+        return reading
 
 
 class EchoMindExporter:
@@ -81,9 +102,13 @@ class EchoMindExporter:
     extension = ".json"
     per_stimulus = False
 
+    def unrepresentable(self, rows: Sequence[Row]) -> list[Loss]:
+        return []
+
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         if not rows:
             raise ExportRefused("There are no annotations to export (check the dataset, annotator and filters).")
+        context.report.count_written(Path(out_path).name, None, len(rows))
         cases: dict[str, list[dict]] = {}
         for row in rows:
             cases.setdefault(str(row["stimulus"]), []).append(
@@ -93,7 +118,7 @@ class EchoMindExporter:
         data = [{"case_id": case, "annotations": cases[case]} for case in ordered]
         return write_text(Path(out_path), context, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
-    def read(self, path: Path) -> list[Row]:
+    def read(self, path: Path) -> Reading:
         name = Path(path).name
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
@@ -106,6 +131,8 @@ class EchoMindExporter:
             if not isinstance(case, dict) or "case_id" not in case:
                 raise ImportFailed(RowProblem(name, number, "case_id", "<missing>", "an object with case_id"))
             for item in case.get("annotations") or []:
-                rows.append(blank_row(stimulus=str(case["case_id"]),
+                rows.append(blank_row(stimulus=str(case["case_id"]), origin=Origin(name, None, number),
                                       **{k: item.get(k) for k in ROW_FIELDS if k != "stimulus"}))
-        return rows
+        reading = Reading(rows)
+        reading.report.count_read(name, None, len(rows))
+        return reading

@@ -1,7 +1,8 @@
 """Generic flat tables keyed by the dataset's own stimulus ids: Parquet, CSV and JSON lines.
 
-One row per label with the columns of `ROW_FIELDS`. The JSON-lines file is exactly the sidecar that the
-importers read from `annotations/thinslice_annotations.jsonl`, so every field round-trips.
+One row per label with the columns of `ROW_FIELDS` (`meta` as a JSON object, in CSV and Parquet as its
+JSON text). The JSON-lines file is exactly the sidecar that the importers read from
+`annotations/thinslice_annotations.jsonl`. Every field round-trips in all three.
 """
 from __future__ import annotations
 
@@ -12,33 +13,59 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import ROW_FIELDS, ExportContext, Row, atomic_write, blank_row
+from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
+from storage.exporters.report import Origin, Reading
 
 SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
           "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
-          "media_role": pl.String}
+          "media_role": pl.String, "meta": pl.String}
 
 
 def frame(rows: Sequence[Row]) -> pl.DataFrame:
-    return pl.DataFrame([{k: r.get(k) for k in ROW_FIELDS} for r in rows], schema=SCHEMA)
+    return pl.DataFrame([{**{k: r.get(k) for k in ROW_FIELDS},
+                          "meta": json.dumps(r["meta"], ensure_ascii=False) if r.get("meta") else None}
+                         for r in rows], schema=SCHEMA)
 
 
-def _rows(data: pl.DataFrame, name: str) -> list[Row]:
+def _meta(value: object, name: str, line: int) -> dict | None:
+    if value in (None, ""):
+        return None
+    try:
+        meta = json.loads(value) if isinstance(value, str) else value
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(RowProblem(name, line, "meta", f"<invalid JSON: {exc.msg}>", "a JSON object")) from None
+    if not isinstance(meta, dict):
+        raise ImportFailed(RowProblem(name, line, "meta", f"<{type(meta).__name__}>", "a JSON object"))
+    return meta or None
+
+
+def _rows(data: pl.DataFrame, name: str, first_line: int) -> Reading:
+    """Rows of a table; `first_line` is the file line (or record number) of its first row."""
     missing = [c for c in ("stimulus", "label_set", "label") if c not in data.columns]
     if missing:
         raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(data.columns)}",
                                       f"the columns {', '.join(ROW_FIELDS)}"))
-    rows = []
-    for record in data.iter_rows(named=True):
-        row = blank_row(**{k: record.get(k) for k in ROW_FIELDS if k in record})
+    reading = Reading([])
+    for number, record in enumerate(data.iter_rows(named=True), start=first_line):
+        row = blank_row(**{k: record.get(k) for k in ROW_FIELDS if k in record},
+                        origin=Origin(name, None, None, number))
         for key in ("start_s", "end_s"):
             if row[key] is not None and not isinstance(row[key], float):
                 row[key] = float(row[key]) if str(row[key]).strip() else None
-        rows.append(row)
-    return rows
+        row["meta"] = _meta(row["meta"], name, number)
+        reading.rows.append(row)
+    reading.report.count_read(name, None, len(reading.rows))
+    return reading
 
 
-class ParquetExporter:
+class _Table:
+    """A table holds every field of every label."""
+
+    def unrepresentable(self, rows: Sequence[Row]) -> list[Loss]:
+        return []
+
+
+class ParquetExporter(_Table):
     name = "parquet"
     title = "Parquet table"
     extension = ".parquet"
@@ -46,16 +73,17 @@ class ParquetExporter:
 
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         data = frame(rows)
+        context.report.count_written(Path(out_path).name, None, len(rows))
         return atomic_write(Path(out_path), context, lambda temp: data.write_parquet(temp))
 
-    def read(self, path: Path) -> list[Row]:
+    def read(self, path: Path) -> Reading:
         try:
-            return _rows(pl.read_parquet(path), Path(path).name)
+            return _rows(pl.read_parquet(path), Path(path).name, 1)
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a Parquet file")) from None
 
 
-class CsvExporter:
+class CsvExporter(_Table):
     name = "csv"
     title = "CSV table"
     extension = ".csv"
@@ -63,17 +91,18 @@ class CsvExporter:
 
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         data = frame(rows)
+        context.report.count_written(Path(out_path).name, None, len(rows))
         return atomic_write(Path(out_path), context, lambda temp: data.write_csv(temp))
 
-    def read(self, path: Path) -> list[Row]:
+    def read(self, path: Path) -> Reading:
         try:
             data = pl.read_csv(path, schema_overrides=SCHEMA, infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a CSV file")) from None
-        return _rows(data, Path(path).name)
+        return _rows(data, Path(path).name, 2)
 
 
-class JsonLinesExporter:
+class JsonLinesExporter(_Table):
     name = "jsonl"
     title = "JSON lines (the annotation sidecar format)"
     extension = ".jsonl"
@@ -81,13 +110,15 @@ class JsonLinesExporter:
 
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         text = "".join(json.dumps({k: r.get(k) for k in ROW_FIELDS}, ensure_ascii=False) + "\n" for r in rows)
+        context.report.count_written(Path(out_path).name, None, len(rows))
 
         def write(temp: Path) -> None:
             temp.write_text(text, encoding="utf-8", newline="\n")
         return atomic_write(Path(out_path), context, write)
 
-    def read(self, path: Path) -> list[Row]:
-        rows = []
+    def read(self, path: Path) -> Reading:
+        name = Path(path).name
+        reading = Reading([])
         try:
             lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
@@ -103,5 +134,7 @@ class JsonLinesExporter:
             if not isinstance(record, dict):
                 raise ImportFailed(RowProblem(Path(path).name, number, None, f"<{type(record).__name__}>",
                                               "a JSON object"))
-            rows.append(blank_row(**{k: record.get(k) for k in ROW_FIELDS}))
-        return rows
+            reading.rows.append(blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, number)))
+            reading.rows[-1]["meta"] = _meta(record.get("meta"), name, number)
+        reading.report.count_read(name, None, len(reading.rows))
+        return reading

@@ -1,0 +1,174 @@
+"""Reading an annotation file (or a folder of them) into rows for the store, landing each label where it belongs.
+
+Reads only, so a worker may run it. A per-recording file (ELAN, Praat, Audacity) is placed on one stimulus:
+the one `--stimulus` names (one file only), else the id the file holds inside (ELAN's `thinslice:stimulus`),
+else the one its file name names, either as the id itself or as the file name an export gives that id
+(`synthesis/901` is written as `synthesis_901`). A file that cannot be placed is refused. A label outside its
+stimulus's duration is refused, or cut to it with `clip`. A label the reader could not represent (an ELAN
+annotation with no time to be found) refuses the file unless `skip_unrepresentable`; every label read,
+left out or cut is in the report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from storage.annotations import AnnotationStore
+from storage.errors import ImportFailed
+from storage.exporters.common import ROW_FIELDS, Row, files_to_read, safe_file_stem
+from storage.exporters.registry import get_exporter
+from storage.exporters.report import Origin, TransferReport, describe
+
+DEFAULT_IMPORT_LABEL_SET = "imported"
+SHOWN_PROBLEMS = 5
+# Times come to the millisecond from ELAN and as decimals from Praat and Audacity: a label may end this far
+# past the media's end before it counts as outside it.
+DURATION_SLACK_S = 0.0005
+
+
+@dataclass
+class ImportReading:
+    """Rows ready for `AnnotationModel.import_rows` (with `stimulus_id` and `origin`), the report so far,
+    and the controlled vocabularies the files define (label set -> [(label, description)])."""
+
+    rows: list[dict[str, Any]]
+    report: TransferReport
+    vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+
+
+def refused(problems: list[str]) -> ImportFailed:
+    """The one-line refusal of an import: the first problems and how many more."""
+    more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
+    return ImportFailed(f"Import failed, nothing was written: {'; '.join(problems[:SHOWN_PROBLEMS])}{more}")
+
+
+def stimulus_for_name(stem: str, by_external: dict[str, int]) -> tuple[str | None, list[str]]:
+    """The stimulus a file name names (the id itself, or the file name an export gives it) and, when
+    several do, all of them."""
+    if stem in by_external:
+        return stem, [stem]
+    matches = [ext for ext in by_external if safe_file_stem(ext) == stem]
+    return (matches[0] if len(matches) == 1 else None), matches
+
+
+def read_annotation_file(annotations: AnnotationStore, format: str, path: Path | str, dataset: str | None,
+                         annotator: str | None = None, label_set: str | None = None,
+                         stimulus: str | None = None, *, clip: bool = False,
+                         skip_unrepresentable: bool = False) -> ImportReading:
+    """Read `path` in `format` into rows of the dataset's stimuli. A row without an annotator gets
+    `annotator`; without a label set, `label_set` (default "imported"). Raises `ImportFailed` naming file,
+    tier or line, and item, for anything that does not fit; nothing is written either way."""
+    exporter = get_exporter(format)
+    ref = annotations.dataset(dataset)
+    stimuli = annotations.stimulus_ids(ref.id)
+    by_external = {ext: sid for sid, ext in stimuli.items()}
+    durations = {stimuli[sid]: d for sid, d in annotations.stimulus_durations(stimuli).items()}
+    path = Path(path)
+    if not path.exists():
+        raise ImportFailed(f"{path}: no such file or folder.")
+    files = files_to_read(path, exporter.extension) if exporter.per_stimulus else [path]
+    if not files:
+        raise ImportFailed(f"{path}: the folder holds no {exporter.extension} files to import as {exporter.name}.")
+    if stimulus is not None and stimulus not in by_external:
+        raise ImportFailed(f"--stimulus {stimulus!r}: the dataset {ref.name!r} has no stimulus with that id.")
+    if stimulus is not None and len(files) > 1:
+        raise ImportFailed(f"{path}: --stimulus places one file on one stimulus, and this folder holds {len(files)}"
+                           f" {exporter.extension} files; name each file after its stimulus instead.")
+    result = ImportReading([], TransferReport())
+    problems: list[str] = []
+    unrepresentable: list[str] = []
+    for file in files:
+        found = exporter.read(file)
+        if found.report.left_out:
+            unrepresentable += found.report.left_out_items
+        result.report.merge(found.report)
+        for name, entries in found.vocabularies.items():
+            result.vocabularies.setdefault(name, []).extend(entries)
+        placed = _place(file, found.rows, exporter.per_stimulus, stimulus, by_external, ref.name, result.report,
+                        problems)
+        for row, external in placed:
+            prepared = _prepared(row, external, by_external, durations, annotator, label_set, clip, result.report,
+                                 problems)
+            if prepared is not None:
+                result.rows.append(prepared)
+        if len(problems) > 50:
+            break
+    if unrepresentable and not skip_unrepresentable:
+        problems.append(f"{unrepresentable[0]} (add --skip-unrepresentable to import the rest and list"
+                        " what was left out)")
+    if problems:
+        raise refused(problems)
+    for external in sorted({r["stimulus"] for r in result.rows} - set(durations)):
+        result.report.note(f"the stimulus {external!r} has no media duration in the store: its label times"
+                           " were not checked against one")
+    return result
+
+
+def _place(file: Path, rows: list[Row], per_stimulus: bool, stimulus: str | None, by_external: dict[str, int],
+           dataset: str, report: TransferReport, problems: list[str]) -> list[tuple[Row, str]]:
+    """Each row with the stimulus (its id in the dataset) it lands on."""
+    if not per_stimulus:
+        placed = []
+        for row in rows:
+            named = str(row["stimulus"]) if row.get("stimulus") not in (None, "") else stimulus
+            if named not in by_external:
+                problems.append(f"{row['origin']}: the stimulus {named!r} is not in the dataset {dataset!r}")
+            elif stimulus is not None and named != stimulus:
+                problems.append(f"{row['origin']}: the row is for the stimulus {named!r}, not --stimulus {stimulus!r}")
+            else:
+                placed.append((row, named))
+        return placed
+    inside = sorted({str(r["stimulus"]) for r in rows if r.get("stimulus")})
+    if stimulus is not None:
+        if inside and inside != [stimulus]:
+            report.note(f"{file.name} names the stimulus {inside[0]!r} inside; placed on {stimulus!r} as --stimulus asks")
+        target = stimulus
+    elif inside and inside[0] in by_external:
+        target = inside[0]
+    else:
+        target, matches = stimulus_for_name(file.stem, by_external)
+        if target is None:
+            why = (f"its name matches several stimuli ({', '.join(matches[:4])})" if matches else
+                   f"neither its name{' nor the id inside it (' + inside[0] + ')' if inside else ''}"
+                   f" is a stimulus of the dataset {dataset!r}")
+            problems.append(f"{file.name}: cannot tell which stimulus it belongs to: {why}; name the file after"
+                            " its stimulus, or import it alone with --stimulus ID")
+            return []
+    return [(row, target) for row in rows]
+
+
+def _prepared(row: Row, external: str, by_external: dict[str, int], durations: dict[str, float],
+              annotator: str | None, label_set: str | None, clip: bool, report: TransferReport,
+              problems: list[str]) -> dict[str, Any] | None:
+    """The row as the annotation model takes it, with its times checked against the stimulus; None when
+    it is refused (a problem is recorded) or clipped away (the report says so)."""
+    origin: Origin = row.get("origin") or Origin("?")
+    who = row.get("annotator") or annotator
+    if not who:
+        problems.append(f"{origin}: the label has no annotator; give one with --annotator")
+        return None
+    start, end = row.get("start_s"), row.get("end_s")
+    if (start is None) != (end is None):
+        problems.append(f"{origin}: the label has a start or an end but not both")
+        return None
+    if start is not None and not (start <= end):
+        problems.append(f"{origin}: {describe(row)} ends before it starts")
+        return None
+    duration = durations.get(external)
+    if start is not None and (start < 0 or (duration is not None and end > duration + DURATION_SLACK_S)):
+        limit = f"0-{duration:g} s" if duration is not None else "times from 0 s"
+        if not clip:
+            problems.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit});"
+                            " add --clip to cut labels to the stimulus")
+            return None
+        top = duration if duration is not None else end
+        new_start, new_end = min(max(start, 0.0), top), min(max(end, 0.0), top)
+        if start == end or new_start == new_end:
+            report.leave_out(origin, f"wholly outside the stimulus ({limit}), nothing left when cut", describe(row))
+            return None
+        report.change(origin, f"cut to the stimulus ({limit}) with --clip")
+        start, end = new_start, new_end
+    return {**{k: row.get(k) for k in ROW_FIELDS if k != "stimulus"}, "stimulus_id": by_external[external],
+            "stimulus": external, "annotator": who, "start_s": start, "end_s": end, "origin": origin,
+            "label_set": row.get("label_set") or label_set or DEFAULT_IMPORT_LABEL_SET}

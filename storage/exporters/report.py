@@ -1,0 +1,144 @@
+"""What an import or export did, per file and tier: how many labels were read, written and left out, and why.
+
+Every reader and writer of annotation files fills one `TransferReport`, so that no label is ever lost
+without a line saying so. `Origin` names where a label came from (file, tier or line, item) in the words a
+user of the other tool would use; `Reading` is what a reader hands back.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+SHOWN_ITEMS = 20  # items listed one by one; the rest are counted
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a label came from: `tier` for tiered formats, `line` for line formats, `item` counts from 1."""
+
+    file: str
+    tier: str | None = None
+    item: int | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.file if self.line is None else f"{self.file}:{self.line}"]
+        if self.tier is not None:
+            parts.append(f"tier '{self.tier}'")
+        if self.item is not None:
+            parts.append(f"item {self.item}")
+        return ", ".join(parts)
+
+
+def describe(row: dict[str, Any]) -> str:
+    """A label as a user would recognise it: its text and times."""
+    text = repr(row.get("label") or "")
+    if row.get("start_s") is None:
+        return f"{text} (whole stimulus)"
+    if row["start_s"] == row["end_s"]:
+        return f"{text} at {row['start_s']:.3f} s"
+    return f"{text} {row['start_s']:.3f}-{row['end_s']:.3f} s"
+
+
+@dataclass
+class TierTally:
+    read: int = 0
+    written: int = 0
+    left_out: Counter = field(default_factory=Counter)   # reason -> labels left out for it
+    fields_dropped: Counter = field(default_factory=Counter)  # field name -> labels written without it
+    changed: Counter = field(default_factory=Counter)   # how -> labels written changed that way (cut to a clip)
+
+
+@dataclass
+class TransferReport:
+    """Per (file, tier) counts and the items left out, for one import or export."""
+
+    tallies: dict[tuple[str, str], TierTally] = field(default_factory=dict)
+    left_out_items: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def tally(self, file: str, tier: str | None) -> TierTally:
+        return self.tallies.setdefault((file, tier or ""), TierTally())
+
+    def count_read(self, file: str, tier: str | None, n: int = 1) -> None:
+        self.tally(file, tier).read += n
+
+    def count_written(self, file: str, tier: str | None, n: int = 1) -> None:
+        self.tally(file, tier).written += n
+
+    def leave_out(self, origin: Origin, reason: str, what: str = "", n: int = 1) -> None:
+        """Record `n` labels at `origin` left out for `reason` (`what` describes the label)."""
+        self.tally(origin.file, origin.tier).left_out[reason] += n
+        if len(self.left_out_items) < SHOWN_ITEMS:
+            self.left_out_items.append(f"{origin}{': ' + what if what else ''}: {reason}")
+
+    def change(self, origin: Origin, how: str) -> None:
+        """Record a label written changed (`how` says in what way)."""
+        self.tally(origin.file, origin.tier).changed[how] += 1
+
+    def drop_fields(self, file: str, tier: str | None, fields: Iterable[str]) -> None:
+        counter = self.tally(file, tier).fields_dropped
+        for name in fields:
+            counter[name] += 1
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def merge(self, other: TransferReport) -> None:
+        for key, theirs in other.tallies.items():
+            mine = self.tallies.setdefault(key, TierTally())
+            mine.read += theirs.read
+            mine.written += theirs.written
+            mine.left_out.update(theirs.left_out)
+            mine.fields_dropped.update(theirs.fields_dropped)
+            mine.changed.update(theirs.changed)
+        room = SHOWN_ITEMS - len(self.left_out_items)
+        self.left_out_items += other.left_out_items[:max(room, 0)]
+        for text in other.notes:
+            self.note(text)
+
+    @property
+    def read(self) -> int:
+        return sum(t.read for t in self.tallies.values())
+
+    @property
+    def written(self) -> int:
+        return sum(t.written for t in self.tallies.values())
+
+    @property
+    def left_out(self) -> int:
+        return sum(sum(t.left_out.values()) for t in self.tallies.values())
+
+    def lines(self) -> list[str]:
+        """The report as text: one line per file and tier, the items left out, notes, and the totals."""
+        out = []
+        for (file, tier), t in sorted(self.tallies.items()):
+            where = f"{file}, tier '{tier}'" if tier else file
+            text = f"{where}: read {t.read}, wrote {t.written}"
+            if t.left_out:
+                reasons = "; ".join(f"{n} {reason}" for reason, n in sorted(t.left_out.items()))
+                text += f", left out {sum(t.left_out.values())} ({reasons})"
+            if t.changed:
+                text += ", " + "; ".join(f"{n} {how}" for how, n in sorted(t.changed.items()))
+            if t.fields_dropped:
+                text += ", written without " + ", ".join(f"{name} ({n})" for name, n in sorted(t.fields_dropped.items()))
+            out.append(text)
+        out += [f"left out: {item}" for item in self.left_out_items]
+        if self.left_out > len(self.left_out_items):
+            out.append(f"left out: ... {self.left_out - len(self.left_out_items)} more, counted above")
+        out += [f"note: {text}" for text in self.notes]
+        out.append(f"total: read {self.read}, wrote {self.written}, left out {self.left_out}")
+        return out
+
+
+@dataclass
+class Reading:
+    """What a reader found: rows (each with an `origin`), the report so far, and controlled vocabularies
+    (label set -> [(label, description)]) the file defines."""
+
+    rows: list[dict[str, Any]]
+    report: TransferReport = field(default_factory=TransferReport)
+    vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)

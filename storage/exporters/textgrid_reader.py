@@ -1,0 +1,243 @@
+"""Reading a Praat TextGrid as Praat itself does: long and short text forms and the binary form.
+
+Text: UTF-8 (with or without BOM), UTF-16 with a BOM or without one (recognised by its zero bytes), and
+otherwise Windows-1252 / Latin-1, the fallback Praat uses. Praat reads a text file as a stream of values:
+it skips any word that cannot start the value it wants (so `xmin =`, `item [1]:` and free text are
+ignored), a `!` starting a word comments out the rest of its line, strings are in double quotes with `""`
+for a quote, and a number may be written `+1`, `2.5e-3`, `50%` or `1/3`. Binary (`ooBinaryFile`): big-endian
+doubles and 32-bit counts, strings as a 16-bit length and ASCII bytes, or 0xFFFF, a length, and UTF-16BE.
+
+Interval tiers give labels (an empty interval is Praat's gap, not a label, and is counted as such); point
+tiers (TextTier) give point labels. praatio reads neither the binary form nor `!` comments, Latin-1 or
+Praat's number forms, so this reader is our own; the tests check it against praatio on what both read.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from storage.errors import ImportFailed, RowProblem
+from storage.exporters.common import Row, tier_row
+from storage.exporters.report import Origin, Reading
+
+GAP_REASON = "empty intervals (Praat's gaps between labels, not labels)"
+_BINARY_MAGIC = b"ooBinaryFile"
+_TOKEN = re.compile(r'"(?P<text>(?:[^"]|"")*)(?P<close>"?)|![^\n\r]*|[^\s"]+')
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
+
+
+class _Refused(Exception):
+    def __init__(self, line: int | None, found: str, expected: str) -> None:
+        super().__init__(found)
+        self.line, self.found, self.expected = line, found, expected
+
+
+@dataclass
+class _Tier:
+    kind: str                        # IntervalTier or TextTier
+    name: str
+    items: list[tuple[float, float, str, int | None]]  # start, end (= start for a point), text, line
+
+
+def decode(raw: bytes) -> str:
+    """The text of a Praat text file, decoded the way Praat decides its encoding."""
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return raw.decode("utf-16")
+    if len(raw) >= 2 and raw[0] == 0 and raw[1] != 0:
+        return raw.decode("utf-16-be")
+    if len(raw) >= 2 and raw[1] == 0 and raw[0] != 0:
+        return raw.decode("utf-16-le")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            return raw.decode("cp1252")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")  # the five bytes Windows-1252 leaves undefined
+
+
+def praat_number(word: str) -> float:
+    """A number written as Praat reads one; ValueError otherwise."""
+    if _NUMBER.fullmatch(word):
+        value = float(word.rstrip("%"))
+        return value / 100 if word.endswith("%") else value
+    numerator, slash, denominator = word.partition("/")
+    if slash and _NUMBER.fullmatch(numerator) and _NUMBER.fullmatch(denominator) and float(denominator) != 0:
+        return float(numerator) / float(denominator)
+    raise ValueError(word)
+
+
+class _TextStream:
+    """Praat's reading of a text file: the next number, string or <flag>, skipping what cannot be one."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        # (word, offset, text of a string or None); a string's text is None-free, an unclosed one is refused
+        self.tokens = [(m.group(0), m.start(), m.group("text") if m.group("close") else None)
+                       for m in _TOKEN.finditer(text) if not m.group(0).startswith("!")]
+        self.position = 0
+        self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def line(self, offset: int | None = None) -> int:
+        if offset is None:
+            offset = self.tokens[self.position - 1][1] if self.position else 0
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def _next(self, wanted: str) -> tuple[str, int, str | None]:
+        if self.position >= len(self.tokens):
+            raise _Refused(self.line(len(self.text)), "the end of the file", wanted)
+        token = self.tokens[self.position]
+        self.position += 1
+        return token
+
+    def number(self) -> float:
+        while True:
+            word, offset, _ = self._next("a number")
+            if word[0] in "+-0123456789":
+                try:
+                    return praat_number(word)
+                except ValueError:
+                    raise _Refused(self.line(offset), repr(word), "a number") from None
+            if word[0] in '"<':
+                raise _Refused(self.line(offset), repr(word[:40]), "a number")
+
+    def integer(self) -> int:
+        value = self.number()
+        if value != int(value) or value < 0:
+            raise _Refused(self.line(), repr(value), "a count (a whole number)")
+        return int(value)
+
+    def string(self) -> str:
+        while True:
+            word, offset, text = self._next("a quoted string")
+            if word[0] == '"':
+                if text is None:
+                    raise _Refused(self.line(offset), "a string without its closing quote", 'a "quoted" string')
+                return text.replace('""', '"')
+
+    def flag(self) -> str:
+        while True:
+            word, offset, _ = self._next("<exists> or <absent>")
+            if word[0] == "<":
+                return word
+            if word[0] == '"':
+                raise _Refused(self.line(offset), repr(word[:40]), "<exists> or <absent>")
+
+
+def _read_text(text: str) -> tuple[list[_Tier], float, float]:
+    stream = _TextStream(text)
+    file_type, object_class = stream.string(), stream.string()
+    if file_type not in ("ooTextFile", "ooTextFile short") or object_class != "TextGrid":
+        raise _Refused(1, f"file type {file_type!r}, object class {object_class!r}",
+                       'File type = "ooTextFile" and Object class = "TextGrid"')
+    xmin, xmax = stream.number(), stream.number()
+    tiers: list[_Tier] = []
+    if stream.flag() != "<exists>":
+        return tiers, xmin, xmax
+    for _ in range(stream.integer()):
+        kind, name = stream.string(), stream.string()
+        stream.number(), stream.number()
+        count = stream.integer()
+        items = []
+        if kind == "IntervalTier":
+            for _ in range(count):
+                start, end = stream.number(), stream.number()
+                line = stream.line()
+                items.append((start, end, stream.string(), line))
+        elif kind == "TextTier":
+            for _ in range(count):
+                time = stream.number()
+                line = stream.line()
+                items.append((time, time, stream.string(), line))
+        else:
+            raise _Refused(stream.line(), f"a tier of class {kind!r}", "IntervalTier or TextTier")
+        tiers.append(_Tier(kind, name, items))
+    return tiers, xmin, xmax
+
+
+def _read_binary(raw: bytes) -> tuple[list[_Tier], float, float]:
+    position = len(_BINARY_MAGIC)
+
+    def take(size: int) -> bytes:
+        nonlocal position
+        if position + size > len(raw):
+            raise _Refused(None, f"the end of the file at byte {len(raw)}", f"{size} more bytes of a binary TextGrid")
+        chunk = raw[position:position + size]
+        position += size
+        return chunk
+
+    def short_string() -> str:
+        return take(take(1)[0]).decode("ascii", errors="replace")
+
+    def string() -> str:
+        (length,) = struct.unpack(">H", take(2))
+        if length == 0xFFFF:
+            (length,) = struct.unpack(">H", take(2))
+            return take(2 * length).decode("utf-16-be")
+        return take(length).decode("latin-1")
+
+    def double() -> float:
+        return struct.unpack(">d", take(8))[0]
+
+    def count() -> int:
+        return struct.unpack(">i", take(4))[0]
+
+    if short_string() != "TextGrid":
+        raise _Refused(None, "another kind of Praat binary object", "a binary TextGrid")
+    xmin, xmax = double(), double()
+    tiers: list[_Tier] = []
+    if not take(1)[0]:
+        return tiers, xmin, xmax
+    for _ in range(count()):
+        kind = short_string()
+        name = string()
+        double(), double()
+        items = []
+        for _ in range(count()):
+            if kind == "IntervalTier":
+                start, end = double(), double()
+            elif kind in ("TextTier", "PointTier"):
+                start = end = double()
+            else:
+                raise _Refused(None, f"a tier of class {kind!r}", "IntervalTier or TextTier")
+            items.append((start, end, string(), None))
+        tiers.append(_Tier("IntervalTier" if kind == "IntervalTier" else "TextTier", name, items))
+    return tiers, xmin, xmax
+
+
+def read_textgrid(path: Path) -> Reading:
+    """The labels of one TextGrid (any form Praat writes), each with its tier and item; the file names
+    no stimulus, so `stimulus` is None (the importer places the file by its name)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None
+    try:
+        tiers, _, _ = _read_binary(raw) if raw.startswith(_BINARY_MAGIC) else _read_text(decode(raw))
+    except _Refused as exc:
+        raise ImportFailed(RowProblem(path.name, exc.line, None, exc.found, exc.expected)) from None
+    except (UnicodeDecodeError, struct.error) as exc:
+        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc}>", "a Praat TextGrid")) from None
+    reading = Reading([])
+    for tier in tiers:
+        reading.report.count_read(path.name, tier.name, 0)
+        gaps = 0
+        for number, (start, end, text, line) in enumerate(tier.items, start=1):
+            origin = Origin(path.name, tier.name, number, line)
+            if not (math.isfinite(start) and math.isfinite(end)):
+                raise ImportFailed(RowProblem(path.name, line, f"tier '{tier.name}' item {number}",
+                                              f"times {start!r}..{end!r}", "finite times in seconds"))
+            if tier.kind == "IntervalTier" and text == "":
+                gaps += 1
+                continue
+            reading.report.count_read(path.name, tier.name)
+            row: Row = tier_row(None, tier.name, start, end, text, origin)
+            reading.rows.append(row)
+        if gaps:
+            reading.report.note(f"{path.name}, tier '{tier.name}': {gaps} {GAP_REASON}")
+    return reading

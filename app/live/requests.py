@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from app.benchmarks import score_reply
 from app.live.messages import (agentviss_messages, echomind_mcq_messages, echomind_open_messages,
                                friendbench_messages, wav_bytes)
-from app.live.parsing import parse_forced_choice, parse_multiple_choice, parse_open_response
 from app.prompts import (AGENTVISS_ROLE_PLAY, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, FRIENDBENCH_FORCED_CHOICE,
                          NCP_TASK, PromptTemplate)
 from storage.records import StimulusDetail
@@ -146,16 +146,9 @@ def build_messages(detail: StimulusDetail, modality: str, template: PromptTempla
 
 
 def parse_answer(detail: StimulusDetail, text: str) -> tuple[str | None, bool | None]:
-    """(answer, correct) as the benchmark scores it; correct is None without a ground truth or answer."""
-    if detail.kind == "echomind_mcq":
-        answer = parse_multiple_choice(text, options_of(detail))
-    elif detail.benchmark == "friendbench" or detail.kind == "dyad":
-        answer = parse_forced_choice(text)
-    else:
-        return parse_open_response(text), None
-    if answer is None or detail.ground_truth is None:
-        return answer, None
-    return answer, answer.strip().lower() == detail.ground_truth.strip().lower()
+    """(answer, correct) as the benchmark scores it (`app.benchmarks.score_reply`, the rules an imported
+    answer is read by); correct is None without a ground truth or answer."""
+    return score_reply(detail, text)
 
 
 def goal_summary(detail: StimulusDetail) -> str:

@@ -78,7 +78,7 @@ def check_connection(cur: duckdb.DuckDBPyConnection, path: Path, database: str |
             # every column of every row is decoded: a damaged block anywhere in the table shows up here
             reader = cur.sql(f"SELECT * FROM {name}").to_arrow_reader(100_000)
             rows = sum(batch.num_rows for batch in reader)
-        except duckdb.Error as exc:
+        except (duckdb.Error, OSError) as exc:  # a damaged block met while streaming rows surfaces as OSError
             raise StoreCheckFailed(path, table, str(exc).splitlines()[0][:200]) from None
         found.append(TableCheck(table, rows))
     if not found:

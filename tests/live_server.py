@@ -35,7 +35,9 @@ class Reply:
     ``kind``: "text", "tool_calls", "http_error" (``status`` with an OpenAI error body),
     "malformed" (``body`` sent as-is with a JSON content type). ``delay_s`` waits before
     answering; ``chunk_delay_s`` waits between streamed frames; ``stall_after`` stops sending
-    frames (keeping the connection open) after that many content frames.
+    frames (keeping the connection open) after that many content frames; ``cut_after`` closes the
+    connection after that many content frames, before any finish reason. ``echo_authorization``
+    puts the request's Authorization header into an error body, as some proxies do.
     """
 
     kind: str = "text"
@@ -47,6 +49,8 @@ class Reply:
     chunk_delay_s: float = 0.0
     chunk_size: int = 4
     stall_after: int | None = None
+    cut_after: int | None = None
+    echo_authorization: bool = False
     usage: tuple[int, int] = (12, 7)
 
 
@@ -129,7 +133,11 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             if reply.delay_s and not server.sleep(reply.delay_s):
                 return
             if reply.kind == "http_error":
-                self._send_json(reply.status, {"error": {"message": reply.text or "scripted failure", "type": "server_error"}})
+                message = reply.text or "scripted failure"
+                if reply.echo_authorization:
+                    message += f" (request header Authorization: {self.headers.get('Authorization')})"
+                self._send_json(reply.status, {"error": {"message": message, "type": "server_error"},
+                                               "request": {"headers": dict(self.headers.items())}})
             elif reply.kind == "malformed":
                 self._send_raw(200, reply.body, "application/json")
             elif body.get("stream"):
@@ -163,6 +171,9 @@ def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 for sent, piece in enumerate(pieces):
                     if reply.stall_after is not None and sent >= reply.stall_after:
                         server.sleep(server.lifetime_s)
+                        return
+                    if reply.cut_after is not None and sent >= reply.cut_after:
+                        self.close_connection = True   # the body ends here: no finish reason, no [DONE]
                         return
                     if reply.chunk_delay_s and not server.sleep(reply.chunk_delay_s):
                         return

@@ -50,9 +50,18 @@ def dry_run_report(kind: str, path: Path, options: ImportOptions, preview_rows: 
     """What an import would write (counts, mapping, notes, skipped rows) plus a preview of a table file."""
     plan = plan_import(kind, path, options)
     report = {"dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
-              "notes": plan.notes, "skipped": [str(p) for p in plan.problems], "columns": [], "rows": []}
-    if Path(path).is_file():
-        from storage.importers.generic import preview
-        columns, rows, _mapping = preview(Path(path), options, preview_rows)
-        report["columns"], report["rows"] = columns, rows
-    return report
+              "notes": plan.notes, "skipped": [str(p) for p in plan.problems]}
+    return {**table_preview(path, options, preview_rows), **report}
+
+
+def table_preview(path: Path, options: ImportOptions | None = None, n: int = 20) -> dict:
+    """A table file's own columns, its first `n` rows and the mapping that would be used; empty for a folder.
+
+    Read apart from the plan, so that a user can see their column names even when the plan fails for want
+    of a mapping.
+    """
+    if not Path(path).is_file():
+        return {"columns": [], "rows": [], "mapping": {}}
+    from storage.importers.generic import preview
+    columns, rows, mapping = preview(Path(path), options, n)
+    return {"columns": list(columns), "rows": rows, "mapping": mapping}

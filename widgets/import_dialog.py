@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QCheckBox)
 
+from widgets.palette import colour
 from widgets.tasks import CancelToken, TaskRunner
 
 
@@ -21,8 +22,10 @@ class ImportBackend:
     kinds: list[tuple[str, str]]                                   # (kind, title)
     detect: Callable[[Path], str]                                  # path -> kind
     dry_run: Callable[[str, Path, dict[str, Any]], dict[str, Any]]  # counts, mapping, notes, skipped, columns, rows
-    run: Callable[[str, Path, dict[str, Any], CancelToken, Callable[[float, str], None]], str]  # -> dataset name
+    run: Callable[[str, Path, dict[str, Any], CancelToken, Callable[[float, str], None]], Any]  # -> ImportSummary
     map_fields: dict[str, str]
+    # a table file's own columns and first rows (and the guessed mapping), readable even when the plan fails
+    preview: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None
 
 
 class ImportDialog(QDialog):
@@ -36,6 +39,7 @@ class ImportDialog(QDialog):
         self.runner = runner
         self.path_edit = QLineEdit()
         self.path_edit.setPlaceholderText("a release folder or a CSV / TSV / JSONL / JSON / Parquet file")
+        self.path_edit.textChanged.connect(self._path_changed)
         folder = QPushButton("Folder…")
         file = QPushButton("File…")
         folder.clicked.connect(self._pick_folder)
@@ -64,6 +68,7 @@ class ImportDialog(QDialog):
             self.mapping.setItem(row, 1, QTableWidgetItem(""))
         self.preview = QTableWidget(0, 0)
         self.preview.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.preview.setToolTip("The file's own columns and first rows: type a column's name in the mapping")
         self.report = QLabel("Choose a folder or a file, then Check.")
         self.report.setWordWrap(True)
         self.report.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -96,6 +101,7 @@ class ImportDialog(QDialog):
         bottom.addWidget(self.buttons)
         layout.addLayout(bottom)
         self._token: CancelToken | None = None
+        self._done = False   # imported, the report (skipped rows) left open for reading
 
     # -- inputs ---------------------------------------------------------------------------------
     def _pick_folder(self) -> None:
@@ -123,31 +129,40 @@ class ImportDialog(QDialog):
     def path(self) -> Path:
         return Path(self.path_edit.text().strip()).expanduser()
 
+    def _path_changed(self) -> None:
+        """A new file starts from its own columns: the previous file's mapping, preview and report go."""
+        for row in range(self.mapping.rowCount()):
+            self.mapping.item(row, 1).setText("")
+        self._show_preview([], [])
+        self.report.setText("Check the new file (dry run) to see its columns, mapping and counts.")
+        self.import_button.setEnabled(True)
+        self.cancel_button.setText("Cancel")
+        self._done = False
+
     # -- dry run --------------------------------------------------------------------------------
     def check(self) -> None:
         path, kind, options = self.path(), self.kind.currentData(), self.options()
         if not str(path) or not path.exists():
-            self.report.setText(f"<span style='color:#c62828'>{path} does not exist.</span>")
+            self.report.setText(f"<span style='color:{colour('error')}'>{path} does not exist.</span>")
             return
         self.report.setText("Checking…")
 
         def work() -> dict[str, Any]:
-            chosen = self.backend.detect(path) if kind == "auto" else kind
-            return {"kind": chosen, **self.backend.dry_run(chosen, path, options)}
+            preview: dict[str, Any] = {}
+            if self.backend.preview is not None:
+                try:
+                    preview = self.backend.preview(path, options)
+                except Exception:  # noqa: BLE001 (not a table: the dry run below says what the file is)
+                    preview = {}
+            try:
+                chosen = self.backend.detect(path) if kind == "auto" else kind
+                return {"kind": chosen, **preview, **self.backend.dry_run(chosen, path, options)}
+            except Exception as exc:  # noqa: BLE001 (shown beside the columns the user can map)
+                return {**preview, "error": exc}
 
         self.runner.submit("import-check", work, self._show_check, self._show_error)
 
-    def _show_check(self, result: dict[str, Any]) -> None:
-        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result["counts"].items() if v)
-        notes = "".join(f"<br/>{n}" for n in result.get("notes", []))
-        skipped = "".join(f"<br/><span style='color:#c62828'>skipped {s}</span>" for s in result.get("skipped", []))
-        self.report.setText(f"<b>{result['kind']}</b> → dataset <b>{result['dataset']}</b>: {counts or 'nothing'}"
-                            f"{notes}{skipped}")
-        for row in range(self.mapping.rowCount()):
-            field = self.mapping.item(row, 0).text()
-            if not self.mapping.item(row, 1).text() and field in result.get("mapping", {}):
-                self.mapping.item(row, 1).setText(str(result["mapping"][field]))
-        columns, rows = result.get("columns") or [], result.get("rows") or []
+    def _show_preview(self, columns: list[str], rows: list) -> None:
         self.preview.clear()
         self.preview.setColumnCount(len(columns))
         self.preview.setHorizontalHeaderLabels(columns)
@@ -156,16 +171,31 @@ class ImportDialog(QDialog):
             for c, value in enumerate(values):
                 self.preview.setItem(r, c, QTableWidgetItem("" if value is None else str(value)))
 
+    def _show_check(self, result: dict[str, Any]) -> None:
+        self._show_preview(result.get("columns") or [], result.get("rows") or [])
+        if "error" in result:
+            self._show_error(result["error"])
+            return
+        counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result["counts"].items() if v)
+        notes = "".join(f"<br/>{n}" for n in result.get("notes", []))
+        skipped = "".join(f"<br/><span style='color:{colour('error')}'>skipped {s}</span>" for s in result.get("skipped", []))
+        self.report.setText(f"<b>{result['kind']}</b> → dataset <b>{result['dataset']}</b>: {counts or 'nothing'}"
+                            f"{notes}{skipped}")
+        for row in range(self.mapping.rowCount()):
+            field = self.mapping.item(row, 0).text()
+            if not self.mapping.item(row, 1).text() and field in result.get("mapping", {}):
+                self.mapping.item(row, 1).setText(str(result["mapping"][field]))
+
     def _show_error(self, exc: BaseException) -> None:
         self.progress.setVisible(False)
         self.import_button.setEnabled(True)
-        self.report.setText(f"<span style='color:#c62828'>{_escape(str(exc))}</span>")
+        self.report.setText(f"<span style='color:{colour('error')}'>{_escape(str(exc))}</span>")
 
     # -- import ---------------------------------------------------------------------------------
     def start_import(self) -> None:
         path, kind, options = self.path(), self.kind.currentData(), self.options()
         if not str(path) or not path.exists():
-            self.report.setText(f"<span style='color:#c62828'>{path} does not exist.</span>")
+            self.report.setText(f"<span style='color:{colour('error')}'>{path} does not exist.</span>")
             return
         self.import_button.setEnabled(False)
         self.progress.setVisible(True)
@@ -182,13 +212,25 @@ class ImportDialog(QDialog):
         self.progress.setValue(int(fraction * 100))
         self.progress.setFormat(f"%p% {message}")
 
-    def _finished(self, dataset: str) -> None:
+    def _finished(self, summary: Any) -> None:
+        """Closes on a clean import; with skipped rows it stays open and lists them until the user closes it."""
         self._token = None
         self.progress.setValue(100)
+        dataset = summary if isinstance(summary, str) else summary.dataset
+        skipped = [] if isinstance(summary, str) else list(summary.skipped)
         self.imported.emit(dataset)
-        self.accept()
+        if not skipped:
+            self.accept()
+            return
+        self._done = True
+        lines = "".join(f"<br/><span style='color:{colour('error')}'>skipped {_escape(s)}</span>" for s in skipped)
+        self.report.setText(f"Imported <b>{_escape(dataset)}</b>; {len(skipped)} row(s) were skipped:{lines}")
+        self.cancel_button.setText("Close")
 
     def _cancel(self) -> None:
+        if self._done:
+            self.accept()
+            return
         if self._token is not None:
             self._token.cancel()
             self.report.setText("Cancelling: the store stays as it was.")

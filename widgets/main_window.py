@@ -406,7 +406,7 @@ class MainWindow(QMainWindow):
 
     # -- import ---------------------------------------------------------------------------------
     def import_backend(self) -> ImportBackend:
-        from app.import_service import dry_run_report, run_import
+        from app.import_service import dry_run_report, run_import, table_preview
         from storage.importers.common import MAP_FIELDS, ImportOptions
         from storage.importers.registry import detect_importer, importers
 
@@ -419,8 +419,9 @@ class MainWindow(QMainWindow):
             detect=lambda path: detect_importer(path).kind,
             dry_run=lambda kind, path, values: dry_run_report(kind, path, options(values)),
             run=lambda kind, path, values, token, progress: run_import(
-                self.store, kind, path, options(values, token), progress).dataset,
-            map_fields=MAP_FIELDS)
+                self.store, kind, path, options(values, token), progress),
+            map_fields=MAP_FIELDS,
+            preview=lambda path, values: table_preview(path, options(values)))
 
     def open_import(self) -> ImportDialog:
         dialog = ImportDialog(self.import_backend(), self.runner, self)

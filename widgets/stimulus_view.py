@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Protocol
 
 from PySide6.QtCore import Qt
@@ -9,6 +10,7 @@ from PySide6.QtWidgets import (QFrame, QLabel, QStackedWidget, QTableWidget, QTa
                                QVBoxLayout, QWidget, QHeaderView, QSplitter)
 
 from storage.records import StimulusDetail
+from widgets.mcq_view import McqView
 
 
 class KindPage(Protocol):
@@ -76,11 +78,17 @@ class StimulusView(QWidget):
         self.generic = GenericStimulusPage()
         self.pages.addWidget(self.generic)
         self._kind_pages: dict[str, QWidget] = {}
+        # a multiple-choice question sits above its audio, whole: it wraps and scrolls, never cut off
+        self.mcq = McqView()
+        self.mcq.hide()
         self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.mcq)
         self.split.addWidget(self.pages)
         self.split.addWidget(self.meta)
-        self.split.setStretchFactor(0, 5)
-        self.split.setStretchFactor(1, 1)
+        self.split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(0, 2)
+        self.split.setStretchFactor(1, 5)
+        self.split.setStretchFactor(2, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.addWidget(self.header)
@@ -104,14 +112,9 @@ class StimulusView(QWidget):
             self.meta.setRowCount(0)
             self.generic.set_detail(None)
             self.pages.setCurrentWidget(self.generic)
+            self._show_mcq(None)
             return
-        truth = f" · truth <b>{_escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
-        shown_title = detail.short_title
-        title = f" — {_escape(shown_title)}" if shown_title else ""
-        self.header.setText(
-            f"<span style='font-size:14pt'><b>{_escape(detail.external_id)}</b>{title}</span><br/>"
-            f"<span style='color:gray'>{_escape(detail.dataset_name)} · {_escape(detail.kind)}{truth}"
-            f" · {len(detail.predictions)} predictions · {detail.annotation_count} annotations</span>")
+        self._show_header(detail)
         rows = [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in detail.meta.items()]
         if detail.split:
             rows.insert(0, ("split", detail.split))
@@ -124,3 +127,29 @@ class StimulusView(QWidget):
         page = self._kind_pages.get(detail.kind, self.generic)
         page.set_detail(detail)  # type: ignore[attr-defined]
         self.pages.setCurrentWidget(page)
+        self._show_mcq(detail)
+
+    def set_annotation_count(self, count: int) -> None:
+        """The shown stimulus now has `count` annotations (after an edit): the header says so."""
+        if self.detail is not None and count != self.detail.annotation_count:
+            self.detail = replace(self.detail, annotation_count=count)
+            self._show_header(self.detail)
+
+    def _show_header(self, detail: StimulusDetail) -> None:
+        truth = f" · truth <b>{_escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
+        shown_title = detail.short_title
+        title = f" — {_escape(shown_title)}" if shown_title else ""
+        self.header.setText(
+            f"<span style='font-size:14pt'><b>{_escape(detail.external_id)}</b>{title}</span><br/>"
+            f"<span style='color:gray'>{_escape(detail.dataset_name)} · {_escape(detail.kind)}{truth}"
+            f" · {len(detail.predictions)} predictions · {detail.annotation_count} annotations</span>")
+
+    def _show_mcq(self, detail: StimulusDetail | None) -> None:
+        is_mcq = detail is not None and detail.kind == "echomind_mcq"
+        self.mcq.set_detail(detail if is_mcq else None)
+        if is_mcq and not self.mcq.isVisible():
+            self.mcq.show()
+            total = max(1, sum(self.split.sizes()))
+            self.split.setSizes([int(total * 0.32), int(total * 0.56), int(total * 0.12)])
+        elif not is_mcq:
+            self.mcq.hide()

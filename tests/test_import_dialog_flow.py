@@ -1,0 +1,98 @@
+"""File > Import with two files in a row: each file's own mapping and preview; skipped rows stay readable."""
+from __future__ import annotations
+
+import polars as pl
+from PySide6.QtCore import QSettings
+
+from app.session import Session
+from fixtures_store import friendbench_like_plan, make_store
+from widgets.main_window import MainWindow
+
+
+def mapping_of(dialog) -> dict[str, str]:
+    return {dialog.mapping.item(r, 0).text(): dialog.mapping.item(r, 1).text()
+            for r in range(dialog.mapping.rowCount()) if dialog.mapping.item(r, 1).text()}
+
+
+def preview_columns(dialog) -> list[str]:
+    return [dialog.preview.horizontalHeaderItem(c).text() for c in range(dialog.preview.columnCount())]
+
+
+def open_window(qtbot, tmp_path):
+    store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
+    win = MainWindow(store, Session(), QSettings())
+    qtbot.addWidget(win)
+    return win, store
+
+
+def test_a_second_file_gets_its_own_mapping_and_preview(qtbot, tmp_path):
+    win, store = open_window(qtbot, tmp_path)
+    first = tmp_path / "first.csv"
+    pl.DataFrame({"clip": [f"clip-{i:03d}" for i in range(12)], "system": ["one"] * 12,
+                  "pred": ["familiar"] * 12}).write_csv(first)
+    second = tmp_path / "second.csv"
+    pl.DataFrame({"item_id": [f"clip-{i:03d}" for i in range(5)], "engine": ["two"] * 5,
+                  "guess": ["stranger"] * 5, "was_right": ["true"] * 5}).write_csv(second)
+    dialog = win.open_import()
+    dialog.kind.setCurrentIndex(dialog.kind.findData("generic"))
+    dialog.path_edit.setText(str(first))
+    fields = {dialog.mapping.item(r, 0).text(): r for r in range(dialog.mapping.rowCount())}
+    for field, column in (("stimulus", "clip"), ("model", "system"), ("answer", "pred")):
+        dialog.mapping.item(fields[field], 1).setText(column)
+    dialog.check()
+    qtbot.waitUntil(lambda: "predictions" in dialog.report.text(), timeout=15000)
+    assert preview_columns(dialog) == ["clip", "system", "pred"]
+
+    dialog.path_edit.setText(str(second))
+    assert mapping_of(dialog) == {}   # nothing of the first file's mapping is carried over
+    dialog.check()
+    qtbot.waitUntil(lambda: dialog.preview.columnCount() == 4, timeout=15000)
+    assert preview_columns(dialog) == ["item_id", "engine", "guess", "was_right"]
+    assert dialog.preview.rowCount() == 5 and dialog.preview.item(0, 1).text() == "two"
+    assert "clip" not in mapping_of(dialog).values() and "system" not in mapping_of(dialog).values()
+    dialog.reject()
+    win.close()
+    store.close()
+
+
+def test_the_preview_shows_a_files_columns_even_when_its_plan_fails(qtbot, tmp_path):
+    win, store = open_window(qtbot, tmp_path)
+    odd = tmp_path / "odd.csv"
+    pl.DataFrame({"alpha": ["x", "y"], "beta": ["1", "2"]}).write_csv(odd)
+    dialog = win.open_import()
+    dialog.kind.setCurrentIndex(dialog.kind.findData("generic"))
+    dialog.path_edit.setText(str(odd))
+    fields = {dialog.mapping.item(r, 0).text(): r for r in range(dialog.mapping.rowCount())}
+    dialog.mapping.item(fields["stimulus"], 1).setText("no_such_column")
+    dialog.check()
+    qtbot.waitUntil(lambda: dialog.preview.columnCount() == 2, timeout=15000)
+    assert preview_columns(dialog) == ["alpha", "beta"]
+    qtbot.waitUntil(lambda: "no_such_column" in dialog.report.text(), timeout=15000)
+    dialog.reject()
+    win.close()
+    store.close()
+
+
+def test_skipped_rows_stay_listed_after_a_successful_import(qtbot, tmp_path):
+    win, store = open_window(qtbot, tmp_path)
+    table = tmp_path / "scores.csv"
+    table.write_text("clip,system,pred,correct\nclip-001,m,familiar,true\nclip-002,m,stranger,maybe\n"
+                     "clip-003,m,familiar,false\n")
+    dialog = win.open_import()
+    dialog.show()
+    dialog.kind.setCurrentIndex(dialog.kind.findData("generic"))
+    dialog.path_edit.setText(str(table))
+    dialog.dataset.setText("Dyads")
+    fields = {dialog.mapping.item(r, 0).text(): r for r in range(dialog.mapping.rowCount())}
+    for field, column in (("stimulus", "clip"), ("model", "system"), ("answer", "pred"), ("correct", "correct")):
+        dialog.mapping.item(fields[field], 1).setText(column)
+    dialog.skip_bad.setChecked(True)
+    with qtbot.waitSignal(dialog.imported, timeout=30000):
+        dialog.start_import()
+    assert dialog.isVisible()
+    assert "skipped" in dialog.report.text() and "maybe" in dialog.report.text()
+    assert dialog.cancel_button.text() == "Close"
+    dialog.cancel_button.click()
+    assert not dialog.isVisible()
+    win.close()
+    store.close()

@@ -13,7 +13,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from storage.records import (Dataset, GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
+from storage.lookups import dataset_name, datasets, external_ids, find_stimulus  # noqa: F401 (the browser's lookups)
+from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
                              StimulusDetail, TraceStepRecord, Word)
 
 OUTCOMES = ("correct", "incorrect")
@@ -50,13 +51,6 @@ class StimulusRow:
     human_share_correct: float | None = None
     human_n: int = 0
     n_predictions: int = 0
-
-
-def list_datasets(cur: duckdb.DuckDBPyConnection) -> list[Dataset]:
-    rows = cur.execute(
-        "SELECT d.id, d.name, d.benchmark, d.root, coalesce(d.source, ''), d.synthetic,"
-        " (SELECT count(*) FROM stimulus s WHERE s.dataset_id = d.id) FROM dataset d ORDER BY d.name").fetchall()
-    return [Dataset(*r) for r in rows]
 
 
 def dataset_models(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[str]:
@@ -295,25 +289,6 @@ def info_summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             "label_sets": int(cur.execute("SELECT count(*) FROM label_set").fetchall()[0][0])}
 
 
-def find_stimulus(cur: duckdb.DuckDBPyConnection, ref: str, dataset_name: str | None = None) -> tuple[int, int] | None:
-    """(stimulus id, dataset id) for an external id (optionally within a dataset) or a numeric store id."""
-    params: list[Any] = [ref]
-    sql = ("SELECT s.id, s.dataset_id FROM stimulus s JOIN dataset d ON d.id = s.dataset_id"
-           " WHERE s.external_id = ?")
-    if dataset_name:
-        sql += " AND d.name = ?"
-        params.append(dataset_name)
-    rows = cur.execute(sql + " ORDER BY s.id LIMIT 1", params).fetchall()
-    if not rows and ref.isdigit():
-        rows = cur.execute("SELECT id, dataset_id FROM stimulus WHERE id = ?", [int(ref)]).fetchall()
-    return (int(rows[0][0]), int(rows[0][1])) if rows else None
-
-
-def dataset_name(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> str | None:
-    rows = cur.execute("SELECT name FROM dataset WHERE id = ?", [dataset_id]).fetchall()
-    return rows[0][0] if rows else None
-
-
 @dataclass(frozen=True)
 class TraceTask:
     """An NCP task as the scorer needs it: goal atoms, metadata, and every trace's steps."""
@@ -325,10 +300,11 @@ class TraceTask:
 
 
 def trace_tasks(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[TraceTask]:
-    """Every stimulus of the dataset that has trace steps."""
+    """Every stimulus of the dataset with a model's attempt among its traces (a story with only its own
+    trace has nothing to score, and an ExploreToM import has thousands)."""
     ids = [r[0] for r in cur.execute(
         "SELECT DISTINCT t.stimulus_id FROM trace_step t JOIN stimulus s ON s.id = t.stimulus_id"
-        " WHERE s.dataset_id = ? ORDER BY 1", [dataset_id]).fetchall()]
+        " WHERE s.dataset_id = ? AND t.prediction_id IS NOT NULL ORDER BY 1", [dataset_id]).fetchall()]
     tasks = []
     for sid in ids:
         meta = cur.execute("SELECT meta FROM stimulus WHERE id = ?", [sid]).fetchall()[0][0]
@@ -343,10 +319,3 @@ def set_prediction_correctness(cur: duckdb.DuckDBPyConnection, verdicts: dict[in
     """Record computed correctness (e.g. an NCP goal reached) on predictions."""
     for pid, correct in verdicts.items():
         cur.execute("UPDATE prediction SET correct = ? WHERE id = ?", [correct, pid])
-
-
-def external_ids(cur: duckdb.DuckDBPyConnection, ids: list[int]) -> dict[int, str]:
-    """The dataset's own id of each stimulus."""
-    if not ids:
-        return {}
-    return dict(cur.execute("SELECT id, external_id FROM stimulus WHERE list_contains(?, id)", [ids]).fetchall())

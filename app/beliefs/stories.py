@@ -18,7 +18,7 @@ import polars as pl
 
 from app.beliefs.questions import QuestionError, answer_question, answers_match, params_property, parse_question
 from app.beliefs.replay import Replay, TraceError, replay_steps
-from app.beliefs.story import Step, StoryParseError, parse_story
+from app.beliefs.story import StoryParseError, parse_story
 from storage import analysis
 from storage.importers.common import dumps
 from storage.importers.plan import ImportPlan
@@ -44,7 +44,7 @@ def interpret_stories(plan: ImportPlan) -> None:
     for row, meta, structure in zip(rows, metas, structures):
         if structure:
             _note_state_type(state_types.setdefault(structure, {}), row["title"], meta.get("params"))
-    stories: dict[str, tuple[list[Step], Replay] | StoryParseError | TraceError] = {}
+    stories: dict[str, tuple[StoredSteps, Replay] | StoryParseError | TraceError] = {}
     step_rows: list[dict[str, Any]] = []
     new_metas: list[str] = []
     for row, meta, structure in zip(rows, metas, structures):
@@ -58,9 +58,9 @@ def interpret_stories(plan: ImportPlan) -> None:
             new_metas.append(row["meta"])
             continue
         steps, replay = story
-        step_rows += [{"stimulus": row["external_id"], "step_index": i, "action": s["action"],
-                       "args": json.dumps(s["args"], ensure_ascii=False),
-                       "kwargs": json.dumps(s["kwargs"], ensure_ascii=False)} for i, s in enumerate(steps)]
+        external = row["external_id"]
+        step_rows += [{"stimulus": external, "step_index": i, "action": action, "args": args, "kwargs": kwargs}
+                      for i, action, args, kwargs in steps]
         meta.update(_answer(replay, row["title"], meta.get("params"), row["ground_truth"]))
         new_metas.append(dumps(meta))
     plan.frames["stimuli"] = stimuli.with_columns(pl.Series("meta", new_metas, dtype=pl.String))
@@ -73,12 +73,18 @@ def interpret_stories(plan: ImportPlan) -> None:
                           f"does not write, so their questions are shown as text only; the first: {first}")
 
 
-def _read(structure: str, state_types: dict[str, str]) -> tuple[list[Step], Replay] | StoryParseError | TraceError:
+StoredSteps = list[tuple[int, str, str, str]]   # step index, action, args and kwargs as the JSON stored
+
+
+def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Replay] | StoryParseError | TraceError:
+    """A story's steps (as stored: every question of the story shares the text) and its replay."""
     try:
         steps = parse_story(structure, state_types)
-        return steps, replay_steps(steps)
+        replay = replay_steps(steps)
     except (StoryParseError, TraceError) as exc:
         return exc
+    return [(i, s["action"], json.dumps(s["args"], ensure_ascii=False), json.dumps(s["kwargs"], ensure_ascii=False))
+            for i, s in enumerate(steps)], replay
 
 
 def _note_state_type(types: dict[str, str], question: str | None, params: Any) -> None:

@@ -238,7 +238,28 @@ CREATE TABLE live_failure (
 );
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6]
+# Version 7: cue measures (pitch, intensity, rates, gaps, overlaps, labelled cues) per stimulus and voice,
+# computed once and kept with the parameters and library versions that made them.
+V7 = """
+CREATE SEQUENCE IF NOT EXISTS seq_cue_run START 1;
+CREATE TABLE cue_run (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_cue_run'),
+    dataset_id BIGINT NOT NULL,
+    params JSON NOT NULL,                -- Praat and turn-taking settings
+    versions JSON NOT NULL,              -- praat-parselmouth, Praat, opensmile
+    computed_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE cue_measure (
+    run_id BIGINT NOT NULL,
+    stimulus_id BIGINT NOT NULL,
+    subject VARCHAR NOT NULL,            -- a participant or voice (A, B, target, neutral ...), or 'all'
+    cue VARCHAR NOT NULL,
+    value DOUBLE
+);
+CREATE INDEX idx_cue_measure_stimulus ON cue_measure(stimulus_id);
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,263 @@
+"""Each cue against who got the stimulus right, and EchoMind's voices against each other.
+
+For a judge (humans pooled, humans in one condition, one model in one modality) a stimulus is *right*
+when more than half of the judge's verdicts on it are correct and *wrong* when fewer than half are;
+a tie is left out of the two groups but kept in the correlation. For every cue (the stimulus-level value,
+subject `all`) a comparison gives both groups' values (with their stimuli, to open them), Cliff's delta
+of right against wrong with a percentile bootstrap interval, the Mann-Whitney p, Spearman's rho with the
+per-stimulus accuracy and its p, and both p-values adjusted for the number of cues compared for that
+judge (Holm by default, or Benjamini-Hochberg). A labelled cue counts 0 on a measured stimulus that has
+no such label.
+
+For EchoMind scripts, each cue of the target voice is set against the neutral and the alternative voice
+of the same script; where the attribute implies a direction (a whisper is quieter and less voiced than
+the neutral reading) the row says whether the target went that way. The target-minus-neutral
+differences are also compared between scripts whose attribute a model recognised in the questions
+about it and scripts where it did not.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import polars as pl
+
+from app.cues.measures import CUES, EGEMAPS_PREFIX, LABEL_PREFIX, WHOLE
+from app.cues.stats import (BOOTSTRAP_RESAMPLES, CONFIDENCE, CORRECTIONS, adjust, bootstrap_delta_ci, cliffs_delta,
+                            mann_whitney_p, spearman)
+from storage import cues as cue_store
+from storage.queries import list_datasets
+from storage.store import Store
+
+HUMANS = "humans"
+POOLED = "pooled"
+VOICE_SUBJECTS = ("target", "neutral", "alternative")
+# What an EchoMind attribute implies for the target voice against the neutral reading of the same script:
+# cue -> +1 (higher) or -1 (lower). Attributes not listed imply nothing measurable here.
+ATTRIBUTE_DIRECTIONS: dict[str, dict[str, int]] = {
+    "whisper": {"intensity_mean_db": -1, "voiced_fraction": -1},
+    "shout": {"intensity_mean_db": +1, "pitch_mean_hz": +1},
+    "fast pace": {"duration_s": -1},
+    "slow pace": {"duration_s": +1},
+    "sad voice": {"pitch_mean_hz": -1, "pitch_range_st": -1},
+    "happy voice": {"pitch_mean_hz": +1, "pitch_range_st": +1},
+    "child": {"pitch_mean_hz": +1},
+    "hoarse": {"voiced_fraction": -1},
+    "breathless": {"voiced_fraction": -1},
+    "sigh": {"duration_s": +1},
+    "laughter": {"duration_s": +1},
+    "sobbing": {"duration_s": +1},
+    "rain": {"intensity_sd_db": -1},
+    "sea waves": {"intensity_sd_db": -1},
+    "crowd": {"intensity_sd_db": -1},
+}
+METHODS = {
+    "effect_size": (f"Cliff's delta (right minus wrong), percentile bootstrap {CONFIDENCE:.0%} interval "
+                    f"({BOOTSTRAP_RESAMPLES} resamples per group, seed 0)"),
+    "test": "Mann-Whitney U, two-sided, normal approximation with tie and continuity corrections",
+    "correlation": "Spearman's rank correlation with per-stimulus accuracy, two-sided t approximation",
+    "groups": "right: more than half of the judge's verdicts correct; wrong: fewer than half; ties in neither",
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One cue against one judge's correctness."""
+
+    who: str
+    condition: str
+    cue: str
+    right: list[float]
+    wrong: list[float]
+    right_stimuli: list[int]
+    wrong_stimuli: list[int]
+    delta: float
+    ci_low: float
+    ci_high: float
+    p: float
+    p_adjusted: float
+    rho: float
+    rho_p: float
+    rho_p_adjusted: float
+    n_stimuli: int
+
+    @property
+    def judge(self) -> str:
+        return f"{self.who} · {self.condition}"
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def default_cues(available: list[str], include_egemaps: bool = False) -> list[str]:
+    """The cues compared: the catalogue's, then labelled cue counts, then (if asked) eGeMAPS."""
+    chosen = [c for c in CUES if c in available]
+    chosen += sorted(c for c in available if c.startswith(LABEL_PREFIX))
+    if include_egemaps:
+        chosen += sorted(c for c in available if c.startswith(EGEMAPS_PREFIX))
+    return chosen
+
+
+def judge_accuracy(outcomes: pl.DataFrame) -> dict[tuple[str, str], dict[int, float]]:
+    """(who, condition) -> stimulus -> share correct; humans also pooled over conditions."""
+    out: dict[tuple[str, str], dict[int, float]] = {}
+    if outcomes.is_empty():
+        return out
+    for row in outcomes.iter_rows(named=True):
+        out.setdefault((row["who"], row["condition"] or ""), {})[row["stimulus_id"]] = row["n_correct"] / row["n"]
+    humans = outcomes.filter(pl.col("who") == HUMANS)
+    if not humans.is_empty():
+        pooled = humans.group_by("stimulus_id").agg(pl.col("n").sum(), pl.col("n_correct").sum())
+        out[(HUMANS, POOLED)] = {r["stimulus_id"]: r["n_correct"] / r["n"] for r in pooled.iter_rows(named=True)}
+    return out
+
+
+def compare_cues(values: dict[str, dict[int, float]], accuracy: dict[tuple[str, str], dict[int, float]],
+                 cues: list[str], correction: str = "holm") -> list[Comparison]:
+    """Every cue against every judge; p-values adjusted within each judge over its cues."""
+    out: list[Comparison] = []
+    for (who, condition), acc in sorted(accuracy.items(), key=lambda kv: (kv[0][0] != HUMANS, kv[0])):
+        rows = []
+        for cue in cues:
+            by_stimulus = {s: v for s, v in values.get(cue, {}).items() if _finite(v) and s in acc}
+            right = sorted((s for s in by_stimulus if acc[s] > 0.5))
+            wrong = sorted((s for s in by_stimulus if acc[s] < 0.5))
+            xs, ys = [by_stimulus[s] for s in right], [by_stimulus[s] for s in wrong]
+            ci = bootstrap_delta_ci(xs, ys)
+            ordered = sorted(by_stimulus)
+            corr = spearman([by_stimulus[s] for s in ordered], [acc[s] for s in ordered])
+            rows.append([who, condition, cue, xs, ys, right, wrong, cliffs_delta(xs, ys), ci.low, ci.high,
+                         mann_whitney_p(xs, ys), corr.rho, corr.p, len(ordered)])
+        p_adj = adjust([r[10] for r in rows], correction)
+        rho_adj = adjust([r[12] for r in rows], correction)
+        for r, pa, ra in zip(rows, p_adj, rho_adj):
+            out.append(Comparison(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], pa,
+                                  r[11], r[12], ra, r[13]))
+    return out
+
+
+@dataclass(frozen=True)
+class VoiceContrast:
+    """One cue of an EchoMind script's target voice against its neutral and alternative voices."""
+
+    stimulus_id: int
+    script: str
+    attribute: str
+    cue: str
+    target: float | None
+    neutral: float | None
+    alternative: float | None
+    expected: int  # +1 higher than neutral, -1 lower, 0 nothing implied
+    as_expected: bool | None
+
+
+def voice_contrasts(frame: pl.DataFrame, attributes: dict[int, str], cues: list[str]) -> list[VoiceContrast]:
+    """Target against neutral and alternative, per script and cue."""
+    per: dict[tuple[int, str], dict[str, float | None]] = {}
+    names: dict[int, str] = {}
+    for row in frame.filter(pl.col("subject").is_in(VOICE_SUBJECTS)).iter_rows(named=True):
+        per.setdefault((row["stimulus_id"], row["cue"]), {})[row["subject"]] = row["value"]
+        names[row["stimulus_id"]] = row["external_id"]
+    out = []
+    for stimulus_id in sorted(names):
+        attribute = attributes.get(stimulus_id, "")
+        directions = ATTRIBUTE_DIRECTIONS.get(attribute, {})
+        for cue in cues:
+            voices = per.get((stimulus_id, cue))
+            if not voices or "target" not in voices:
+                continue
+            target, neutral = voices.get("target"), voices.get("neutral")
+            expected = directions.get(cue, 0)
+            verdict = None
+            if expected and _finite(target) and _finite(neutral):
+                verdict = (target - neutral) * expected > 0
+            out.append(VoiceContrast(stimulus_id, names[stimulus_id], attribute, cue, target, neutral,
+                                     voices.get("alternative"), expected, verdict))
+    return out
+
+
+def recognition_comparisons(contrasts: list[VoiceContrast], recognition: pl.DataFrame, cues: list[str],
+                            correction: str = "holm") -> list[Comparison]:
+    """Target-minus-neutral differences of scripts a model recognised (right) against those it did not."""
+    diffs: dict[str, dict[int, float]] = {}
+    for c in contrasts:
+        if _finite(c.target) and _finite(c.neutral):
+            diffs.setdefault(c.cue, {})[c.stimulus_id] = c.target - c.neutral
+    return compare_cues(diffs, judge_accuracy(recognition), [c for c in cues if c in diffs], correction)
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def comparison_json(c: Comparison, names: dict[int, str]) -> dict[str, Any]:
+    out = {k: _clean(v) for k, v in asdict(c).items()}
+    out["judge"] = c.judge
+    out["right_stimuli"] = [names.get(s, str(s)) for s in c.right_stimuli]
+    out["wrong_stimuli"] = [names.get(s, str(s)) for s in c.wrong_stimuli]
+    out["right_ids"], out["wrong_ids"] = c.right_stimuli, c.wrong_stimuli
+    return out
+
+
+@dataclass(frozen=True)
+class DatasetComparison:
+    dataset: str
+    benchmark: str
+    run: cue_store.CueRun | None
+    comparisons: list[Comparison]
+    voices: list[VoiceContrast]
+    recognition: list[Comparison]
+    names: dict[int, str]
+    correction: str
+
+
+def compare_dataset(store: Store, dataset_id: int, correction: str = "holm",
+                    include_egemaps: bool = False) -> DatasetComparison:
+    """Everything the cues view and `thinslice cues compare` show for one dataset."""
+    cur = store.cursor()
+    ds = next(d for d in list_datasets(cur) if d.id == dataset_id)
+    kinds = cue_store.stimulus_kinds(cur, dataset_id)
+    names = {s: k[0] for s, k in kinds.items()}
+    run = cue_store.latest_run(cur, dataset_id)
+    if run is None:
+        return DatasetComparison(ds.name, ds.benchmark, None, [], [], [], names, correction)
+    frame = cue_store.measures_frame(cur, run.id)
+    whole = frame.filter(pl.col("subject") == WHOLE)
+    cues = default_cues(whole["cue"].unique().to_list(), include_egemaps)
+    values: dict[str, dict[int, float]] = {}
+    for row in whole.iter_rows(named=True):
+        values.setdefault(row["cue"], {})[row["stimulus_id"]] = row["value"]
+    measured = set(whole["stimulus_id"].to_list())
+    for cue in cues:
+        if cue.startswith(LABEL_PREFIX):  # a measured stimulus without that label has none of it
+            values[cue] = {s: values[cue].get(s, 0.0) for s in measured}
+    comparisons = compare_cues(values, judge_accuracy(cue_store.outcomes_frame(cur, dataset_id)), cues, correction)
+    attributes = {s: (k[2] or "") for s, k in kinds.items() if k[1] == "echomind_script"}
+    voices, recognition = [], []
+    if attributes:
+        voice_cues = default_cues(frame["cue"].unique().to_list(), include_egemaps)
+        voices = voice_contrasts(frame.filter(pl.col("stimulus_id").is_in(list(attributes))), attributes,
+                                 voice_cues)
+        recognition = recognition_comparisons(voices, cue_store.script_recognition_frame(cur, dataset_id),
+                                              voice_cues, correction)
+    return DatasetComparison(ds.name, ds.benchmark, run, comparisons, voices, recognition, names, correction)
+
+
+def dataset_json(result: DatasetComparison) -> dict[str, Any]:
+    return {
+        "dataset": result.dataset,
+        "benchmark": result.benchmark,
+        "measured": result.run is not None,
+        "params": result.run.params if result.run else None,
+        "versions": result.run.versions if result.run else None,
+        "methods": {**METHODS, "correction": CORRECTIONS[result.correction] + ", over the cues of each judge"},
+        "comparisons": [comparison_json(c, result.names) for c in result.comparisons],
+        "voices": [{k: _clean(v) for k, v in asdict(v).items()} for v in result.voices],
+        "voice_recognition": [comparison_json(c, result.names) for c in result.recognition],
+    }

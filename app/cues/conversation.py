@@ -1,0 +1,276 @@
+"""Turn-taking in a conversation from word times: floors, gaps, overlaps, backchannels, pauses, rates.
+
+The terms follow Heldner & Edlund (2010), "Pauses, gaps and overlaps in conversations":
+- an inter-pausal unit (IPU) is a stretch of one speaker's words with no silence of `min_pause_s` or more;
+- a backchannel is a short IPU (at most `backchannel_max_words` words, `backchannel_max_s` long) made only
+  of listener tokens ("mm", "yeah", ...) while the other speaker holds the floor; it does not take the floor;
+- the floor passes to another speaker when an IPU of theirs that is not a backchannel outlasts the
+  holder's speech; the floor transfer offset (FTO) is its start minus the end of the holder's speech:
+  positive is a gap (between-speaker silence), negative an overlap (between-speaker overlap);
+- a turn is one speaker's stretch of floor; a pause is a silence of `min_pause_s` or more between two of
+  the holder's IPUs within one turn.
+Speech rate of a turn is its words per second of turn; articulation rate is words per second of speech
+(IPU time, pauses left out). Rates are in words, since transcripts give words, not syllables.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+
+BACKCHANNEL_TOKENS = frozenset({
+    "mm", "mhm", "mm-hmm", "mmhmm", "hm", "hmm", "uh-huh", "uhhuh", "yeah", "yes", "yep", "ya", "right",
+    "okay", "ok", "oh", "ah", "wow", "really", "sure", "true", "exactly", "nice", "cool", "aha",
+})
+_PUNCTUATION = re.compile(r"[^\w'-]+")
+
+
+@dataclass(frozen=True)
+class ConversationSettings:
+    """Thresholds of the turn-taking analysis (seconds, words)."""
+
+    min_pause_s: float = 0.2
+    backchannel_max_s: float = 1.0
+    backchannel_max_words: int = 2
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TimedWord:
+    speaker: str
+    word: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Unit:
+    """An inter-pausal unit of one speaker."""
+
+    speaker: str
+    start: float
+    end: float
+    words: tuple[str, ...]
+    backchannel: bool = False
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One speaker's stretch of floor, from where they took it to the end of their last word in it."""
+
+    speaker: str
+    start: float
+    end: float
+    n_words: int
+    speech_s: float
+    pauses: tuple[tuple[float, float], ...]
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def speech_rate(self) -> float:
+        """Words per second of turn."""
+        return self.n_words / self.duration if self.duration > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class Transition:
+    """The floor passing from one speaker to the other at `time` (where the new speaker starts)."""
+
+    from_speaker: str
+    to_speaker: str
+    time: float
+    offset_s: float  # > 0 gap, < 0 overlap
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The gap or overlap itself: from the earlier to the later of the two edges."""
+        other = self.time - self.offset_s
+        return (min(self.time, other), max(self.time, other))
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """Everything the turn-taking analysis found for one conversation."""
+
+    speakers: tuple[str, ...]
+    units: tuple[Unit, ...]
+    turns: tuple[Turn, ...]
+    transitions: tuple[Transition, ...]
+    overlaps: tuple[tuple[float, float], ...]  # every stretch where two or more speak at once
+    settings: ConversationSettings = field(default_factory=ConversationSettings)
+
+    @property
+    def gaps(self) -> list[Transition]:
+        return [t for t in self.transitions if t.offset_s > 0]
+
+    @property
+    def overlapped_transitions(self) -> list[Transition]:
+        return [t for t in self.transitions if t.offset_s < 0]
+
+    @property
+    def backchannels(self) -> list[Unit]:
+        return [u for u in self.units if u.backchannel]
+
+
+def normalise_token(word: str) -> str:
+    return _PUNCTUATION.sub("", word.lower()).strip("-'")
+
+
+def _units(words: Sequence[TimedWord], settings: ConversationSettings) -> list[Unit]:
+    units: list[Unit] = []
+    by_speaker: dict[str, list[TimedWord]] = {}
+    for word in words:
+        by_speaker.setdefault(word.speaker, []).append(word)
+    for speaker, own in by_speaker.items():
+        own.sort(key=lambda w: (w.start, w.end))
+        start, end, tokens = own[0].start, own[0].end, [own[0].word]
+        for word in own[1:]:
+            if word.start - end < settings.min_pause_s:
+                end, tokens = max(end, word.end), tokens + [word.word]
+            else:
+                units.append(Unit(speaker, start, end, tuple(tokens)))
+                start, end, tokens = word.start, word.end, [word.word]
+        units.append(Unit(speaker, start, end, tuple(tokens)))
+    units.sort(key=lambda u: (u.start, u.end, u.speaker))
+    return units
+
+
+def _is_listener_token_unit(unit: Unit, settings: ConversationSettings) -> bool:
+    tokens = [normalise_token(w) for w in unit.words]
+    return (0 < len(tokens) <= settings.backchannel_max_words and unit.duration <= settings.backchannel_max_s
+            and all(t in BACKCHANNEL_TOKENS for t in tokens))
+
+
+def _overlaps(units: Sequence[Unit]) -> list[tuple[float, float]]:
+    """Stretches where units of two different speakers run at once (merged)."""
+    edges = sorted([(u.start, 1, u.speaker) for u in units] + [(u.end, -1, u.speaker) for u in units],
+                   key=lambda e: (e[0], e[1]))
+    active: dict[str, int] = {}
+    out: list[tuple[float, float]] = []
+    opened: float | None = None
+    for time, step, speaker in edges:
+        active[speaker] = active.get(speaker, 0) + step
+        talking = sum(1 for n in active.values() if n > 0)
+        if talking >= 2 and opened is None:
+            opened = time
+        elif talking < 2 and opened is not None:
+            if time > opened:
+                if out and out[-1][1] >= opened:
+                    out[-1] = (out[-1][0], time)
+                else:
+                    out.append((opened, time))
+            opened = None
+    return out
+
+
+def analyse(words: Iterable[TimedWord], settings: ConversationSettings = ConversationSettings()) -> Conversation:
+    """The turn-taking of a conversation given every speaker's timed words."""
+    word_list = [w for w in words if w.end >= w.start]
+    units = _units(word_list, settings) if word_list else []
+    speakers = tuple(sorted({u.speaker for u in units}))
+    marked: list[Unit] = []
+    turns: list[Turn] = []
+    transitions: list[Transition] = []
+    holder: str | None = None
+    floor_start = holder_end = 0.0
+    turn_units: list[Unit] = []
+
+    def close_turn() -> None:
+        pauses = tuple((a.end, b.start) for a, b in zip(turn_units, turn_units[1:]) if b.start > a.end)
+        turns.append(Turn(holder or "", floor_start, holder_end, sum(len(u.words) for u in turn_units),
+                          sum(u.duration for u in turn_units), pauses))
+
+    for unit in units:
+        if holder is not None and unit.speaker != holder and _is_listener_token_unit(unit, settings):
+            marked.append(Unit(unit.speaker, unit.start, unit.end, unit.words, backchannel=True))
+            continue
+        marked.append(unit)
+        if holder is None:
+            holder, floor_start, holder_end, turn_units = unit.speaker, unit.start, unit.end, [unit]
+        elif unit.speaker == holder:
+            holder_end = max(holder_end, unit.end)
+            turn_units.append(unit)
+        elif unit.end > holder_end:
+            close_turn()
+            transitions.append(Transition(holder, unit.speaker, unit.start, unit.start - holder_end))
+            holder, floor_start = unit.speaker, max(unit.start, holder_end)
+            holder_end, turn_units = unit.end, [unit]
+        # else: speech wholly inside the holder's (a failed interruption): an overlap, not a floor change
+    if holder is not None:
+        close_turn()
+    return Conversation(speakers, tuple(marked), tuple(turns), tuple(transitions), tuple(_overlaps(marked)),
+                        settings)
+
+
+def _stats(values: Sequence[float], prefix: str) -> dict[str, float]:
+    n = len(values)
+    ordered = sorted(values)
+    median = float("nan") if n == 0 else (ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2)
+    return {f"{prefix}_count": float(n), f"{prefix}_mean_s": sum(values) / n if n else float("nan"),
+            f"{prefix}_median_s": median}
+
+
+def _intersection(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
+    return sum(max(0.0, min(x1, y1) - max(x0, y0)) for x0, x1 in a for y0, y1 in b)
+
+
+def speaker_measures(conversation: Conversation, speaker: str) -> dict[str, float]:
+    """One speaker's turn-taking cues: turns, rates, pauses, gaps and overlaps into their turns, overlap
+    share (of their speech time, the part someone else also speaks), backchannels given."""
+    own = [u for u in conversation.units if u.speaker == speaker]
+    turns = [t for t in conversation.turns if t.speaker == speaker]
+    speech = sum(u.duration for u in own)
+    words = sum(len(u.words) for u in own)
+    turn_time = sum(t.duration for t in turns)
+    pauses = [b - a for t in turns for a, b in t.pauses]
+    into = [t for t in conversation.transitions if t.to_speaker == speaker]
+    rates = [t.speech_rate for t in turns if t.duration > 0]
+    out = {
+        "turn_count": float(len(turns)),
+        "speech_time_s": speech,
+        "word_count": float(words),
+        "speech_rate_wps": sum(t.n_words for t in turns) / turn_time if turn_time > 0 else float("nan"),
+        "turn_speech_rate_mean_wps": sum(rates) / len(rates) if rates else float("nan"),
+        "articulation_rate_wps": words / speech if speech > 0 else float("nan"),
+        "pause_rate_per_min": 60.0 * len(pauses) / turn_time if turn_time > 0 else float("nan"),
+        "backchannel_count": float(sum(1 for u in own if u.backchannel)),
+        "overlap_share": (_intersection([(u.start, u.end) for u in own], conversation.overlaps) / speech
+                          if speech > 0 else float("nan")),
+    }
+    out.update(_stats(pauses, "pause"))
+    out.update(_stats([t.offset_s for t in into if t.offset_s > 0], "gap"))
+    out.update(_stats([-t.offset_s for t in into if t.offset_s < 0], "overlap"))
+    return out
+
+
+def conversation_measures(conversation: Conversation) -> dict[str, float]:
+    """Cues of the conversation as a whole: transitions, gaps, overlaps, floor balance."""
+    total = max((u.end for u in conversation.units), default=0.0) - min((u.start for u in conversation.units),
+                                                                          default=0.0)
+    speech = sum(u.duration for u in conversation.units)
+    floor = {s: sum(t.duration for t in conversation.turns if t.speaker == s) for s in conversation.speakers}
+    held = sum(floor.values())
+    out = {
+        "turn_count": float(len(conversation.turns)),
+        "transition_count": float(len(conversation.transitions)),
+        "overlapped_transition_share": (len(conversation.overlapped_transitions) / len(conversation.transitions)
+                                        if conversation.transitions else float("nan")),
+        "overlap_share": sum(b - a for a, b in conversation.overlaps) / speech if speech > 0 else float("nan"),
+        "backchannel_count": float(len(conversation.backchannels)),
+        "floor_balance": (max(floor.values()) / held if held > 0 else float("nan")),
+        "fto_mean_s": (sum(t.offset_s for t in conversation.transitions) / len(conversation.transitions)
+                       if conversation.transitions else float("nan")),
+        "conversation_time_s": total,
+    }
+    out.update(_stats([t.offset_s for t in conversation.gaps], "gap"))
+    out.update(_stats([-t.offset_s for t in conversation.overlapped_transitions], "overlap"))
+    return out

@@ -1,0 +1,231 @@
+"""Per-voice cue values of one stimulus: pitch, intensity, rates, pauses, gaps, overlaps, labelled cues.
+
+Subjects are the voices a stimulus has: a dyad's participants (from `audio:A`, `audio:B`), an EchoMind
+script's `target`, `alternative` and `neutral` voices, a question's single `audio`. The subject `all`
+holds the stimulus as a whole: a conversation's turn-taking measures, whole-stimulus labels, and for
+every per-voice cue the mean over the voices, so a stimulus has one value to set against correctness.
+
+Where a participant's words are timed, pitch and intensity are taken inside their own inter-pausal units
+only, so the other speaker's voice leaking into a microphone does not count as theirs.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from app.cues.acoustics import (PraatSettings, energy_mean_db, formant_track, intensity_track, pitch_track,
+                                semitones)
+from app.cues.conversation import (Conversation, ConversationSettings, TimedWord, analyse,
+                                   conversation_measures, speaker_measures)
+from storage.records import StimulusDetail
+
+WHOLE = "all"
+AUDIO_PREFIX = "audio"
+# name -> (unit, what it is): the cues compared by default, in the order a table shows them.
+CUES: dict[str, tuple[str, str]] = {
+    "pitch_mean_hz": ("Hz", "mean F0 over voiced frames"),
+    "pitch_median_hz": ("Hz", "median F0 over voiced frames"),
+    "pitch_range_st": ("st", "F0 range, 5th to 95th percentile, in semitones"),
+    "pitch_sd_st": ("st", "F0 standard deviation in semitones"),
+    "voiced_fraction": ("", "share of frames Praat finds voiced"),
+    "intensity_mean_db": ("dB", "mean intensity (energy average)"),
+    "intensity_sd_db": ("dB", "intensity standard deviation"),
+    "duration_s": ("s", "length of the voice's audio"),
+    "speech_rate_wps": ("words/s", "words per second of turn"),
+    "articulation_rate_wps": ("words/s", "words per second of speech, pauses left out"),
+    "pause_rate_per_min": ("/min", "pauses per minute of turn"),
+    "pause_mean_s": ("s", "mean pause inside a turn"),
+    "gap_mean_s": ("s", "mean gap before taking the floor"),
+    "overlap_mean_s": ("s", "mean overlap when taking the floor"),
+    "overlap_share": ("", "share of speech time with both speaking"),
+    "turn_count": ("", "turns (stretches of floor)"),
+    "backchannel_count": ("", "backchannels"),
+    "transition_count": ("", "floor transitions"),
+    "overlapped_transition_share": ("", "share of transitions made in overlap"),
+    "floor_balance": ("", "share of floor time the more talkative speaker holds"),
+    "fto_mean_s": ("s", "mean floor transfer offset (gap > 0, overlap < 0)"),
+}
+LABEL_PREFIX = "label:"
+# Praat's default dynamic range for drawing intensity and spectrograms.
+SILENCE_BELOW_MAX_DB = 50.0
+EGEMAPS_PREFIX = "egemaps:"
+
+
+@dataclass(frozen=True)
+class CueSettings:
+    """Everything the values depend on; stored with them."""
+
+    praat: PraatSettings = field(default_factory=PraatSettings)
+    conversation: ConversationSettings = field(default_factory=ConversationSettings)
+    formants: bool = False
+    egemaps: bool = True
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Voice:
+    """One subject's audio: where its samples are and (for dyads) its timed words."""
+
+    subject: str
+    samples: np.ndarray
+    rate: int
+    words: tuple[TimedWord, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelCount:
+    subject: str
+    label_set: str
+    label: str
+    annotator: str
+    count: int
+
+
+CueRow = tuple[str, str, float]  # subject, cue, value
+
+
+def subject_of_role(role: str) -> str:
+    """`audio:A` -> `A`, `audio:target` -> `target`, `audio` -> `audio`."""
+    return role.split(":", 1)[1] if ":" in role else role
+
+
+def audio_roles(detail: StimulusDetail) -> list[str]:
+    return [m.role for m in detail.media if m.role == AUDIO_PREFIX or m.role.startswith(AUDIO_PREFIX + ":")]
+
+
+def timed_words(detail: StimulusDetail) -> list[TimedWord]:
+    """Every timed word of the transcript with its speaker (the segment's speaker, else its audio role)."""
+    out = []
+    for segment in detail.segments:
+        speaker = segment.speaker or (subject_of_role(segment.media_role) if segment.media_role else "")
+        out += [TimedWord(speaker, w.word, w.start_s, w.end_s) for w in segment.words]
+    return out
+
+
+def _inside(times: np.ndarray, intervals: Sequence[tuple[float, float]]) -> np.ndarray:
+    if not intervals:
+        return np.ones(len(times), dtype=bool)
+    starts = np.array([a for a, _ in intervals])
+    ends = np.array([b for _, b in intervals])
+    slot = np.searchsorted(starts, times, side="right") - 1
+    return (slot >= 0) & (times <= ends[np.clip(slot, 0, len(ends) - 1)])
+
+
+def acoustic_measures(samples: np.ndarray, rate: int, settings: CueSettings,
+                      speech: Sequence[tuple[float, float]] = ()) -> dict[str, float]:
+    """Pitch, intensity (and optionally formant) summaries; inside `speech` intervals when given."""
+    nan = float("nan")
+    out: dict[str, float] = {"duration_s": len(samples) / rate}
+    if len(samples) < rate * 0.1:
+        return out
+    pitch = pitch_track(samples, rate, settings.praat)
+    keep = _inside(pitch.times, sorted(speech))
+    f0 = pitch.f0_hz[keep & pitch.voiced]
+    st = semitones(f0)
+    out["voiced_fraction"] = float(np.mean(pitch.voiced[keep])) if keep.any() else nan
+    out["pitch_mean_hz"] = float(np.mean(f0)) if len(f0) else nan
+    out["pitch_median_hz"] = float(np.median(f0)) if len(f0) else nan
+    out["pitch_range_st"] = float(np.percentile(st, 95) - np.percentile(st, 5)) if len(st) else nan
+    out["pitch_sd_st"] = float(np.std(st, ddof=1)) if len(st) > 1 else nan
+    intensity = intensity_track(samples, rate, settings.praat)
+    db = intensity.db[_inside(intensity.times, sorted(speech))]
+    db = db[np.isfinite(db)]
+    if len(db):
+        # Frames more than SILENCE_BELOW_MAX_DB under the loudest are silence (digital silence reads as
+        # hundreds of dB below): leaving them in would make the spread measure the pauses, not the voice.
+        db = db[db >= db.max() - SILENCE_BELOW_MAX_DB]
+    out["intensity_mean_db"] = energy_mean_db(db)
+    out["intensity_sd_db"] = float(np.std(db, ddof=1)) if len(db) > 1 else nan
+    if settings.formants:
+        formants = formant_track(samples, rate, settings.praat, count=2)
+        for i, name in enumerate(("f1_mean_hz", "f2_mean_hz")):
+            values = formants.hz[i][_inside(formants.times, sorted(speech)) & np.isfinite(formants.hz[i])]
+            out[name] = float(np.mean(values)) if len(values) else nan
+    return out
+
+
+def egemaps_measures(samples: np.ndarray, rate: int) -> dict[str, float]:
+    """The 88 eGeMAPS v02 functionals (openSMILE); empty when the opensmile package is not installed."""
+    smile = _egemaps_extractor()
+    if smile is None or len(samples) < rate * 0.1:
+        return {}
+    frame = smile.process_signal(np.asarray(samples, dtype=np.float32), rate)
+    return {f"{EGEMAPS_PREFIX}{name}": float(frame[name].iloc[0]) for name in frame.columns}
+
+
+_SMILE: list[object] = []
+
+
+def _egemaps_extractor():
+    if not _SMILE:
+        try:
+            import opensmile
+        except ImportError:
+            _SMILE.append(None)
+        else:
+            _SMILE.append(opensmile.Smile(feature_set=opensmile.FeatureSet.eGeMAPSv02,
+                                          feature_level=opensmile.FeatureLevel.Functionals))
+    return _SMILE[0]
+
+
+def egemaps_version() -> str | None:
+    """The opensmile package's version, or None when it is not installed."""
+    try:
+        import opensmile
+    except ImportError:
+        return None
+    return str(opensmile.__version__)
+
+
+def label_measures(counts: Sequence[LabelCount]) -> list[CueRow]:
+    """Labelled cue counts per subject: each label's count per annotator who used that label set on the
+    subject, averaged over those annotators (two annotators marking the same laugh count it once); the
+    subject `all` sums the voices' counts and the whole-stimulus labels."""
+    annotators: dict[tuple[str, str], set[str]] = {}
+    totals: dict[tuple[str, str, str], int] = {}
+    for c in counts:
+        annotators.setdefault((c.subject, c.label_set), set()).add(c.annotator)
+        key = (c.subject, c.label_set, c.label)
+        totals[key] = totals.get(key, 0) + c.count
+    rows = [(subject, f"{LABEL_PREFIX}{label_set}/{label}", total / len(annotators[(subject, label_set)]))
+            for (subject, label_set, label), total in sorted(totals.items())]
+    # the stimulus as a whole: its own labels plus every voice's
+    whole: dict[str, float] = {}
+    for _, cue, value in rows:
+        whole[cue] = whole.get(cue, 0.0) + value
+    return [r for r in rows if r[0] != WHOLE] + [(WHOLE, cue, value) for cue, value in sorted(whole.items())]
+
+
+def stimulus_measures(voices: Sequence[Voice], labels: Sequence[LabelCount], settings: CueSettings,
+                      should_cancel: Callable[[], bool] = lambda: False) -> tuple[list[CueRow], Conversation | None]:
+    """Every cue of one stimulus: per voice, and for the stimulus as a whole (`all`)."""
+    rows: list[CueRow] = []
+    words = [w for v in voices for w in v.words]
+    conversation = analyse(words, settings.conversation) if words else None
+    per_voice: dict[str, dict[str, float]] = {}
+    for voice in voices:
+        if should_cancel():
+            break
+        speech = ([(u.start, u.end) for u in conversation.units if u.speaker == voice.subject]
+                  if conversation is not None else [])
+        values = acoustic_measures(voice.samples, voice.rate, settings, speech)
+        if conversation is not None and voice.subject in conversation.speakers:
+            values.update(speaker_measures(conversation, voice.subject))
+        per_voice[voice.subject] = values
+        rows += [(voice.subject, cue, value) for cue, value in values.items()]
+        if settings.egemaps:
+            rows += [(voice.subject, cue, value) for cue, value in egemaps_measures(voice.samples, voice.rate).items()]
+    whole: dict[str, float] = {}
+    for cue in sorted({c for values in per_voice.values() for c in values}):
+        finite = [v[cue] for v in per_voice.values() if cue in v and math.isfinite(v[cue])]
+        whole[cue] = sum(finite) / len(finite) if finite else float("nan")
+    if conversation is not None:
+        whole.update(conversation_measures(conversation))
+    rows += [(WHOLE, cue, value) for cue, value in whole.items()]
+    rows += label_measures(labels)
+    return rows, conversation

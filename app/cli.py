@@ -2,6 +2,7 @@
 
     thinslice [--db PATH] [--dataset NAME] [--stimulus ID] [--screenshot OUT.png]   the app (or a screenshot)
     thinslice info [--db PATH]                                                       JSON summary of the store
+    thinslice list [--db PATH] [--dataset NAME] [--kind KIND] [--filter K=V ...]   stimulus ids (for --stimulus)
     thinslice import KIND PATH [--db PATH] [--dataset NAME] [--map F=C ...] [--dry-run] [--skip-bad]
     thinslice import --list
     thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...]
@@ -27,7 +28,7 @@ from pathlib import Path
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
 
-VERBS = ("info", "import", "export", "annotations", "metrics", "ncp", "sample", "backup", "check", "recover")
+VERBS = ("info", "list", "import", "export", "annotations", "metrics", "ncp", "sample", "backup", "check", "recover")
 EXIT_MISSING_STORE = 2
 
 
@@ -176,6 +177,9 @@ def dispatch(argv: list[str]) -> int | None:
         if verb == "metrics":
             from app.cli_metrics import metrics_main
             return metrics_main(rest)
+        if verb == "list":
+            from app.cli_list import list_main
+            return list_main(rest)
         if verb == "ncp":
             from app.beliefs.cli import ncp_main
             return ncp_main(rest)

@@ -8,6 +8,7 @@
     thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...]
     thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME] [--label-set NAME]
     thinslice metrics [--db PATH] [--dataset NAME] --json
+    thinslice cues compute|compare [--db PATH] [--dataset NAME] [--json]            voice and turn-taking cues
     thinslice ncp replay TRACE.json | ncp story STORY.txt | ncp answer TRACE.json QUESTION
     thinslice sample [--db PATH]                                                     (re)import the sample
     thinslice backup OUT [--db PATH]                 a consistent, checked copy of the store in a new file OUT
@@ -28,7 +29,8 @@ from pathlib import Path
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
 
-VERBS = ("info", "list", "import", "export", "annotations", "metrics", "ncp", "sample", "backup", "check", "recover")
+VERBS = ("info", "list", "import", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup", "check",
+         "recover")
 EXIT_MISSING_STORE = 2
 
 
@@ -177,6 +179,9 @@ def dispatch(argv: list[str]) -> int | None:
         if verb == "metrics":
             from app.cli_metrics import metrics_main
             return metrics_main(rest)
+        if verb == "cues":
+            from app.cli_cues import cues_main
+            return cues_main(rest)
         if verb == "list":
             from app.cli_list import list_main
             return list_main(rest)

@@ -16,7 +16,7 @@ from app.beliefs.stories import engine_agreement
 from app.cli import db_argument, open_cli_store
 from app.dashboard import CORRECTION_NAMES, dashboard_json
 from app.metrics import CORRECTIONS
-from storage.analysis import DatasetNotFound
+from storage.lookups import DatasetNotFound
 
 _HIDDEN_COLUMNS = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "source"}
 

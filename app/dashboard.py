@@ -31,7 +31,7 @@ from app.benchmarks.ncp import score_attempt
 from app.metrics import (AGENTVISS_TASKS, BLEU_TOKENIZERS, CORRECTIONS, ECHOMIND_JUDGE_CRITERIA, accuracy_table,
                          agentviss_task_scores, human_signal_detection, judge_means, mcq_accuracy_by_type,
                          ncp_success, signal_detection_table, text_overlap_table, wer_table)
-from storage import analysis
+from storage import analysis, lookups
 from storage.records import Dataset
 from storage.store import Store
 
@@ -221,7 +221,7 @@ def _label_live(frame: pl.DataFrame) -> pl.DataFrame:
 def load_frames(store: Store, dataset_id: int) -> AnalysisFrames:
     """Read one dataset's frames with this thread's cursor (safe to call on a worker)."""
     cur = store.cursor()
-    dataset = analysis.dataset_by_id(cur, dataset_id)
+    dataset = lookups.dataset_by_id(cur, dataset_id)
     frames = AnalysisFrames(dataset, analysis.stimuli_frame(cur, dataset_id),
                             analysis.human_ratings_frame(cur, dataset_id), analysis.judgments_frame(cur, dataset_id),
                             store)
@@ -471,7 +471,7 @@ def compute_dashboard(frames: AnalysisFrames, correction: str = "loglinear") -> 
 def dashboard_json(store: Store, dataset_name: str | None = None, correction: str = "loglinear") -> dict[str, Any]:
     """The dashboards of one dataset (or every dataset) as plain JSON values (NaN becomes null)."""
     cur = store.cursor()
-    chosen = analysis.datasets(cur, dataset_name)
+    chosen = lookups.datasets(cur, dataset_name)
     return {"store": str(store.path), "correction": correction,
             "datasets": [compute_dashboard(load_frames(store, d.id), correction).to_json() for d in chosen]}
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from app.benchmarks.ncp import score_attempt
-from storage.queries import TraceTask, set_prediction_correctness, trace_tasks
+from storage.queries import TraceTask, trace_tasks
 from storage.records import GoalAtomRecord, StimulusDetail, TraceStepRecord
 from storage.store import Store
+from storage.verdicts import set_prediction_correctness
 
 Step = dict[str, Any]
 

@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 
 # A live run's context gets this word appended when an imported run has the same condition
-# (see `storage.analysis.store_live_prediction`); resume must see through it.
+# (see `storage.live_runs.store_live_prediction`); resume must see through it.
 _LIVE_CONTEXT_SUFFIX = " live"
 
 

@@ -13,9 +13,12 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from storage.lookups import dataset_name, datasets, external_ids, find_stimulus  # noqa: F401 (the browser's lookups)
+# The dataset and stimulus lookups live in storage.lookups; the browser's callers find them here too.
+from storage.lookups import dataset_name, external_ids, find_stimulus  # noqa: F401
+from storage.lookups import datasets as list_datasets
 from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
                              StimulusDetail, TraceStepRecord, Word)
+from storage.story_questions import story_questions
 
 OUTCOMES = ("correct", "incorrect")
 TRACE_KINDS = ("ncp_task", "story")
@@ -236,6 +239,8 @@ def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> Stimulu
     extra: dict[str, Any] = {}
     if head[5] in TRACE_KINDS:
         extra["traces"] = trace_steps(cur, stimulus_id)
+    if head[5] == "story":
+        extra["story_questions"] = story_questions(cur, stimulus_id)
     return StimulusDetail(head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7], head[8], head[9],
                           _json(head[10], {}), tuple(media), tuple(segments), tuple(predictions), tuple(human),
                           atoms, int(n_ann), extra)
@@ -313,9 +318,3 @@ def trace_tasks(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[TraceTa
             [sid]).fetchall())
         tasks.append(TraceTask(sid, _json(meta, {}), atoms, trace_steps(cur, sid)))
     return tasks
-
-
-def set_prediction_correctness(cur: duckdb.DuckDBPyConnection, verdicts: dict[int, bool | None]) -> None:
-    """Record computed correctness (e.g. an NCP goal reached) on predictions."""
-    for pid, correct in verdicts.items():
-        cur.execute("UPDATE prediction SET correct = ? WHERE id = ?", [correct, pid])

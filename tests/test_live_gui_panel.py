@@ -11,7 +11,7 @@ from app.live.service import LiveService
 from fixtures_store import friendbench_like_plan, make_store
 from live_server import Reply, ScriptedServer, unreachable_url
 from storage import queries
-from storage.analysis import live_answered_ids
+from storage.live_runs import live_answered_ids
 from widgets.live_panel import LivePanel
 
 SECRET = "sk-test-never-stored-0123456789"

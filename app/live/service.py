@@ -32,7 +32,7 @@ from app.live.settings import LiveSettings
 from app.ncp_live import NcpTask, goal_text, run_live_ncp_task, transcript
 from app.prompts import PromptTemplate
 from storage import queries
-from storage.analysis import store_live_prediction, store_live_trace
+from storage.live_runs import store_live_prediction, store_live_trace
 from storage.live_failures import live_answered, store_live_failure
 from storage.records import StimulusDetail
 from storage.store import Store

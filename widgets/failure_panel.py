@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleS
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from app.dashboard import AnalysisFrames, failure_frame
-from app.metrics import (FilterResult, StimulusFilter, all_models_wrong, false_belief_failed, find_slices,
+from app.metrics import (FilterResult, StimulusPredicate, all_models_wrong, false_belief_failed, find_slices,
                          judge_at_or_below, model_wrong_humans_right, models_disagree, run_keys, slice_columns)
 from app.metrics.stimuli import CORRECT_PREFIX, SCORE_PREFIX, correct_column
 from widgets.tasks import TaskRunner
@@ -28,14 +28,14 @@ class FailureState:
     """What the worker computed: the wide frame and each ready filter with its result."""
 
     wide: pl.DataFrame
-    filters: list[tuple[StimulusFilter, FilterResult]]
+    filters: list[tuple[StimulusPredicate, FilterResult]]
     criteria: list[str]
 
 
-def ready_filters(wide: pl.DataFrame, criterion: str | None = None, k: float = 2.0) -> list[StimulusFilter]:
+def ready_filters(wide: pl.DataFrame, criterion: str | None = None, k: float = 2.0) -> list[StimulusPredicate]:
     """The ready filters that make sense for this frame, in the order the panel lists them."""
     keys = run_keys(wide)
-    filters: list[StimulusFilter] = []
+    filters: list[StimulusPredicate] = []
     if "human_majority_correct" in wide.columns:
         filters += [model_wrong_humans_right(key) for key in keys]
     if len(keys) >= 2:
@@ -241,7 +241,7 @@ class FailurePanel(QWidget):
         for i in range(self.filter_list.count()):
             self.filter_list.item(i).setCheckState(Qt.CheckState.Checked if i in indices else Qt.CheckState.Unchecked)
 
-    def combination(self) -> StimulusFilter | None:
+    def combination(self) -> StimulusPredicate | None:
         if self.state is None:
             return None
         chosen = [self.state.filters[i][0] for i in range(self.filter_list.count())

@@ -2,7 +2,7 @@
 means, slices and failure filters. See each module for the frame columns it expects."""
 from app.metrics.failures import (
     FilterResult,
-    StimulusFilter,
+    StimulusPredicate,
     all_models_wrong,
     false_belief_failed,
     humans_right,
@@ -61,7 +61,7 @@ __all__ = [
     "FilterResult",
     "Interval",
     "SignalDetection",
-    "StimulusFilter",
+    "StimulusPredicate",
     "WerSummary",
     "accuracy_table",
     "agentviss_task_scores",

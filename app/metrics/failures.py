@@ -25,20 +25,20 @@ class FilterResult:
 
 
 @dataclass(frozen=True)
-class StimulusFilter:
+class StimulusPredicate:
     """A named predicate over the per-stimulus frame."""
 
     label: str
     build: Callable[[pl.DataFrame], pl.Expr]
 
-    def __and__(self, other: StimulusFilter) -> StimulusFilter:
-        return StimulusFilter(f"({self.label}) AND ({other.label})", lambda f: self.build(f) & other.build(f))
+    def __and__(self, other: StimulusPredicate) -> StimulusPredicate:
+        return StimulusPredicate(f"({self.label}) AND ({other.label})", lambda f: self.build(f) & other.build(f))
 
-    def __or__(self, other: StimulusFilter) -> StimulusFilter:
-        return StimulusFilter(f"({self.label}) OR ({other.label})", lambda f: self.build(f) | other.build(f))
+    def __or__(self, other: StimulusPredicate) -> StimulusPredicate:
+        return StimulusPredicate(f"({self.label}) OR ({other.label})", lambda f: self.build(f) | other.build(f))
 
-    def __invert__(self) -> StimulusFilter:
-        return StimulusFilter(f"NOT ({self.label})", lambda f: ~self.build(f))
+    def __invert__(self) -> StimulusPredicate:
+        return StimulusPredicate(f"NOT ({self.label})", lambda f: ~self.build(f))
 
     def apply(self, frame: pl.DataFrame) -> FilterResult:
         """The stimulus ids (in frame order) for which the predicate holds."""
@@ -67,52 +67,52 @@ def _counts(frame: pl.DataFrame, keys: Sequence[str] | None) -> tuple[pl.Expr, p
     return right, wrong
 
 
-def model_wrong(run_key: str) -> StimulusFilter:
+def model_wrong(run_key: str) -> StimulusPredicate:
     """The run answered and was wrong."""
 
     def build(frame: pl.DataFrame) -> pl.Expr:
         return _definite(~pl.col(correct_column(_keys(frame, [run_key])[0])))
 
-    return StimulusFilter(f"{run_key} wrong", build)
+    return StimulusPredicate(f"{run_key} wrong", build)
 
 
-def model_right(run_key: str) -> StimulusFilter:
+def model_right(run_key: str) -> StimulusPredicate:
     """The run answered and was right."""
-    return StimulusFilter(f"{run_key} right", lambda f: _definite(pl.col(correct_column(_keys(f, [run_key])[0]))))
+    return StimulusPredicate(f"{run_key} right", lambda f: _definite(pl.col(correct_column(_keys(f, [run_key])[0]))))
 
 
-def humans_right() -> StimulusFilter:
+def humans_right() -> StimulusPredicate:
     """Most human raters were right."""
-    return StimulusFilter("humans right", lambda f: _definite(pl.col("human_majority_correct")))
+    return StimulusPredicate("humans right", lambda f: _definite(pl.col("human_majority_correct")))
 
 
-def model_wrong_humans_right(run_key: str) -> StimulusFilter:
+def model_wrong_humans_right(run_key: str) -> StimulusPredicate:
     """The run was wrong where most human raters were right."""
     both = model_wrong(run_key) & humans_right()
-    return StimulusFilter(f"{run_key} wrong, humans right", both.build)
+    return StimulusPredicate(f"{run_key} wrong, humans right", both.build)
 
 
-def models_disagree(keys: Sequence[str] | None = None) -> StimulusFilter:
+def models_disagree(keys: Sequence[str] | None = None) -> StimulusPredicate:
     """At least one of the runs (all runs when None) was right and at least one was wrong."""
 
     def build(frame: pl.DataFrame) -> pl.Expr:
         right, wrong = _counts(frame, keys)
         return (right > 0) & (wrong > 0)
 
-    return StimulusFilter("models disagree" if keys is None else f"disagree: {', '.join(keys)}", build)
+    return StimulusPredicate("models disagree" if keys is None else f"disagree: {', '.join(keys)}", build)
 
 
-def all_models_wrong(keys: Sequence[str] | None = None) -> StimulusFilter:
+def all_models_wrong(keys: Sequence[str] | None = None) -> StimulusPredicate:
     """Every run that answered was wrong (at least one answered)."""
 
     def build(frame: pl.DataFrame) -> pl.Expr:
         right, wrong = _counts(frame, keys)
         return (right == 0) & (wrong > 0)
 
-    return StimulusFilter("all models wrong" if keys is None else f"all wrong: {', '.join(keys)}", build)
+    return StimulusPredicate("all models wrong" if keys is None else f"all wrong: {', '.join(keys)}", build)
 
 
-def judge_at_or_below(criterion: str, k: float, run_key: str | None = None) -> StimulusFilter:
+def judge_at_or_below(criterion: str, k: float, run_key: str | None = None) -> StimulusPredicate:
     """The judge scored ``criterion`` at or below ``k`` (for ``run_key``, or for any run)."""
 
     def build(frame: pl.DataFrame) -> pl.Expr:
@@ -123,10 +123,10 @@ def judge_at_or_below(criterion: str, k: float, run_key: str | None = None) -> S
         return pl.any_horizontal([_definite(pl.col(c) <= k) for c in columns])
 
     who = run_key or "any model"
-    return StimulusFilter(f"{criterion} <= {k:g} ({who})", build)
+    return StimulusPredicate(f"{criterion} <= {k:g} ({who})", build)
 
 
-def false_belief_failed(run_key: str | None = None, false_belief_col: str = "false_belief") -> StimulusFilter:
+def false_belief_failed(run_key: str | None = None, false_belief_col: str = "false_belief") -> StimulusPredicate:
     """A false-belief goal that ``run_key`` (or any run, when None) failed."""
 
     def build(frame: pl.DataFrame) -> pl.Expr:
@@ -136,4 +136,4 @@ def false_belief_failed(run_key: str | None = None, false_belief_col: str = "fal
         _, wrong = _counts(frame, None)
         return is_false_belief & (wrong > 0)
 
-    return StimulusFilter(f"false-belief goal failed ({run_key or 'any model'})", build)
+    return StimulusPredicate(f"false-belief goal failed ({run_key or 'any model'})", build)

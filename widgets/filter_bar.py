@@ -72,8 +72,7 @@ class FilterBarView(QWidget):
     def set_facets(self, facets: dict[str, list[str]]) -> None:
         """Offer this dataset's values; resets the filter without emitting for each combo."""
         self._quiet = True
-        for combo, key, label in ((self.kind, "kind", "kind"), (self.truth, "ground_truth", "truth"),
-                                  (self.modality, "modality", "modality"), (self.model, "model", "model")):
+        for combo, key, label in self._facet_combos():
             combo.clear()
             combo.addItem(f"{label}: {ANY}", None)
             for value in facets.get(key, []):
@@ -82,6 +81,27 @@ class FilterBarView(QWidget):
         self.text.clear()
         self.disagree.setChecked(False)
         self._quiet = False
+
+    def update_facets(self, facets: dict[str, list[str]]) -> None:
+        """New choices for the same dataset (a model was added, say); what is chosen stays chosen."""
+        self._quiet = True
+        lost = False
+        for combo, key, label in self._facet_combos():
+            chosen = combo.currentData()
+            combo.clear()
+            combo.addItem(f"{label}: {ANY}", None)
+            for value in facets.get(key, []):
+                combo.addItem(value, value)
+            index = combo.findData(chosen) if chosen is not None else 0
+            lost = lost or index < 0
+            combo.setCurrentIndex(max(0, index))
+        self._quiet = False
+        if lost:  # a chosen value is gone: the table must stop filtering on it
+            self._emit()
+
+    def _facet_combos(self) -> tuple[tuple[QComboBox, str, str], ...]:
+        return ((self.kind, "kind", "kind"), (self.truth, "ground_truth", "truth"),
+                (self.modality, "modality", "modality"), (self.model, "model", "model"))
 
     def set_drill_down(self, description: str) -> None:
         """Say that the table shows a chosen set of stimuli; any filter change or Clear leaves it."""

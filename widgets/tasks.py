@@ -1,4 +1,18 @@
-"""Running slow work off the GUI thread, with results applied back on it and stale requests dropped."""
+"""The one way to run slow work off the GUI thread: results, streamed progress and errors come back on it.
+
+    token = runner.submit("detail", lambda: read(...), show)                      # plain work
+    runner.submit("import", lambda token, progress: work(token, progress), done,  # cancellable, streamed
+                  on_progress=lambda fraction, payload: ..., with_progress=True)
+
+- Latest request wins per key: a newer submit with the same key cancels the older one's token and drops
+  its result, progress and error (`cancel(key)` and `cancel_prefix(prefix)` do the same without a newer one).
+- `progress(fraction, payload)` may be called from the worker any number of times: the payload is any
+  object (a message, a streamed piece of text, one result of a batch) and reaches `on_progress` in order.
+- An error is reported exactly once: to the submit's `on_error` when given, else to the runner's
+  `on_error` (the window shows it in its status bar). Work that stops because its token was cancelled
+  reports nothing and is counted in `cancelled`.
+- `synchronous=True` runs every submit at once on the calling thread (tests that need no event loop).
+"""
 from __future__ import annotations
 
 import threading
@@ -9,6 +23,8 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+Progress = Callable[[float, object], None]
+
 
 def _alive(callback: Callable[..., Any] | None) -> bool:
     """False once the widget a bound-method callback belongs to has been deleted (its window closed)."""
@@ -17,7 +33,8 @@ def _alive(callback: Callable[..., Any] | None) -> bool:
 
 
 class CancelToken:
-    """Checked by long work between chunks; `cancel()` may be called from any thread."""
+    """Checked by long work between chunks; `cancel()` may be called from any thread. Calling the token
+    answers "should I stop?", so it can be handed to readers that take a `should_cancel` callable."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
@@ -36,7 +53,15 @@ class CancelToken:
 class _Relay(QObject):
     done = Signal(object)
     failed = Signal(object)
-    progress = Signal(float, str)
+    progress = Signal(float, object)
+    stopped = Signal()
+
+
+def _emit(signal, *args) -> None:
+    try:
+        signal.emit(*args)
+    except RuntimeError:
+        pass  # the runner was deleted while the work ran: nobody is left to tell
 
 
 class _Job(QRunnable):
@@ -49,24 +74,35 @@ class _Job(QRunnable):
         self.setAutoDelete(True)
 
     def run(self) -> None:
+        if self.token.cancelled:  # superseded before a thread was free: never started
+            _emit(self.relay.stopped)
+            return
         try:
             if self.with_progress:
-                result = self.fn(self.token, lambda f, m="": self.relay.progress.emit(float(f), str(m)))
+                result = self.fn(self.token, lambda f, payload="": _emit(self.relay.progress, float(f), payload))
             else:
                 result = self.fn()
         except BaseException as exc:  # reported to the GUI, never lost in a worker
+            if self.token.cancelled:
+                _emit(self.relay.stopped)
+                return
             exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
-            self.relay.failed.emit(exc)
+            _emit(self.relay.failed, exc)
             return
-        self.relay.done.emit(result)
+        _emit(self.relay.done, result)
 
 
 class TaskRunner(QObject):
-    """Runs callables on a thread pool. For each key only the latest request's result is delivered."""
+    """Runs callables on a thread pool; see the module docstring for what comes back and when."""
 
-    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None,
+                 on_error: Callable[[BaseException], None] | None = None, synchronous: bool = False) -> None:
         super().__init__(parent)
         self.pool = pool or QThreadPool.globalInstance()
+        self.on_error = on_error
+        self.on_success: Callable[[str], None] | None = None  # told the key of each result delivered
+        self.synchronous = synchronous
+        self.cancelled = 0  # work that stopped early or never started because it was superseded
         self._generation: dict[str, int] = {}
         self._tokens: dict[str, CancelToken] = {}
         self._relays: set[_Relay] = set()
@@ -74,11 +110,8 @@ class TaskRunner(QObject):
 
     def submit(self, key: str, fn: Callable[..., Any], on_done: Callable[[Any], None],
                on_error: Callable[[BaseException], None] | None = None,
-               on_progress: Callable[[float, str], None] | None = None, with_progress: bool = False) -> CancelToken:
-        """Run `fn` (or `fn(token, progress)` when `with_progress`) and call `on_done` on the GUI thread.
-
-        A newer submit with the same key cancels the older one's token and drops its result.
-        """
+               on_progress: Callable[[float, Any], None] | None = None, with_progress: bool = False) -> CancelToken:
+        """Run `fn()` (or `fn(token, progress)` when `with_progress`) and call `on_done(result)` on the GUI thread."""
         if self._closed:  # the views this work would feed are going away
             token = CancelToken()
             token.cancel()
@@ -91,7 +124,9 @@ class TaskRunner(QObject):
         token = CancelToken()
         self._tokens[key] = token
         relay = _Relay()
-        self._relays.add(relay)
+
+        def current() -> bool:
+            return self._generation.get(key) == generation and not token.cancelled and not self._closed
 
         def finish() -> None:
             self._relays.discard(relay)
@@ -100,30 +135,53 @@ class TaskRunner(QObject):
 
         def deliver(result: Any) -> None:
             finish()
-            if (self._generation.get(key) == generation and not token.cancelled and not self._closed
-                    and _alive(on_done)):
+            if current() and _alive(on_done):
                 on_done(result)
+                if self.on_success is not None:
+                    self.on_success(key)
+            elif token.cancelled or self._generation.get(key) != generation:
+                self.cancelled += 1
 
         def fail(exc: BaseException) -> None:
             finish()
-            if (self._generation.get(key) == generation and on_error is not None and not self._closed
-                    and _alive(on_error)):
-                on_error(exc)
+            if not current():
+                self.cancelled += 1
+                return
+            handler = on_error if on_error is not None else self.on_error
+            if handler is not None and _alive(handler):
+                handler(exc)
+
+        def stopped() -> None:
+            finish()
+            self.cancelled += 1
+
+        def progressed(fraction: float, payload: Any) -> None:
+            if on_progress is not None and current() and _alive(on_progress):
+                on_progress(fraction, payload)
 
         relay.done.connect(deliver)
         relay.failed.connect(fail)
-        if on_progress is not None:
-            relay.progress.connect(
-                lambda f, m: on_progress(f, m) if self._generation.get(key) == generation and _alive(on_progress)
-                else None)
-        self.pool.start(_Job(fn, relay, token, with_progress))
+        relay.stopped.connect(stopped)
+        relay.progress.connect(progressed)
+        job = _Job(fn, relay, token, with_progress)
+        if self.synchronous:
+            job.run()  # signals of an object on this thread are delivered at once
+            return token
+        self._relays.add(relay)
+        self.pool.start(job)
         return token
 
     def cancel(self, key: str) -> None:
+        """Stop the work under `key`; whatever it still reports is dropped."""
         token = self._tokens.get(key)
         if token is not None:
             token.cancel()
         self._generation[key] = self._generation.get(key, 0) + 1
+
+    def cancel_prefix(self, prefix: str) -> None:
+        """Cancel every key that starts with `prefix` (all lanes of a stimulus, say)."""
+        for key in [k for k in self._generation if k.startswith(prefix)]:
+            self.cancel(key)
 
     def close(self) -> None:
         """Cancel everything; results that still arrive are dropped (their views are going away)."""
@@ -133,6 +191,10 @@ class TaskRunner(QObject):
 
     def busy(self) -> bool:
         return bool(self._relays)
+
+    def running(self) -> int:
+        """How many submitted jobs have not reported back yet."""
+        return len(self._relays)
 
     def wait(self, msecs: int = 30000) -> bool:
         return self.pool.waitForDone(msecs)

@@ -2,13 +2,8 @@
 
 Mouse: click a lane to seek; drag the playhead to scrub; drag elsewhere to pan; wheel to zoom in time;
 Shift+drag to select a range (`rangeSelected`). The view never holds a copy of the playback position:
-the panel calls `set_playhead` from the clock.
-
-Adding rows for annotation tiers: `add_tier_plot(name)` returns a `pyqtgraph.PlotItem` placed under the
-lanes, x-linked to them (same seconds, same zoom and pan), with its own playhead line and the same
-left-axis width so that times line up. Put label items (e.g. `LinearRegionItem`, `TextItem`) into it in
-seconds; its y range is [0, 1] and its mouse y-zoom is off. Tier rows survive `set_lanes`; remove one
-with `remove_tier_plot(plot)`.
+the panel calls `set_playhead` from the clock. Views below it (the annotation tiers) link their x axis
+to `ruler`, which outlives every stimulus's lanes, and use `LEFT_AXIS_WIDTH` so that times line up.
 """
 from __future__ import annotations
 
@@ -77,7 +72,7 @@ class LaneViewBox(pg.ViewBox):
 
 
 class WaveformView(QWidget):
-    """Lanes of waveforms (one per audio track) and optional tier rows, sharing one x axis in seconds."""
+    """Lanes of waveforms (one per audio track) over a time ruler, sharing one x axis in seconds."""
 
     seekRequested = Signal(float)
     rangeSelected = Signal(float, float)
@@ -89,7 +84,6 @@ class WaveformView(QWidget):
         self._curves: list[pg.PlotCurveItem] = []
         self._messages: list[pg.TextItem] = []
         self._pyramids: list[PeakPyramid | None] = []
-        self._tiers: list[pg.PlotItem] = []
         self._playheads: list[pg.InfiniteLine] = []
         self._regions: list[pg.LinearRegionItem] = []
         self._duration = 1.0
@@ -106,19 +100,15 @@ class WaveformView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.canvas)
         self._lanes_layout = self.canvas.addLayout(row=0, col=0)
-        self._tiers_layout = self.canvas.addLayout(row=1, col=0)
-        for nested in (self._lanes_layout, self._tiers_layout):
-            nested.setSpacing(2)
-            nested.setContentsMargins(0, 0, 0, 0)
+        self._lanes_layout.setSpacing(2)
+        self._lanes_layout.setContentsMargins(0, 0, 0, 0)
         self.ruler = self._make_plot(ruler=True)
-        self.canvas.addItem(self.ruler, row=2, col=0)
+        self.canvas.addItem(self.ruler, row=1, col=0)
         self.ruler.setMaximumHeight(34)
         self.ruler.setMinimumHeight(34)
         grid = self.canvas.ci.layout
-        grid.setRowStretchFactor(0, 1)  # lanes take the height; tiers and ruler keep theirs
+        grid.setRowStretchFactor(0, 1)  # lanes take the height; the ruler keeps its own
         grid.setRowStretchFactor(1, 0)
-        grid.setRowStretchFactor(2, 0)
-        self._fit_tiers()
 
 
         self._redraw_timer = QTimer(self)
@@ -239,31 +229,6 @@ class WaveformView(QWidget):
     def lane_plot(self, index: int) -> pg.PlotItem:
         return self._lanes[index]
 
-    def add_tier_plot(self, name: str, height: int = 40) -> pg.PlotItem:
-        """A new row under the lanes on the same time axis, for labels; see the module docstring."""
-        plot = self._make_plot()
-        plot.setLabel("left", name)
-        plot.setYRange(0.0, 1.0, padding=0)
-        plot.vb.setLimits(yMin=0.0, yMax=1.0)
-        plot.setMinimumHeight(height)
-        plot.setMaximumHeight(height)
-        self._tiers_layout.addItem(plot, row=len(self._tiers), col=0)
-        self._tiers.append(plot)
-        self._fit_tiers()
-        return plot
-
-    def remove_tier_plot(self, plot: pg.PlotItem) -> None:
-        self._remove_row_items(plot)
-        self._tiers_layout.removeItem(plot)
-        self._tiers.remove(plot)
-        self._fit_tiers()
-
-    def _fit_tiers(self) -> None:
-        # An empty nested layout would otherwise claim a share of the height.
-        height = sum(int(t.maximumHeight()) for t in self._tiers) + 2 * max(0, len(self._tiers) - 1)
-        self._tiers_layout.setMaximumHeight(height)
-        self._tiers_layout.setMinimumHeight(height)
-
     # ----- content -------------------------------------------------------------------------------------
     def set_lane_peaks(self, index: int, pyramid: PeakPyramid | None) -> None:
         """Show `pyramid` in lane `index` (None clears it)."""
@@ -293,7 +258,7 @@ class WaveformView(QWidget):
     def set_duration(self, seconds: float) -> None:
         """Limit panning/zooming to [0, seconds] and show all of it."""
         self._duration = max(seconds, 1e-3)
-        for plot in [self.ruler, *self._lanes, *self._tiers]:
+        for plot in [self.ruler, *self._lanes]:
             plot.vb.setLimits(xMin=0.0, xMax=self._duration, minXRange=min(0.005, self._duration))
         self.set_view_range(0.0, self._duration)
 

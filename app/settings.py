@@ -1,0 +1,63 @@
+"""The window's remembered settings as one typed, versioned value. Qt-free: one adapter in widgets stores it.
+
+Version 1 keeps the same keys the window wrote before settings had a version (`annotator`, `last_dataset`,
+`geometry`, `window_state`), so a settings file written by an older Thinslice opens with nothing lost;
+`upgrade` is where a later version renames or converts keys.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+SETTINGS_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the window remembers between runs. Geometry and dock state are Qt's opaque bytes."""
+
+    annotator: str = ""
+    last_dataset: str = ""
+    geometry: bytes | None = None
+    window_state: bytes | None = None
+    version: int = SETTINGS_VERSION
+
+    def with_(self, **changes: Any) -> "Settings":
+        """A copy with `changes` applied (settings are values; the adapter saves the copy)."""
+        return replace(self, **changes)
+
+
+FIELD_NAMES = tuple(f.name for f in fields(Settings) if f.name != "version")
+
+
+def upgrade(stored: Mapping[str, Any]) -> Settings:
+    """Settings from stored key/values of any known version; missing or malformed values take the default."""
+    version = _as_int(stored.get("version"), 0)
+    if version > SETTINGS_VERSION:
+        # written by a newer Thinslice: read the keys this version knows, keep the rest untouched in the file
+        version = SETTINGS_VERSION
+    # version 0 (no version key) wrote the same keys as version 1
+    return Settings(annotator=_as_text(stored.get("annotator")), last_dataset=_as_text(stored.get("last_dataset")),
+                    geometry=_as_bytes(stored.get("geometry")), window_state=_as_bytes(stored.get("window_state")),
+                    version=SETTINGS_VERSION)
+
+
+def as_stored(settings: Settings) -> dict[str, Any]:
+    """The key/values to store for `settings` (None: remove the key)."""
+    return {"version": settings.version, **{name: getattr(settings, name) for name in FIELD_NAMES}}
+
+
+def _as_text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _as_bytes(value: Any) -> bytes | None:
+    return bytes(value) if isinstance(value, (bytes, bytearray, memoryview)) and len(value) else None
+
+
+def _as_int(value: Any, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default

@@ -1,0 +1,141 @@
+"""Keys in Qt: the one spelling of a key event as a keymap sequence, and the one dispatcher of a window.
+
+`KeyDispatcher` watches every key press inside its root window (an application-wide event filter) and
+runs the action the keymap binds to it in the contexts the window says are current (the page shown), so
+a key works wherever focus is: the stimulus table, the player, the tiers. A text field keeps its keys.
+Menu shortcuts are the window's `QAction`s, given their keys from the same keymap (`bind_shortcuts`).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QKeySequenceEdit, QLineEdit,
+                               QPlainTextEdit, QTextEdit, QWidget)
+
+from app.keymap import Keymap, label_of_action
+from widgets.help_overlay import HelpOverlay
+
+_LONE_MODIFIERS = (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr,
+                   Qt.Key.Key_unknown)
+# Qt's short names where the keymap uses the long ones
+_KEY_NAMES = {"Del": "Delete", "Esc": "Escape", "Ins": "Insert"}
+
+
+def key_sequence_of(event: QKeyEvent) -> str:
+    """The keymap spelling of a key press ("Shift+Left", "?", "Space", "Delete"); "" for a lone modifier."""
+    key = event.key()
+    if key in _LONE_MODIFIERS:
+        return ""
+    name = QKeySequence(key).toString()
+    name = _KEY_NAMES.get(name, name)
+    modifiers = event.modifiers()
+    parts = []
+    if modifiers & Qt.KeyboardModifier.ControlModifier:
+        parts.append("Ctrl")
+    if modifiers & Qt.KeyboardModifier.AltModifier:
+        parts.append("Alt")
+    # "?" or "[" already say which shift state they need
+    symbol = len(name) == 1 and not name.isalnum()
+    if modifiers & Qt.KeyboardModifier.ShiftModifier and not symbol:
+        parts.append("Shift")
+    if modifiers & Qt.KeyboardModifier.MetaModifier:
+        parts.append("Meta")
+    return "+".join([*parts, name])
+
+
+def key_press_for(sequence: str) -> tuple[Qt.Key, Qt.KeyboardModifier]:
+    """The Qt key and modifiers that produce `sequence` (tests press keys from the keymap with it)."""
+    combination = QKeySequence(sequence)[0]
+    return combination.key(), combination.keyboardModifiers()
+
+
+def bind_shortcuts(action: QAction, keymap: Keymap, action_id: str) -> QAction:
+    """Give a menu action the keys the keymap binds to `action_id` (the menu shows the first)."""
+    action.setShortcuts([QKeySequence(s) for s in keymap.sequences_for(action_id)])
+    return action
+
+
+def is_text_input(widget: QWidget | None) -> bool:
+    """True for a widget where a key types text (a line edit, an editable text, a spin box)."""
+    if isinstance(widget, (QLineEdit, QAbstractSpinBox, QKeySequenceEdit)):
+        return True
+    if isinstance(widget, (QTextEdit, QPlainTextEdit)):
+        return not widget.isReadOnly()
+    return isinstance(widget, QComboBox) and widget.isEditable()
+
+
+Handler = Callable[[], object]
+
+
+class KeyDispatcher(QObject):
+    """Runs keymap actions for key presses anywhere in `root`'s window.
+
+    `contexts()` names the keymap contexts in force, most specific first (for instance ("media",) while a
+    clip is shown). `register` says what an action does; a label key's action goes to `label_handler`.
+    While `overlay` (the list of keys) is shown, scrolling keys scroll it and any other key closes it.
+    """
+
+    SCROLL_KEYS = (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
+
+    def __init__(self, root: QWidget, keymap: Keymap, contexts: Callable[[], Iterable[str]]) -> None:
+        super().__init__(root)
+        self.root = root
+        self.keymap = keymap
+        self.contexts = contexts
+        self.overlay: HelpOverlay | None = None
+        self.label_handler: Callable[[str], object] | None = None
+        self._handlers: dict[str, Handler] = {}
+        app = QApplication.instance()
+        assert app is not None, "a QApplication must exist before keys can be dispatched"
+        app.installEventFilter(self)
+        root.destroyed.connect(lambda *_: self._uninstall())
+
+    def register(self, action: str, handler: Handler) -> None:
+        self._handlers[action] = handler
+
+    def register_all(self, handlers: dict[str, Handler]) -> None:
+        self._handlers.update(handlers)
+
+    def action_for(self, sequence: str) -> str | None:
+        """The action the key would run now (in the current contexts), whether or not it is handled."""
+        return self.keymap.action_for(sequence, *self.contexts()) if sequence else None
+
+    def perform(self, action: str) -> bool:
+        """Run an action by id; False when nothing does it here."""
+        label = label_of_action(action)
+        if label is not None:
+            if self.label_handler is None:
+                return False
+            self.label_handler(label)
+            return True
+        handler = self._handlers.get(action)
+        if handler is None:
+            return False
+        handler()
+        return True
+
+    def _uninstall(self) -> None:
+        app = QApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if event.type() != QEvent.Type.KeyPress or not isinstance(watched, QWidget):
+            return False
+        if watched.window() is not self.root.window() or not isinstance(event, QKeyEvent):
+            return False
+        if is_text_input(watched) or is_text_input(QApplication.focusWidget()):
+            return False  # typing a name or a filter: the key is text
+        if self.overlay is not None and self.overlay.isVisible():
+            if event.key() in self.SCROLL_KEYS:
+                self.overlay.scroll_by_key(event.key())
+            else:
+                self.overlay.hide()
+            return True
+        action = self.action_for(key_sequence_of(event))
+        if action is None or not self.perform(action):
+            return False
+        event.accept()
+        return True

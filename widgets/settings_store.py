@@ -1,0 +1,34 @@
+"""The one adapter between the typed `app.settings.Settings` and QSettings."""
+from __future__ import annotations
+
+from PySide6.QtCore import QByteArray, QSettings
+
+from app.settings import FIELD_NAMES, Settings, as_stored, upgrade
+
+
+class SettingsStore:
+    """Reads and writes the window's `Settings` in a QSettings file (the user's, or a test's own)."""
+
+    def __init__(self, qsettings: QSettings | None = None) -> None:
+        self.qsettings = qsettings if qsettings is not None else QSettings("Thinslice", "Thinslice")
+
+    def load(self) -> Settings:
+        stored = {}
+        for name in ("version", *FIELD_NAMES):
+            value = self.qsettings.value(name)
+            stored[name] = value.data() if isinstance(value, QByteArray) else value
+        return upgrade(stored)
+
+    def save(self, settings: Settings) -> None:
+        for name, value in as_stored(settings).items():
+            if value is None:
+                self.qsettings.remove(name)
+            else:
+                self.qsettings.setValue(name, QByteArray(value) if isinstance(value, bytes) else value)
+        self.qsettings.sync()
+
+    def update(self, **changes) -> Settings:
+        """Load, change, save; returns what was saved."""
+        settings = self.load().with_(**changes)
+        self.save(settings)
+        return settings

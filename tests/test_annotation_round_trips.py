@@ -1,0 +1,47 @@
+"""Every export format of every benchmark's dataset reads back into a fresh store as the same labels:
+overlapping ranges, point labels, whole-stimulus labels, two annotators, and ids that hold a '/'."""
+from __future__ import annotations
+
+import pytest
+
+from annotation_files_fixtures import BENCHMARK_STIMULI, make_store, stored
+from app.export_service import export_annotations, import_annotations
+from storage.annotations import AnnotationStore
+from storage.exporters.registry import exporters, get_exporter
+from storage.exporters.report import TransferReport
+
+FORMATS = [e.name for e in exporters()]
+
+
+def add_labels(store, dataset: str) -> None:
+    notes = AnnotationStore(store)
+    ids = {ext: sid for sid, ext in notes.stimulus_ids(notes.dataset(dataset).id).items()}
+    first, second = sorted(ids)
+    plan = [(first, "ana", "cues", "laugh", 1.0, 2.5), (first, "ana", "cues", "overlap", 2.0, 3.25),
+            (first, "ana", "cues", "click", 4.0, 4.0), (first, "ana", "cues", "click", 4.5, 4.5),
+            (first, "bo", "cues", 'say "hé"', 1.2, 2.4), (first, "bo", "cues", "tap", 2.4, 2.4),
+            (second, "bo", "cues", "sigh", 0.0, 0.75), (second, "ana", "cues", "end", 8.5, 8.999),
+            (first, "ana", "familiarity", "familiar", None, None), (second, "bo", "familiarity", "stranger", None, None)]
+    notes.create_many(None, "", [{"stimulus_id": ids[ext], "annotator": who, "label_set": label_set, "label": label,
+                                  "start_s": start, "end_s": end} for ext, who, label_set, label, start, end in plan])
+
+
+@pytest.mark.parametrize("benchmark", sorted(BENCHMARK_STIMULI))
+@pytest.mark.parametrize("name", FORMATS)
+def test_export_then_import_gives_the_same_labels(tmp_path, benchmark, name):
+    source = make_store(tmp_path / "a.duckdb", tmp_path / "a")
+    fresh = make_store(tmp_path / "b.duckdb", tmp_path / "b")
+    try:
+        add_labels(source, benchmark)
+        result = export_annotations(source, name, tmp_path / "out" / f"all{get_exporter(name).extension}",
+                                    dataset=benchmark)
+        assert result.report.written == 10 and result.report.left_out == 0
+        report = TransferReport()
+        added = import_annotations(fresh, name, result.path, benchmark, annotator="nobody", report=report)
+        assert added == 10 and report.written == 10 and report.read == 10
+        assert stored(fresh, benchmark) == stored(source, benchmark)
+        # the same file again adds nothing
+        assert import_annotations(fresh, name, result.path, benchmark, annotator="nobody") == 0
+    finally:
+        source.close()
+        fresh.close()

@@ -1,7 +1,7 @@
 """A few video frames as JPEG bytes, for sending a clip to a model that takes images.
 
-Frames are sampled evenly over a window of the file (the middle of each share, as
-`app.live.messages.frame_times` does) by seeking with PyAV, and encoded with Pillow.
+Frames are sampled evenly over a window of the file (the middle of each share, `frame_times`) by seeking
+with PyAV, and encoded with Pillow.
 """
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from pathlib import Path
 import av
 from PIL import Image
 
+from storage.errors import ThinsliceError
 
-class FrameError(Exception):
+
+class FrameError(ThinsliceError):
     """The video cannot be read; the message names the file and the reason."""
 
 

@@ -24,6 +24,7 @@ from app.prompts import (
     NCP_TASK,
     PromptTemplate,
 )
+from storage.frames import frame_times  # noqa: F401 (the frames a clip is sampled at, for app.live)
 
 Message = dict[str, Any]
 MODALITIES = ("text", "audio", "video")
@@ -56,14 +57,6 @@ def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
         out.setframerate(int(sample_rate))
         out.writeframes(pcm.tobytes())
     return buffer.getvalue()
-
-
-def frame_times(start_s: float, end_s: float, count: int) -> list[float]:
-    """``count`` times spread evenly over [start_s, end_s], each at the middle of its share."""
-    if count <= 0 or end_s <= start_s:
-        return []
-    step = (end_s - start_s) / count
-    return [start_s + step * (i + 0.5) for i in range(count)]
 
 
 def _conversation(system: str, parts: list[dict[str, Any]]) -> list[Message]:

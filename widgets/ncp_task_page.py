@@ -1,5 +1,10 @@
-"""The centre page for an NCP task: the belief stepper over the task's traces, two side by side when
-models are compared; a story that comes without an action trace is shown as its text."""
+"""The centre page for an NCP task or an ExploreToM story: the belief stepper over its traces, two side by side
+when models are compared.
+
+A story also lists its questions beside the stepper (the dataset's expected answer, the engine's answer and
+each model's), with its structure and the dataset's prose; clicking a question steps to where the belief it
+asks about was last set. A story that comes without an action trace is shown as its text.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,12 +12,109 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel, QScrollArea,
+                               QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from app.beliefs.stories import QuestionRow, story_question_rows
 from storage.records import StimulusDetail
 from widgets.belief_stepper import BeliefStepperView
 
 TraceList = list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]]
+MATCH_BG = QColor("#d3f9d8")
+MISMATCH_BG = QColor("#f6c9c4")
+
+
+class StoryQuestions(QWidget):
+    """A story's structure and prose, and its questions; a click on a question calls `on_pick` with its row."""
+
+    def __init__(self, on_pick: Callable[[QuestionRow], None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._on_pick = on_pick
+        self.rows: list[QuestionRow] = []
+        self.texts = QLabel()
+        self.texts.setWordWrap(True)
+        self.texts.setTextFormat(Qt.TextFormat.RichText)
+        self.texts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.texts.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # the stepper's keys work wherever focus is; the list is read and clicked, not typed into
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.cellClicked.connect(self._clicked)
+        self.hint = QLabel("Click a question to step to where the belief it asks about was last set.")
+        self.hint.setWordWrap(True)
+        self.hint.setStyleSheet("color:#555")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 0, 0, 0)
+        texts = QScrollArea()
+        texts.setWidgetResizable(True)
+        texts.setFrameShape(QFrame.Shape.NoFrame)
+        texts.setWidget(self.texts)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(texts)
+        questions = QWidget()
+        questions_layout = QVBoxLayout(questions)
+        questions_layout.setContentsMargins(0, 0, 0, 0)
+        questions_layout.addWidget(self.hint)
+        questions_layout.addWidget(self.table, 1)
+        split.addWidget(questions)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 2)
+        layout.addWidget(split, 1)
+
+    def set_story(self, structure: str, prose: str, rows: list[QuestionRow], current: int) -> None:
+        parts = [f"<p><b>Story structure</b> (the tracker's sentences)<br>{escape(structure)}</p>"]
+        if prose and prose != structure:
+            parts.append(f"<p><b>As the dataset tells it</b><br>{escape(prose)}</p>")
+        self.texts.setText("".join(parts))
+        self.rows = rows
+        models = list(dict.fromkeys(model for row in rows for model, _a, _c in row.model_answers))
+        headers = ["Question", "Expected", "Engine", *models]
+        self.table.clear()
+        self.table.setColumnCount(len(headers))
+        self.table.setHorizontalHeaderLabels(headers)
+        self.table.setRowCount(len(rows))
+        bold = QFont()
+        bold.setBold(True)
+        for r, row in enumerate(rows):
+            tip = "\n".join(t for t in (
+                row.belief, f"order {row.order}" if row.order else "",
+                {True: "false belief", False: "true belief"}.get(row.false_belief, ""),
+                f"last set at step {row.belief_step}" if row.belief_step is not None else "never set by any step",
+            ) if t)
+            answers = {model: (answer, correct) for model, answer, correct in row.model_answers}
+            cells = [(row.question, None), (row.expected or "", None), (row.engine or "—", row.engine_matches)]
+            cells += [(answers[m][0] or "—", answers[m][1]) if m in answers else ("", None) for m in models]
+            for c, (text, verdict) in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                if verdict is not None:
+                    item.setBackground(QBrush(MATCH_BG if verdict else MISMATCH_BG))
+                if row.stimulus_id == current:
+                    item.setFont(bold)
+                self.table.setItem(r, c, item)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for c in range(1, len(headers)):
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.resizeRowsToContents()
+        index = next((i for i, row in enumerate(rows) if row.stimulus_id == current), -1)
+        if index >= 0:
+            self.table.selectRow(index)
+
+    def pick(self, row: int) -> None:
+        """As a click on question `row` does."""
+        self.table.selectRow(row)
+        self._clicked(row, 0)
+
+    def _clicked(self, row: int, _column: int) -> None:
+        if 0 <= row < len(self.rows):
+            self._on_pick(self.rows[row])
 
 
 class NcpTaskPage(QWidget):
@@ -44,7 +146,14 @@ class NcpTaskPage(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         self.scroll.setWidget(self.stepper)
-        layout.addWidget(self.scroll, 1)
+        self.questions = StoryQuestions(self._question_picked)
+        self.questions.hide()
+        self.body = QSplitter(Qt.Orientation.Horizontal)
+        self.body.addWidget(self.scroll)
+        self.body.addWidget(self.questions)
+        self.body.setStretchFactor(0, 3)
+        self.body.setStretchFactor(1, 2)
+        layout.addWidget(self.body, 1)
         # Stories imported from a CSV of texts have no action trace: there is nothing to step, so show the story.
         self.story = QLabel()
         self.story.setWordWrap(True)
@@ -76,7 +185,12 @@ class NcpTaskPage(QWidget):
         self.second.setCurrentIndex(0)
         for combo in (self.first, self.second):
             combo.blockSignals(False)
-        if detail is not None:
+        rows = self._story_rows(detail)
+        if detail is not None and detail.kind == "story" and rows is not None:
+            current = next((r for r in rows if r.stimulus_id == detail.id), None)
+            self.summary.setText(_question_summary(detail, current))
+            self.summary.setVisible(True)
+        elif detail is not None:
             goal = "; ".join(a.text or f"{a.entity} {a.property} {a.value}" for a in detail.goal_atoms)
             kind = {True: "false-belief goal", False: "true-belief goal"}.get(detail.meta.get("false_belief"), "goal")
             verdicts = ", ".join(f"{p.model}: {'reached' if p.correct else 'missed'}"
@@ -86,9 +200,27 @@ class NcpTaskPage(QWidget):
         for combo in (self.first, self.second):
             combo.setEnabled(bool(self._traces))
         self._show()
+        self.questions.setVisible(rows is not None)
+        if rows is not None and detail is not None:
+            structure = detail.meta.get("story_structure") or detail.text or ""
+            self.questions.set_story(structure, detail.text or "", rows, detail.id)
+
+    def _story_rows(self, detail: StimulusDetail | None) -> list[QuestionRow] | None:
+        """A story's questions with the engine's answers from its reference trace; None for anything else."""
+        if detail is None or not self._traces or "story_questions" not in detail.extra:
+            return None
+        reference = next((steps for label, steps, _goal in self._traces if label == "reference"), self._traces[0][1])
+        return story_question_rows(detail.extra["story_questions"], reference)
+
+    def _question_picked(self, row: QuestionRow) -> None:
+        reference = next((i for i, t in enumerate(self._traces) if t[0] == "reference"), None)
+        if reference is not None and self.first.currentIndex() != reference:
+            self.first.setCurrentIndex(reference)
+        if row.belief_step is not None:
+            self.stepper.set_step(row.belief_step)
 
     def _show(self, *_args: object) -> None:
-        self.scroll.setVisible(bool(self._traces))
+        self.body.setVisible(bool(self._traces))
         self.story.setVisible(not self._traces)
         if not self._traces:
             self.stepper.set_traces([])
@@ -104,3 +236,14 @@ class NcpTaskPage(QWidget):
         self.stepper.set_traces(chosen)
         # the end of a trace is where the goal is judged
         self.stepper.go_last()
+
+
+def _question_summary(detail: StimulusDetail, row: QuestionRow | None) -> str:
+    text = f"<b>Question</b>: {escape(detail.title or '')} — expected <b>{escape(detail.ground_truth or '—')}</b>"
+    if row is None:
+        return text
+    verdict = {True: " ✔", False: " ✘"}.get(row.engine_matches, "")
+    text += f", engine <b>{escape(row.engine or '—')}</b>{verdict}"
+    kind = {True: "false belief", False: "true belief"}.get(row.false_belief)
+    details = [d for d in (f"order {row.order}" if row.order else "", kind or "", row.belief) if d]
+    return text + (f" ({escape('; '.join(details))})" if details else "")

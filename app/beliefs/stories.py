@@ -12,17 +12,22 @@ which story and sentence, so nothing is lost silently.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
-from app.beliefs.questions import QuestionError, answer_question, answers_match, params_property, parse_question
+from app.beliefs.engine import ROOM
+from app.beliefs.questions import (KNOWS, STATE, Question, QuestionError, answer_question, answers_match,
+                                   params_property, parse_question)
 from app.beliefs.replay import Replay, TraceError, replay_steps
 from app.beliefs.story import StoryParseError, parse_story
 from storage import analysis
 from storage.importers.common import dumps
 from storage.importers.plan import ImportPlan
 from storage.store import Store
+from storage.story_questions import StoryQuestion
 
 STORY_KIND = "story"
 STRUCTURE_COLUMNS = ("story_structure", "raw_story")
@@ -125,3 +130,56 @@ def engine_agreement(store: Store, dataset_name: str | None = None) -> dict[str,
         out[dataset.name] = {"questions": frame.height, "engine_answered": int(answered),
                              "expected_reproduced": int(matches or 0)}
     return out
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    """One of a story's questions as the story page lists it."""
+
+    stimulus_id: int
+    question: str
+    expected: str | None
+    engine: str | None
+    engine_matches: bool | None
+    order: int | None
+    false_belief: bool | None
+    belief: str                 # what the engine read, in words (`belief_words`)
+    belief_step: int | None     # the step that last set that belief (None: never set)
+    model_answers: tuple[tuple[str, str | None, bool | None], ...]
+
+
+def story_question_rows(questions: Sequence[StoryQuestion], steps: list[dict[str, Any]]) -> list[QuestionRow]:
+    """The story's questions with the engine's answers, read from the end of the story's trace `steps`."""
+    try:
+        replay = replay_steps(steps) if steps else None
+    except TraceError:
+        replay = None
+    rows = []
+    for q in questions:
+        answer = None
+        if replay is not None and len(replay):
+            try:
+                answer = answer_question(replay, q.question, q.meta.get("params"))
+            except QuestionError:
+                answer = None
+        if answer is None:
+            rows.append(QuestionRow(q.stimulus_id, q.question, q.expected, None, None, q.meta.get("nth_order"),
+                                    q.meta.get("false_belief"), "", None, q.model_answers))
+            continue
+        parsed = answer.question
+        rows.append(QuestionRow(q.stimulus_id, q.question, q.expected, answer.answer,
+                                answers_match(answer.answer, q.expected), parsed.order or None, answer.false_belief,
+                                belief_words(parsed), answer.set_at_step, q.model_answers))
+    return rows
+
+
+def belief_words(question: Question) -> str:
+    """What a question reads, in words: "Anne thinks Beth believes: where the ball is (container)"."""
+    holders = question.holders
+    who = ("the world" if not holders else f"{holders[0]} believes" if len(holders) == 1
+           else f"{holders[0]} thinks {holders[1]} believes")
+    if question.kind == KNOWS:
+        return f"{who}: heard about {question.value}"
+    if question.kind == STATE:
+        return f"{who}: the {question.entity} {question.value}"
+    return f"{who}: where the {question.entity} is ({'room' if question.prop == ROOM else 'container'})"

@@ -1,0 +1,81 @@
+"""The story page: an imported ExploreToM story steps through its trace and lists its questions; clicking a
+question shows the step where the belief it asks about was last set."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from PySide6.QtCore import Qt
+
+from app.import_service import run_import
+from app.ncp import detail_traces
+from storage.importers.common import ImportOptions
+from storage.queries import stimulus_detail
+from storage.story_questions import StoryQuestion
+from storage.store import Store
+from tests.conftest import ROOT
+from widgets.ncp_task_page import NcpTaskPage
+
+SAMPLE_CSV = ROOT / "resources" / "sample" / "ncp" / "exploretom" / "questions.csv"
+
+
+@pytest.fixture
+def story_store(tmp_path):
+    store = Store.open(tmp_path / "stories.duckdb")
+    run_import(store, "exploretom", SAMPLE_CSV, ImportOptions(dataset_name="stories"))
+    yield store
+    store.close()
+
+
+def _page(qtbot) -> NcpTaskPage:
+    page = NcpTaskPage(detail_traces)
+    qtbot.addWidget(page)
+    page.resize(1500, 900)
+    page.show()
+    return page
+
+
+def _click_row(qtbot, page: NcpTaskPage, row: int) -> None:
+    table = page.questions.table
+    rect = table.visualItemRect(table.item(row, 0))
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def test_a_story_lists_its_questions_and_a_click_steps_to_the_belief(qtbot, story_store):
+    cur = story_store.cursor()
+    second = cur.execute("SELECT id FROM stimulus WHERE title = 'In which container will Tobias search for the key?'"
+                         ).fetchone()[0]
+    detail = stimulus_detail(cur, second)
+    page = _page(qtbot)
+    page.set_detail(detail)
+    assert page.scroll.isVisibleTo(page) and page.questions.isVisibleTo(page)
+    assert page.stepper.step_count() == 5 and page.stepper.step() == 4
+    table = page.questions.table
+    assert table.rowCount() == 5   # the story's five questions, not the other story's
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers == ["Question", "Expected", "Engine"]
+    assert [table.item(r, 1).text() for r in range(5)] == [table.item(r, 2).text() for r in range(5)]
+    assert table.item(1, 0).font().bold()   # the question this stimulus is
+    assert "engine <b>drawer</b> ✔" in page.summary.text() and "false belief" in page.summary.text()
+    assert "Maren slipped the spare key" in page.questions.texts.text()   # the prose beside the structure
+    assert "Tobias left the kitchen." in page.questions.texts.text()
+    # Tobias last learnt where the key is when Maren put it in the drawer (step 2), before he left.
+    _click_row(qtbot, page, 1)
+    assert page.stepper.step() == 2
+    assert "Step 2</b>" in page.stepper.pane(0).header.text()
+    _click_row(qtbot, page, 0)   # Maren saw the key go into the tin: step 4
+    assert page.stepper.step() == 4
+
+
+def test_each_model_answer_has_a_column(qtbot, story_store):
+    cur = story_store.cursor()
+    first = cur.execute("SELECT min(id) FROM stimulus").fetchone()[0]
+    detail = stimulus_detail(cur, first)
+    questions = [replace(q, model_answers=(("Lantern 9B", "drawer", False),)) if i == 0 else q
+                 for i, q in enumerate(detail.extra["story_questions"])]
+    page = _page(qtbot)
+    page.set_detail(replace(detail, extra={**detail.extra, "story_questions": questions}))
+    table = page.questions.table
+    assert table.horizontalHeaderItem(3).text() == "Lantern 9B"
+    assert table.item(0, 3).text() == "drawer" and table.item(1, 3).text() == ""
+    assert isinstance(questions[0], StoryQuestion)

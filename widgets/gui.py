@@ -91,7 +91,6 @@ def _screenshot(store: Store, args) -> int:
     if args.annotator:
         settings.setValue("annotator", args.annotator)
     window = MainWindow(store, Session(), settings)
-    window.resize(1480, 900)
     if args.dataset and not window.select_dataset(args.dataset):
         print(f"thinslice: no dataset named {args.dataset!r}", file=sys.stderr)
         return 1

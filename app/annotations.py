@@ -1,42 +1,26 @@
-"""Annotation edits as undoable commands, live labelling while playing, and label navigation. Qt-free.
+"""Annotation and label-set edits as undoable commands, live labelling while playing, label navigation. Qt-free.
 
 Every command writes through to the `AnnotationStore` in `redo()` and `undo()`, stamped with the
-annotator who made it, so the store (and its history) is always what the user sees. A drag is one
-command carrying the times before and after. Commands follow QUndoCommand's shape (`redo`, `undo`,
-`id`, `merge_with`) so a thin adapter puts them on a `QUndoStack`.
+annotator who made it, so the store (and its history) is always what the user sees, and returns the rows
+it wrote. A drag is one command carrying the times before and after. Commands are made from the rows a
+view shows (no read first); `app.annotation_model.AnnotationModel` applies them and keeps their undo
+history, one per stimulus.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.keymap import KeyBinding
-from storage.annotations import Annotation, AnnotationError, AnnotationStore
+# the annotation keys and their action ids live in the one keymap; label keys (1-6 ...) come from the set
+from app.keymap import (ANNOTATION_BINDINGS, DELETE_SELECTION, NEXT_LABEL, NUDGE_END_LEFT,  # noqa: F401
+                        NUDGE_END_RIGHT, NUDGE_START_LEFT, NUDGE_START_RIGHT, PREVIOUS_LABEL)
+from storage.annotations import Annotation, AnnotationError, AnnotationStore, LabelSetSnapshot
 
 GRID_S = 0.01            # label times snap to 10 ms, the same grid agreement is computed on
 NUDGE_S = 0.01           # one Alt+arrow press moves an edge by this much
 REACTION_OFFSET_S = 0.25  # a key pressed while playing marks a moment this much before the clock
 NOTE_SET = "note"        # label set of the free-text note on a whole stimulus
-
-# Action ids of the annotation keys; the label shortcuts themselves (1-6 ...) come from the label set.
-DELETE_SELECTION = "annotate.delete"
-NUDGE_END_LEFT = "annotate.nudge_end_left"
-NUDGE_END_RIGHT = "annotate.nudge_end_right"
-NUDGE_START_LEFT = "annotate.nudge_start_left"
-NUDGE_START_RIGHT = "annotate.nudge_start_right"
-NEXT_LABEL = "annotate.next_label"
-PREVIOUS_LABEL = "annotate.previous_label"
-
-ANNOTATION_BINDINGS: tuple[KeyBinding, ...] = (
-    KeyBinding("Delete", DELETE_SELECTION, "Delete the selected labels", "Annotate"),
-    KeyBinding("Alt+Left", NUDGE_END_LEFT, "Move the selected label's end 10 ms earlier", "Annotate"),
-    KeyBinding("Alt+Right", NUDGE_END_RIGHT, "Move the selected label's end 10 ms later", "Annotate"),
-    KeyBinding("Alt+Shift+Left", NUDGE_START_LEFT, "Move the selected label's start 10 ms earlier", "Annotate"),
-    KeyBinding("Alt+Shift+Right", NUDGE_START_RIGHT, "Move the selected label's start 10 ms later", "Annotate"),
-    KeyBinding("N", NEXT_LABEL, "Go to the next label", "Annotate"),
-    KeyBinding("P", PREVIOUS_LABEL, "Go to the previous label", "Annotate"),
-)
 
 
 def snap(t: float, grid_s: float = GRID_S) -> float:
@@ -44,23 +28,49 @@ def snap(t: float, grid_s: float = GRID_S) -> float:
     return max(0.0, round(round(t / grid_s) * grid_s, 6))
 
 
-def _owned(store: AnnotationStore, annotation_id: int, annotator: str) -> Annotation:
-    item = store.get(annotation_id)
+def ordered_span(start_s: float, end_s: float) -> tuple[float, float]:
+    """A time range with its edges in order: an edge moved past the other swaps with it, as in ELAN and
+    Praat. Refuses a range of zero length, which would be a label nobody can see or grab."""
+    start_s, end_s = sorted((float(start_s), float(end_s)))
+    if end_s - start_s < 1e-9:
+        raise AnnotationError(f"A label must last longer than zero; both its edges are at {start_s:.2f} s.")
+    return start_s, end_s
+
+
+def move_edge(start_s: float, end_s: float, edge: str, t: float, grid_s: float = GRID_S,
+              limit_s: float = float("inf")) -> tuple[float, float]:
+    """The range after its `edge` ("start" or "end") moves to `t` (snapped, kept in 0..limit): an edge
+    dragged past the other swaps with it; one landing on the other stops a grid step short of it."""
+    fixed = end_s if edge == "start" else start_s
+    t = min(snap(t, grid_s), limit_s)
+    if abs(t - fixed) < grid_s / 2:
+        t = fixed - grid_s if edge == "start" else fixed + grid_s
+        if not 0.0 <= t <= limit_s:
+            t = fixed + grid_s if edge == "start" else fixed - grid_s
+        t = round(t, 6)
+    return ordered_span(t, fixed)
+
+
+def _owned(item: Annotation, annotator: str) -> Annotation:
     if item.annotator != annotator:
         raise AnnotationError(f"This label belongs to {item.annotator}; {annotator} can only edit their own.")
     return item
 
 
 class EditCommand:
-    """Base of the annotation commands: `text` names the step in an undo menu."""
+    """Base of every command: `text` names the step in an undo menu; `scope` is the undo history it joins
+    (the stimulus it changes, or `LABEL_SETS_SCOPE`). `redo` and `undo` write through to the store and
+    return the annotations as written, so a model of the stimulus updates itself without reading back."""
 
     text = "Edit label"
-    merge_id = -1  # commands with the same id >= 0 may merge (QUndoCommand.id)
+    merge_id = -1  # commands with the same id >= 0 may merge (successive nudges)
+    scope: Hashable = None
+    changes_label_sets = False
 
-    def redo(self) -> None:
+    def redo(self) -> list[Annotation]:
         raise NotImplementedError
 
-    def undo(self) -> None:
+    def undo(self) -> list[Annotation]:
         raise NotImplementedError
 
     def id(self) -> int:
@@ -79,46 +89,49 @@ class AddLabel(EditCommand):
     def __init__(self, store: AnnotationStore, annotator: str, stimulus_id: int, label_set: str,
                  label: str | None, start_s: float | None, end_s: float | None, *,
                  value: str | None = None, note: str | None = None, media_role: str | None = None) -> None:
-        self.store, self.annotator = store, annotator
+        if start_s is not None and end_s is not None:
+            start_s, end_s = ordered_span(start_s, end_s)
+        self.store, self.annotator, self.scope = store, annotator, stimulus_id
         self.fields = dict(stimulus_id=stimulus_id, label_set=label_set, label=label, start_s=start_s,
                            end_s=end_s, value=value, note=note, media_role=media_role)
         self.annotation_id: int | None = None
         self.text = f"Add {label or label_set}"
 
-    def redo(self) -> None:
-        if self.annotation_id is None:
-            f = self.fields
-            created = self.store.create(f["stimulus_id"], self.annotator, f["label_set"], f["label"],
-                                        f["start_s"], f["end_s"], value=f["value"], note=f["note"],
-                                        media_role=f["media_role"])
-            self.annotation_id = created.id
-        else:
-            self.store.restore(self.annotation_id, self.annotator)
+    def redo(self) -> list[Annotation]:
+        if self.annotation_id is not None:
+            return [self.store.restore(self.annotation_id, self.annotator)]
+        f = self.fields
+        created = self.store.create(f["stimulus_id"], self.annotator, f["label_set"], f["label"], f["start_s"],
+                                    f["end_s"], value=f["value"], note=f["note"], media_role=f["media_role"])
+        self.annotation_id = created.id
+        return [created]
 
-    def undo(self) -> None:
+    def undo(self) -> list[Annotation]:
         assert self.annotation_id is not None
-        self.store.delete(self.annotation_id, self.annotator)
+        return [self.store.delete(self.annotation_id, self.annotator)]
 
 
 class ChangeTimes(EditCommand):
-    """Set a label's start and end; carries both the times before and after (one drag, one step)."""
+    """Set a label's start and end; carries both the times before and after (one drag, one step).
+    Times given the wrong way round are swapped; a zero-length range is refused."""
 
     text = "Change label times"
 
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_id: int,
+    def __init__(self, store: AnnotationStore, annotator: str, item: Annotation,
                  after: tuple[float, float], before: tuple[float, float] | None = None) -> None:
-        item = _owned(store, annotation_id, annotator)
+        _owned(item, annotator)
         if item.is_whole:
             raise AnnotationError("A whole-stimulus label has no times to change.")
-        self.store, self.annotator, self.annotation_id = store, annotator, annotation_id
+        self.store, self.annotator, self.annotation_id = store, annotator, item.id
+        self.scope = item.stimulus_id
         self.before = before if before is not None else (item.start_s, item.end_s)
-        self.after = after
+        self.after = ordered_span(*after)
 
-    def redo(self) -> None:
-        self.store.update(self.annotation_id, self.annotator, start_s=self.after[0], end_s=self.after[1])
+    def redo(self) -> list[Annotation]:
+        return [self.store.update(self.annotation_id, self.annotator, start_s=self.after[0], end_s=self.after[1])]
 
-    def undo(self) -> None:
-        self.store.update(self.annotation_id, self.annotator, start_s=self.before[0], end_s=self.before[1])
+    def undo(self) -> list[Annotation]:
+        return [self.store.update(self.annotation_id, self.annotator, start_s=self.before[0], end_s=self.before[1])]
 
 
 class MoveLabel(ChangeTimes):
@@ -131,13 +144,13 @@ class ResizeLabel(ChangeTimes):
     text = "Resize label"
     _MERGE_BASE = 1_000_000
 
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_id: int,
+    def __init__(self, store: AnnotationStore, annotator: str, item: Annotation,
                  after: tuple[float, float], before: tuple[float, float] | None = None, *,
                  mergeable: bool = False, edge: str = "end") -> None:
-        super().__init__(store, annotator, annotation_id, after, before)
+        super().__init__(store, annotator, item, after, before)
         self.edge = edge
         # one id per (label, edge): nudging the start never merges into nudging the end
-        self.merge_id = (self._MERGE_BASE + 2 * annotation_id + (edge == "start")) if mergeable else -1
+        self.merge_id = (self._MERGE_BASE + 2 * item.id + (edge == "start")) if mergeable else -1
 
     def merge_with(self, other: EditCommand) -> bool:
         if not isinstance(other, ResizeLabel) or other.merge_id != self.merge_id or self.merge_id < 0:
@@ -146,38 +159,35 @@ class ResizeLabel(ChangeTimes):
         return True
 
 
-def nudge(store: AnnotationStore, annotator: str, annotation_id: int, edge: str, delta_s: float,
-          grid_s: float = GRID_S) -> ResizeLabel | None:
-    """A mergeable resize moving one edge by `delta_s`, kept inside 0 <= start <= end; None if nothing moves."""
-    item = _owned(store, annotation_id, annotator)
+def nudge(store: AnnotationStore, annotator: str, item: Annotation, edge: str, delta_s: float,
+          grid_s: float = GRID_S, limit_s: float = float("inf")) -> ResizeLabel | None:
+    """A mergeable resize moving one edge by `delta_s` (see `move_edge`); None if nothing moves."""
+    _owned(item, annotator)
     if item.is_whole:
         return None
-    start, end = item.start_s, item.end_s
-    if edge == "start":
-        start = min(snap(start + delta_s, grid_s), end)
-    else:
-        end = max(snap(end + delta_s, grid_s), start)
-    if (start, end) == (item.start_s, item.end_s):
+    moved = move_edge(item.start_s, item.end_s, edge, (item.start_s if edge == "start" else item.end_s) + delta_s,
+                      grid_s, limit_s)
+    if moved == (item.start_s, item.end_s):
         return None
-    return ResizeLabel(store, annotator, annotation_id, (start, end), mergeable=True, edge=edge)
+    return ResizeLabel(store, annotator, item, moved, mergeable=True, edge=edge)
 
 
 class Relabel(EditCommand):
     text = "Relabel"
 
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_id: int, label: str | None,
+    def __init__(self, store: AnnotationStore, annotator: str, item: Annotation, label: str | None,
                  label_set: str | None = None) -> None:
-        item = _owned(store, annotation_id, annotator)
-        self.store, self.annotator, self.annotation_id = store, annotator, annotation_id
+        _owned(item, annotator)
+        self.store, self.annotator, self.annotation_id, self.scope = store, annotator, item.id, item.stimulus_id
         self.before = {"label": item.label, "label_set": item.label_set}
         self.after = {"label": label, "label_set": label_set or item.label_set}
         self.text = f"Relabel as {label}"
 
-    def redo(self) -> None:
-        self.store.update(self.annotation_id, self.annotator, **self.after)
+    def redo(self) -> list[Annotation]:
+        return [self.store.update(self.annotation_id, self.annotator, **self.after)]
 
-    def undo(self) -> None:
-        self.store.update(self.annotation_id, self.annotator, **self.before)
+    def undo(self) -> list[Annotation]:
+        return [self.store.update(self.annotation_id, self.annotator, **self.before)]
 
 
 class SetNote(EditCommand):
@@ -185,80 +195,73 @@ class SetNote(EditCommand):
 
     text = "Edit note"
 
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_id: int, note: str | None) -> None:
-        item = _owned(store, annotation_id, annotator)
-        self.store, self.annotator, self.annotation_id = store, annotator, annotation_id
+    def __init__(self, store: AnnotationStore, annotator: str, item: Annotation, note: str | None) -> None:
+        _owned(item, annotator)
+        self.store, self.annotator, self.annotation_id, self.scope = store, annotator, item.id, item.stimulus_id
         self.before, self.after = item.note, note or None
 
-    def redo(self) -> None:
-        self.store.update(self.annotation_id, self.annotator, note=self.after)
+    def redo(self) -> list[Annotation]:
+        return [self.store.update(self.annotation_id, self.annotator, note=self.after)]
 
-    def undo(self) -> None:
-        self.store.update(self.annotation_id, self.annotator, note=self.before)
-
-
-class DeleteLabel(EditCommand):
-    text = "Delete label"
-
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_id: int) -> None:
-        _owned(store, annotation_id, annotator)
-        self.store, self.annotator, self.annotation_id = store, annotator, annotation_id
-
-    def redo(self) -> None:
-        self.store.delete(self.annotation_id, self.annotator)
-
-    def undo(self) -> None:
-        self.store.restore(self.annotation_id, self.annotator)
+    def undo(self) -> list[Annotation]:
+        return [self.store.update(self.annotation_id, self.annotator, note=self.before)]
 
 
-class BulkDelete(EditCommand):
-    """Delete many labels in one transaction and one undo step."""
+class DeleteLabels(EditCommand):
+    """Delete one or many labels in one transaction and one undo step."""
 
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_ids: Iterable[int]) -> None:
-        self.ids = [_owned(store, i, annotator).id for i in annotation_ids]
-        self.store, self.annotator = store, annotator
-        self.text = f"Delete {len(self.ids)} labels"
+    def __init__(self, store: AnnotationStore, annotator: str, items: Sequence[Annotation]) -> None:
+        if not items:
+            raise AnnotationError("Select one of your labels to delete it.")
+        self.ids = [_owned(item, annotator).id for item in items]
+        self.store, self.annotator, self.scope = store, annotator, items[0].stimulus_id
+        self.text = "Delete label" if len(self.ids) == 1 else f"Delete {len(self.ids)} labels"
 
-    def redo(self) -> None:
-        self.store.delete_many(self.ids, self.annotator)
+    def redo(self) -> list[Annotation]:
+        return self.store.delete_many(self.ids, self.annotator)
 
-    def undo(self) -> None:
-        self.store.restore_many(self.ids, self.annotator)
+    def undo(self) -> list[Annotation]:
+        return self.store.restore_many(self.ids, self.annotator)
 
 
 class BulkRelabel(EditCommand):
     """Give many labels one new label in one transaction and one undo step."""
 
-    def __init__(self, store: AnnotationStore, annotator: str, annotation_ids: Iterable[int], label: str,
+    def __init__(self, store: AnnotationStore, annotator: str, items: Sequence[Annotation], label: str,
                  label_set: str | None = None) -> None:
-        items = [_owned(store, i, annotator) for i in annotation_ids]
-        self.store, self.annotator = store, annotator
+        if not items:
+            raise AnnotationError("Select one of your labels to relabel it.")
+        for item in items:
+            _owned(item, annotator)
+        self.store, self.annotator, self.scope = store, annotator, items[0].stimulus_id
         self.before = [(a.id, {"label": a.label, "label_set": a.label_set}) for a in items]
         self.after = [(a.id, {"label": label, "label_set": label_set or a.label_set}) for a in items]
         self.text = f"Relabel {len(items)} labels as {label}"
 
-    def redo(self) -> None:
-        self.store.update_many(self.annotator, self.after)
+    def redo(self) -> list[Annotation]:
+        return self.store.update_many(self.annotator, self.after)
 
-    def undo(self) -> None:
-        self.store.update_many(self.annotator, self.before)
+    def undo(self) -> list[Annotation]:
+        return self.store.update_many(self.annotator, self.before)
 
 
 class SetWholeLabel(EditCommand):
     """Set (or with None clear) the annotator's whole-stimulus label in one label set.
 
-    One whole-stimulus label per annotator, stimulus and set: an existing one is relabelled, a cleared
-    one is deleted, and undo returns exactly to the state before.
+    One whole-stimulus label per annotator, stimulus and set: an existing one (found among `current`, the
+    stimulus's annotations as shown) is relabelled, a cleared one is deleted, and undo returns exactly to
+    the state before.
     """
 
     def __init__(self, store: AnnotationStore, annotator: str, stimulus_id: int, label_set: str,
-                 label: str | None, *, note: str | None = None) -> None:
-        self.store, self.annotator = store, annotator
+                 label: str | None, current: Iterable[Annotation], *, note: str | None = None) -> None:
+        self.store, self.annotator, self.scope = store, annotator, stimulus_id
         self.stimulus_id, self.label_set, self.label, self.note = stimulus_id, label_set, label, note
-        existing = [a for a in store.for_stimulus(stimulus_id, annotator=annotator, label_set=label_set)
-                    if a.is_whole]
+        existing = [a for a in current if a.is_whole and not a.deleted and a.annotator == annotator
+                    and a.label_set == label_set and a.stimulus_id == stimulus_id]
         self.existing = existing[-1] if existing else None
         self.created_id: int | None = None
+        self._deleted_existing = False
         self.text = f"Set {label_set}: {label}" if label else f"Clear {label_set}"
 
     def _after_fields(self) -> dict[str, Any]:
@@ -267,32 +270,39 @@ class SetWholeLabel(EditCommand):
             fields["note"] = self.note or None
         return fields
 
-    def redo(self) -> None:
+    def redo(self) -> list[Annotation]:
         cleared = self.label is None and not self.note
         if self.existing is not None:
+            self._deleted_existing = cleared
             if cleared:
-                self.store.delete(self.existing.id, self.annotator)
-            else:
-                self.store.update(self.existing.id, self.annotator, **self._after_fields())
-        elif not cleared:
-            if self.created_id is None:
-                self.created_id = self.store.create(self.stimulus_id, self.annotator, self.label_set,
-                                                    self.label, note=self.note or None).id
-            else:
-                self.store.restore(self.created_id, self.annotator)
+                return [self.store.delete(self.existing.id, self.annotator)]
+            return [self.store.update(self.existing.id, self.annotator, **self._after_fields())]
+        if cleared:
+            return []
+        if self.created_id is not None:
+            return [self.store.restore(self.created_id, self.annotator)]
+        created = self.store.create(self.stimulus_id, self.annotator, self.label_set, self.label,
+                                    note=self.note or None)
+        self.created_id = created.id
+        return [created]
 
-    def undo(self) -> None:
+    def undo(self) -> list[Annotation]:
         if self.existing is not None:
-            if self.store.get(self.existing.id).deleted:
-                self.store.restore(self.existing.id, self.annotator)
-            self.store.update(self.existing.id, self.annotator, label=self.existing.label, note=self.existing.note)
-        elif self.created_id is not None:
-            self.store.delete(self.created_id, self.annotator)
+            written = []
+            if self._deleted_existing:
+                written.append(self.store.restore(self.existing.id, self.annotator))
+            written.append(self.store.update(self.existing.id, self.annotator, label=self.existing.label,
+                                             note=self.existing.note))
+            return written
+        if self.created_id is not None:
+            return [self.store.delete(self.created_id, self.annotator)]
+        return []
 
 
-def set_stimulus_note(store: AnnotationStore, annotator: str, stimulus_id: int, note: str) -> SetWholeLabel:
+def set_stimulus_note(store: AnnotationStore, annotator: str, stimulus_id: int, note: str,
+                      current: Iterable[Annotation]) -> SetWholeLabel:
     """The command that sets the annotator's free-text note on a whole stimulus (an empty text clears it)."""
-    return SetWholeLabel(store, annotator, stimulus_id, NOTE_SET, None, note=note)
+    return SetWholeLabel(store, annotator, stimulus_id, NOTE_SET, None, current, note=note)
 
 
 def stimulus_note(annotations: Iterable[Annotation], annotator: str) -> str:
@@ -301,6 +311,81 @@ def stimulus_note(annotations: Iterable[Annotation], annotator: str) -> str:
         if item.annotator == annotator and item.label_set == NOTE_SET and item.is_whole:
             return item.note or ""
     return ""
+
+
+class ImportedLabels(EditCommand):
+    """The labels one import added to one stimulus (written before the command is made, in one transaction
+    for the whole file); undo deletes them and redo brings them back."""
+
+    def __init__(self, store: AnnotationStore, annotator: str, added: Sequence[Annotation], source: str) -> None:
+        self.store, self.annotator, self.scope = store, annotator, added[0].stimulus_id
+        self.ids = [a.id for a in added]
+        self.text = f"Import {len(self.ids)} labels from {source}"
+
+    def redo(self) -> list[Annotation]:
+        return self.store.restore_many(self.ids, self.annotator)
+
+    def undo(self) -> list[Annotation]:
+        return self.store.delete_many(self.ids, self.annotator)
+
+
+# -- label-set edits: one history of their own, since a set is shared by every stimulus ---------------------
+LABEL_SETS_SCOPE = "label sets"
+
+
+class RenameLabel(EditCommand):
+    """Rename a label (or, with `label` None, a whole label set); every annotation that uses it follows,
+    each with a history event, and undo renames back the same way."""
+
+    scope = LABEL_SETS_SCOPE
+    changes_label_sets = True
+
+    def __init__(self, store: AnnotationStore, annotator: str, label_set: str, old: str, new: str, *,
+                 whole_set: bool = False) -> None:
+        if not annotator:
+            raise AnnotationError("Choose an annotator name before renaming: every change is stamped with one.")
+        self.store, self.annotator = store, annotator
+        self.label_set, self.old, self.new, self.whole_set = label_set, old, new.strip(), whole_set
+        self.text = f"Rename {'label set ' if whole_set else ''}'{old}' to '{self.new}'"
+
+    def _rename(self, old: str, new: str) -> list[Annotation]:
+        if self.whole_set:
+            return self.store.rename_label_set(old, new, self.annotator)
+        return self.store.rename_label(self.label_set, old, new, self.annotator)
+
+    def redo(self) -> list[Annotation]:
+        return self._rename(self.old, self.new)
+
+    def undo(self) -> list[Annotation]:
+        return self._rename(self.new, self.old)
+
+
+class EditLabelSet(EditCommand):
+    """Any other change of one label set (its scope or description, a label's fields, adding, deleting or
+    reordering labels, loading a file): `change` makes it; undo puts the whole set back as it was, redo
+    as it was after. These touch no annotation (deleting what annotations use is refused)."""
+
+    scope = LABEL_SETS_SCOPE
+    changes_label_sets = True
+
+    def __init__(self, store: AnnotationStore, name: str, text: str, change: Callable[[], object]) -> None:
+        self.store, self.name, self.text, self._change = store, name, text, change
+        self.before: LabelSetSnapshot | None = store.snapshot_label_set(name)
+        self.after: LabelSetSnapshot | None = None
+        self._done_once = False
+
+    def redo(self) -> list[Annotation]:
+        if self._done_once:
+            self.store.restore_label_set(self.name, self.after)
+        else:
+            self._change()
+            self._done_once = True
+            self.after = self.store.snapshot_label_set(self.name)
+        return []
+
+    def undo(self) -> list[Annotation]:
+        self.store.restore_label_set(self.name, self.before)
+        return []
 
 
 # -- labelling while playing ---------------------------------------------------------------------

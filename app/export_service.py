@@ -6,20 +6,33 @@ Exports never overwrite a file of the dataset itself: every file under the datas
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from storage.annotations import AnnotationError, AnnotationStore, DatasetRef
-from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import ROW_FIELDS, ExportContext, Row
+from app.annotation_files import ImportReading, read_annotation_file
+from app.annotation_model import AnnotationModel
+from storage.annotations import Annotation, AnnotationError, AnnotationStore, DatasetRef
+from storage.errors import ImportFailed
+from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, per_stimulus_targets, tier_of
 from storage.exporters.registry import get_exporter
+from storage.exporters.report import Origin, TransferReport, describe
 from storage.store import Store
 
 # --filter keys: annotation fields and stimulus fields
 ANNOTATION_FILTERS = ("label_set", "label", "media_role")
 STIMULUS_FILTERS = ("stimulus", "split", "kind")
 FILTER_KEYS = ANNOTATION_FILTERS + STIMULUS_FILTERS
-DEFAULT_IMPORT_LABEL_SET = "imported"
+SHOWN_LOSSES = 3
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """The file or folder written, and what was written, per file and tier, and what was left out."""
+
+    path: Path
+    report: TransferReport
 
 
 def source_files(annotations: AnnotationStore, dataset: DatasetRef) -> frozenset[Path]:
@@ -54,10 +67,13 @@ def export_rows(annotations: AnnotationStore, dataset: DatasetRef, annotator: st
 
 
 def export_annotations(store: Store, format: str, out: Path | str, dataset: str | None = None,
-                       annotator: str | None = None, filters: Mapping[str, str] | None = None) -> Path:
+                       annotator: str | None = None, filters: Mapping[str, str] | None = None, *,
+                       skip_unrepresentable: bool = False) -> ExportResult:
     """Write the dataset's live annotations (optionally one annotator's, filtered) in `format` to `out`.
 
-    Returns the file or folder written. Raises a `ThinsliceError` with a clear message on refusal.
+    A label (or a field of one) the format cannot hold refuses the export, naming it, unless
+    `skip_unrepresentable`: then it is left out and listed in the report. Raises a `ThinsliceError` with a
+    clear message on refusal; nothing is written then.
     """
     exporter = get_exporter(format)
     annotations = AnnotationStore(store)
@@ -68,45 +84,92 @@ def export_annotations(store: Store, format: str, out: Path | str, dataset: str 
                             stimulus_ids=tuple(stimuli.values()),
                             durations={stimuli[i]: d for i, d in durations.items()},
                             source_files=source_files(annotations, ref))
-    return exporter.export(rows, Path(out), context)
+    rows = _representable(exporter, rows, Path(out), context.report, skip_unrepresentable)
+    written = exporter.export(rows, Path(out), context)
+    return ExportResult(written, context.report)
+
+
+def _representable(exporter: Exporter, rows: list[Row], out: Path, report: TransferReport,
+                   skip: bool) -> list[Row]:
+    """The rows to write: all of them when the format holds them, else (with `skip`) those it can hold,
+    the rest listed in `report`; without `skip`, `ExportRefused` naming what cannot be held."""
+    losses = exporter.unrepresentable(rows)
+    if not losses:
+        return rows
+    files = per_stimulus_targets(exporter, rows, out) if exporter.per_stimulus and rows else {}
+
+    def origin(row: Row) -> Origin:
+        target = files.get(str(row["stimulus"]))
+        return Origin(target.name if target else out.name, tier_of(row))
+
+    if not skip:
+        shown = "; ".join(f"{loss.row['stimulus']}, tier '{tier_of(loss.row)}', {describe(loss.row)}: {loss.reason}"
+                          for loss in losses[:SHOWN_LOSSES])
+        more = f" (and {len(losses) - SHOWN_LOSSES} more)" if len(losses) > SHOWN_LOSSES else ""
+        raise ExportRefused(f"{exporter.title} cannot hold {len(losses)} of the {len(rows)} labels: {shown}{more}."
+                            " Nothing was written. Export to CSV, Parquet or JSON lines, which hold everything,"
+                            " or leave these out and list them (--skip-unrepresentable).")
+    dropped = {id(loss.row) for loss in losses if loss.whole_label}
+    for loss in losses:
+        where = origin(loss.row)
+        if loss.whole_label:
+            report.leave_out(where, loss.reason, f"stimulus {loss.row['stimulus']!r}, {describe(loss.row)}")
+        else:
+            report.drop_fields(where.file, where.tier, loss.fields)
+    return [r for r in rows if id(r) not in dropped]
+
+
+def import_prepared(model: AnnotationModel, rows: list[dict], source: str) -> list[Annotation]:
+    """Add rows from `read_annotation_file` through the annotation model, all or nothing; labels the store
+    already has are left out, so importing the same file twice adds nothing. Returns the labels added."""
+    try:
+        return model.import_rows(rows, source)
+    except AnnotationError as exc:  # a refused write (StoreWriteError) passes through as it is
+        raise ImportFailed(f"{source}: {exc}") from None
 
 
 def import_annotations(store: Store, format: str, path: Path | str, dataset: str | None,
                        annotator: str | None = None, label_set: str | None = None,
-                       stimulus: str | None = None) -> int:
-    """Read a file (or folder) in `format` and add its labels to the dataset's stimuli in one transaction.
+                       stimulus: str | None = None, model: AnnotationModel | None = None, *, clip: bool = False,
+                       skip_unrepresentable: bool = False, report: TransferReport | None = None) -> int:
+    """Read a file (or folder) in `format` and add its labels to the dataset's stimuli in one transaction,
+    through `model` (a new one on the store when None). Returns the count added (0 for a file already in);
+    `report`, when given, receives what was read, written and left out per file and tier."""
+    model = model or AnnotationModel(AnnotationStore(store), annotator=annotator or "")
+    reading = read_annotation_file(model.store, format, path, dataset, annotator, label_set, stimulus, clip=clip,
+                                   skip_unrepresentable=skip_unrepresentable)
+    added = import_prepared(model, reading.rows, Path(path).name)
+    keep_vocabularies(model.store, reading)
+    if report is not None:
+        count_imported(reading, added)
+        report.merge(reading.report)
+    return len(added)
 
-    A row without an annotator gets `annotator`; without a label set, `label_set` (default "imported").
-    Every label must name a stimulus of the dataset; otherwise nothing is written. A per-recording file
-    (ELAN, Praat, Audacity) whose name is not a stimulus id is given one with `stimulus`. Returns the count added.
-    """
-    exporter = get_exporter(format)
-    annotations = AnnotationStore(store)
-    ref = annotations.dataset(dataset)
-    by_external = {ext: sid for sid, ext in annotations.stimulus_ids(ref.id).items()}
-    rows = exporter.read(Path(path))
-    problems: list[RowProblem] = []
-    prepared = []
-    for number, row in enumerate(rows, start=1):
-        stimulus_id = by_external.get(str(row.get("stimulus")))
-        if stimulus_id is None and stimulus is not None:
-            stimulus_id = by_external.get(stimulus)
-        who = row.get("annotator") or annotator
-        if stimulus_id is None:
-            problems.append(RowProblem(Path(path).name, None, "stimulus", repr(row.get("stimulus")),
-                                       f"an id of a stimulus in the dataset {ref.name!r}"))
-        elif not who:
-            problems.append(RowProblem(Path(path).name, None, "annotator", "<missing>",
-                                       "an annotator in the file or given with --annotator"))
+
+def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
+    """Tally in the reading's report which rows were written and which were already in the store."""
+    fresh = Counter((a.stimulus_id, a.annotator, a.label_set, a.label, a.start_s, a.end_s, a.value) for a in added)
+    for row in reading.rows:
+        key = (row["stimulus_id"], row["annotator"], row["label_set"], row.get("label"), row.get("start_s"),
+               row.get("end_s"), row.get("value"))
+        origin = row["origin"]
+        if fresh[key] > 0:
+            fresh[key] -= 1
+            reading.report.count_written(origin.file, origin.tier)
         else:
-            prepared.append({**{k: row.get(k) for k in ROW_FIELDS if k != "stimulus"}, "stimulus_id": stimulus_id,
-                             "annotator": who,
-                             "label_set": row.get("label_set") or label_set or DEFAULT_IMPORT_LABEL_SET})
-        if len(problems) >= 20:
-            break
-    if problems:
-        raise ImportFailed(problems)
-    try:
-        return len(annotations.create_many(None, annotator or "", prepared))
-    except AnnotationError as exc:
-        raise ImportFailed(str(exc)) from None
+            reading.report.leave_out(origin, "already in the store (same stimulus, annotator, set, label and times)",
+                                     describe(row))
+
+
+def keep_vocabularies(annotations: AnnotationStore, reading: ImportReading) -> None:
+    """Add the entries of the files' controlled vocabularies to the label sets of their tiers (only the
+    labels a set does not have yet), so an ELAN user's vocabulary comes along with the labels."""
+    for name, entries in reading.vocabularies.items():
+        if annotations.label_set(name) is None:
+            annotations.save_label_set(name, source="controlled vocabulary of an imported ELAN file")
+        have = {label.name for label in annotations.labels(name)}
+        new = [(value, description) for value, description in dict(entries).items() if value not in have]
+        for value, description in new:
+            annotations.save_label(name, value, description=description)
+        if new:
+            reading.report.note(f"label set '{name}': {len(new)} controlled-vocabulary entries added as labels")

@@ -1,22 +1,27 @@
 """Annotations, their history, and label sets: every edit is written with its event in one transaction.
 
 Each public edit commits before it returns, so an edit a caller has seen succeed survives a crash (DuckDB
-makes a commit durable in its write-ahead log). An annotation is never removed: delete sets `deleted_at`
-and restore clears it, so undo and history always have the row to point at.
+makes a commit durable in its write-ahead log); a write the database refuses raises `StoreWriteError`.
+An annotation is never removed: delete sets `deleted_at` and restore clears it, so undo and history always
+have the row to point at. `insert_annotations`, `write_events` and `upsert_label_sets` are the one write
+path of labels, history and label sets, shared by these edits and by release imports.
 """
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
-from storage.errors import ImportFailed, ThinsliceError
+from storage import lookups
+from storage.errors import ImportFailed, StoreWriteError, ThinsliceError
 from storage.importers.label_sets import parse_label_set
 from storage.store import Store
 
@@ -26,6 +31,14 @@ _COLUMNS = ("id, stimulus_id, annotator, label_set, label, start_s, end_s, value
             " created_at, updated_at, deleted_at")
 SCOPES = ("interval", "whole", "both")
 _REMEMBERED_ROWS = 1024
+# Two labels with the same natural key are the same label: an import never adds one twice.
+NATURAL_KEY = ("stimulus_id", "annotator", "label_set", "label", "start_s", "end_s", "value")
+NEW_ROW_SCHEMA = {"stimulus_id": pl.Int64, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
+                  "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
+                  "media_role": pl.String, "meta": pl.String}  # meta: JSON of what another tool said
+SET_ROW_SCHEMA = {"name": pl.String, "scope": pl.String, "description": pl.String, "source": pl.String}
+LABEL_ROW_SCHEMA = {"label_set": pl.String, "name": pl.String, "parent": pl.String, "colour": pl.String,
+                    "shortcut": pl.String, "description": pl.String, "ord": pl.Int32, "aliases": pl.List(pl.String)}
 
 
 class AnnotationError(ThinsliceError):
@@ -60,6 +73,11 @@ class Annotation:
         return self.start_s is None
 
     @property
+    def is_point(self) -> bool:
+        """A moment rather than a span (a Praat point, an ELAN zero-length annotation, an Audacity point)."""
+        return self.start_s is not None and self.start_s == self.end_s
+
+    @property
     def deleted(self) -> bool:
         return self.deleted_at is not None
 
@@ -80,7 +98,7 @@ class AnnotationEvent:
     stimulus_id: int
     annotator: str
     happened_at: datetime
-    action: str  # create, update, delete, restore
+    action: str  # create, update, delete, restore (whatever made it: an edit, a rename, an import)
     before: dict[str, Any] | None
     after: dict[str, Any] | None
 
@@ -119,6 +137,17 @@ class Label:
     ord: int
     depth: int = 0
     aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelSetSnapshot:
+    """A label set and all its labels as they were, so an edit of the set can be undone exactly."""
+
+    name: str
+    scope: str
+    description: str | None
+    source: str | None
+    labels: tuple[Label, ...]
 
 
 def _row_to_annotation(row: Sequence[Any]) -> Annotation:
@@ -224,10 +253,13 @@ class AnnotationStore:
                 params.append(value)
         frame = self.store.cursor().sql(
             "SELECT s.external_id AS stimulus, a.annotator, a.label_set, a.label, a.start_s, a.end_s, a.value,"
-            " a.note, a.media_role FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
+            " a.note, a.media_role, a.meta FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
             f" WHERE {' AND '.join(where)} ORDER BY s.external_id, a.start_s NULLS FIRST, a.end_s, a.id",
             params=params).pl()
-        return frame.to_dicts()
+        rows = frame.to_dicts()
+        for row in rows:
+            row["meta"] = json.loads(row["meta"]) if row["meta"] else None
+        return rows
 
     def annotators(self, stimulus_id: int | None = None) -> list[str]:
         """Everyone who has a live annotation (on this stimulus, if given), sorted."""
@@ -266,30 +298,17 @@ class AnnotationStore:
 
     def dataset(self, name: str | None) -> DatasetRef:
         """The dataset called `name`, or the only one when `name` is None; a clear error otherwise."""
-        rows = self.store.cursor().execute(
-            "SELECT id, name, benchmark, root, source FROM dataset ORDER BY name").fetchall()
-        refs = [DatasetRef(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
-        if name is None and len(refs) == 1:
-            return refs[0]
-        for ref in refs:
-            if ref.name == name:
-                return ref
-        known = ", ".join(repr(r.name) for r in refs) or "none"
-        what = f"There is no dataset {name!r}" if name is not None else "Name a dataset"
-        raise AnnotationError(f"{what}; datasets in the store: {known}.")
+        try:
+            found = lookups.dataset_named(self.store.cursor(), name)
+        except lookups.DatasetNotFound as exc:
+            raise AnnotationError(str(exc)) from None
+        return DatasetRef(found.id, found.name, found.benchmark, found.root, found.source)
 
     def stimulus_ids(self, dataset_id: int, *, external_id: str | None = None, split: str | None = None,
                      kind: str | None = None) -> dict[int, str]:
-        """Store id -> the dataset's own id of the dataset's stimuli (optionally filtered), in id order."""
-        where, params = ["dataset_id = ?"], [dataset_id]
-        for column, value in (("external_id", external_id), ("split", split), ("kind", kind)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        rows = self.store.cursor().execute(
-            f"SELECT id, external_id FROM stimulus WHERE {' AND '.join(where)} ORDER BY external_id",
-            params).fetchall()
-        return {int(r[0]): r[1] for r in rows}
+        """Store id -> the dataset's own id of the dataset's stimuli (optionally filtered), in external-id order."""
+        return lookups.dataset_stimuli(self.store.cursor(), dataset_id, external_id=external_id, split=split,
+                                       kind=kind)
 
     def media_paths(self, dataset_id: int) -> list[str]:
         """Media paths of a dataset as stored (relative to its root unless absolute)."""
@@ -299,6 +318,11 @@ class AnnotationStore:
         return [r[0] for r in rows]
 
     # -- writing ---------------------------------------------------------------------------------
+    def know(self, rows: Iterable[Annotation]) -> None:
+        """Take `rows` as read from the store just now (say, a stimulus shown in the window), so the next
+        edit of one of them is written without reading it back first (see `_update_as_known`)."""
+        self._remember(rows)
+
     def create(self, stimulus_id: int, annotator: str, label_set: str, label: str | None,
                start_s: float | None = None, end_s: float | None = None, *, value: str | None = None,
                note: str | None = None, media_role: str | None = None) -> Annotation:
@@ -307,27 +331,19 @@ class AnnotationStore:
                   "value": value, "note": note, "media_role": media_role}
         return self.create_many(stimulus_id, annotator, [fields])[0]
 
-    def create_many(self, stimulus_id: int | None, annotator: str,
-                    rows: Sequence[Mapping[str, Any]]) -> list[Annotation]:
-        """Add several labels in one transaction. A row may carry its own `stimulus_id` and `annotator`."""
-        for row in rows:
-            _check_times(row.get("start_s"), row.get("end_s"))
-            if not row.get("label_set"):
-                raise AnnotationError("A label needs a label set.")
-        created = []
-        with self.store.transaction() as cur:
-            for row in rows:
-                who = row.get("annotator") or annotator
-                if not who:
-                    raise AnnotationError("Every edit needs an annotator name.")
-                new_id = cur.execute(
-                    "INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s, value,"
-                    " note, media_role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    [row.get("stimulus_id", stimulus_id), who, *(row.get(f) for f in EDITABLE_FIELDS)],
-                ).fetchall()[0][0]
-                item = self._get(cur, int(new_id))
-                self._event(cur, item.id, who, "create", None, item.state())
-                created.append(item)
+    def create_many(self, stimulus_id: int | None, annotator: str, rows: Sequence[Mapping[str, Any]], *,
+                    skip_existing: bool = False) -> list[Annotation]:
+        """Add several labels in one transaction. A row may carry its own `stimulus_id` and `annotator`.
+
+        With `skip_existing` (an import), a row whose natural key (`NATURAL_KEY`) a live annotation or an
+        earlier row already has is left out, so importing the same file twice adds nothing."""
+        frame = pl.DataFrame([{"stimulus_id": row.get("stimulus_id", stimulus_id),
+                               "annotator": row.get("annotator") or annotator,
+                               **{name: row.get(name) for name in EDITABLE_FIELDS},
+                               "meta": json.dumps(row["meta"]) if row.get("meta") else None} for row in rows],
+                             schema=NEW_ROW_SCHEMA)
+        with writing(self.store, "The new label" if len(rows) == 1 else f"{len(rows)} new labels") as cur:
+            created = insert_annotations(cur, frame, skip_existing=skip_existing)
         self._remember(created)
         return created
 
@@ -341,12 +357,14 @@ class AnnotationStore:
             unknown = set(changes) - set(EDITABLE_FIELDS)
             if unknown:
                 raise AnnotationError(f"Cannot edit {', '.join(sorted(unknown))} of an annotation.")
+        if not annotator:
+            raise AnnotationError("Every edit needs an annotator name.")
         if len(edits) == 1:
             quick = self._update_as_known(annotator, edits[0][0], edits[0][1])
             if quick is not None:
                 return [quick]
-        results = []
-        with self.store.transaction() as cur:
+        results, events = [], []
+        with writing(self.store, "The label change" if len(edits) == 1 else f"{len(edits)} label changes") as cur:
             for annotation_id, changes in edits:
                 before, now = self._get_with_time(cur, annotation_id)
                 merged = {**before.state(), **changes}
@@ -358,18 +376,18 @@ class AnnotationStore:
                 cur.execute(f"UPDATE annotation SET {sets}, revision = revision + 1,"
                             " updated_at = current_timestamp WHERE id = ?", [*changes.values(), annotation_id])
                 after = _as_updated(before, changes, now) or self._get(cur, annotation_id)
-                self._event(cur, annotation_id, annotator, "update", before.state(), after.state())
+                events.append((annotation_id, annotator, "update", before.state(), after.state()))
                 results.append(after)
+            write_events(cur, events)
         self._remember(results)
         return results
 
     def _update_as_known(self, annotator: str, annotation_id: int, changes: Mapping[str, Any]) -> Annotation | None:
-        """One update of a row as this store last wrote it, without reading it first (durable on return).
+        """One update of a row as this store last wrote or read it, without reading it first (durable on return).
 
-        The row is changed, and its event written, only if it still is as written: every edit bumps
-        `revision` and `updated_at`, and renaming a label or a set (which do not) changes `label` or
-        `label_set`. None when this cannot be done (row unknown or changed since, no change, values whose
-        stored form is uncertain); the caller then takes the usual path."""
+        The row is changed, and its event written, only if it still is as known: every edit, rename
+        and delete bumps `revision` and `updated_at`. None when this cannot be done (row unknown or changed
+        since, no change, values whose stored form is uncertain); the caller then takes the usual path."""
         known = self._written.get(annotation_id)
         if known is None or all(getattr(known, k) == v for k, v in changes.items()):
             return None
@@ -383,7 +401,7 @@ class AnnotationStore:
             return None
         sets = ", ".join(f"{k} = ?" for k in changes)
         try:
-            with self.store.transaction() as cur:
+            with writing(self.store, "The label change") as cur:
                 changed = cur.execute(
                     f"UPDATE annotation SET {sets}, revision = revision + 1, updated_at = current_timestamp"
                     " WHERE id = ? AND revision = ? AND updated_at IS NOT DISTINCT FROM ?"
@@ -426,9 +444,11 @@ class AnnotationStore:
         return self._set_deleted(annotation_ids, annotator, deleted=False)
 
     def _set_deleted(self, annotation_ids: Iterable[int], annotator: str, *, deleted: bool) -> list[Annotation]:
-        results = []
-        with self.store.transaction() as cur:
-            for annotation_id in annotation_ids:
+        ids = list(annotation_ids)
+        results, events = [], []
+        what = ("Deleting" if deleted else "Restoring") + (" the label" if len(ids) == 1 else f" {len(ids)} labels")
+        with writing(self.store, what) as cur:
+            for annotation_id in ids:
                 before = self._get(cur, annotation_id)
                 if before.deleted == deleted:
                     results.append(before)
@@ -437,18 +457,19 @@ class AnnotationStore:
                 cur.execute(f"UPDATE annotation SET deleted_at = {stamp}, revision = revision + 1,"
                             " updated_at = current_timestamp WHERE id = ?", [annotation_id])
                 after = self._get(cur, annotation_id)
-                self._event(cur, annotation_id, annotator, "delete" if deleted else "restore",
-                            before.state(), after.state())
+                events.append((annotation_id, annotator, "delete" if deleted else "restore",
+                               before.state(), after.state()))
                 results.append(after)
+            write_events(cur, events)
         self._remember(results)
         return results
 
     @staticmethod
     def _get(cur: duckdb.DuckDBPyConnection, annotation_id: int) -> Annotation:
-        row = cur.execute(f"SELECT {_COLUMNS} FROM annotation WHERE id = ?", [annotation_id]).fetchone()
-        if row is None:
+        rows = cur.execute(f"SELECT {_COLUMNS} FROM annotation WHERE id = ?", [annotation_id]).fetchall()
+        if not rows:
             raise AnnotationError(f"There is no annotation {annotation_id}.")
-        return _row_to_annotation(row)
+        return _row_to_annotation(rows[0])
 
     @staticmethod
     def _get_with_time(cur: duckdb.DuckDBPyConnection, annotation_id: int) -> tuple[Annotation, datetime]:
@@ -459,14 +480,22 @@ class AnnotationStore:
             raise AnnotationError(f"There is no annotation {annotation_id}.")
         return _row_to_annotation(rows[0]), rows[0][-1]
 
-    @staticmethod
-    def _event(cur: duckdb.DuckDBPyConnection, annotation_id: int, annotator: str, action: str,
-               before: dict[str, Any] | None, after: dict[str, Any] | None) -> None:
-        cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    [annotation_id, annotator, action,
-                     json.dumps(before) if before is not None else None,
-                     json.dumps(after) if after is not None else None])
+    def _update_where(self, cur: duckdb.DuckDBPyConnection, annotator: str, where: str, params: list[Any],
+                      changes: Mapping[str, Any]) -> list[Annotation]:
+        """Set `changes` on every annotation matching `where` (deleted ones too, so a restore brings back a
+        name that exists), each with its revision bumped and an 'update' event like any other edit."""
+        rows = cur.execute(f"SELECT {_COLUMNS}, CAST(current_timestamp AS TIMESTAMP) FROM annotation WHERE {where}",
+                           params).fetchall()
+        if not rows:
+            return []
+        befores = [_row_to_annotation(r) for r in rows]
+        now = rows[0][-1]
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        cur.execute(f"UPDATE annotation SET {sets}, revision = revision + 1, updated_at = current_timestamp"
+                    f" WHERE {where}", [*changes.values(), *params])
+        afters = [replace(b, **changes, revision=b.revision + 1, updated_at=now) for b in befores]
+        write_events(cur, [(a.id, annotator, "update", b.state(), a.state()) for b, a in zip(befores, afters)])
+        return afters
 
     # -- label sets ------------------------------------------------------------------------------
     def label_sets(self) -> list[LabelSet]:
@@ -505,74 +534,108 @@ class AnnotationStore:
         visit(None, 0)
         return ordered
 
+    def snapshot_label_set(self, name: str) -> LabelSetSnapshot | None:
+        """Everything of the set called `name` (None when there is none), for `restore_label_set`."""
+        found = self.label_set(name)
+        if found is None:
+            return None
+        return LabelSetSnapshot(found.name, found.scope, found.description, found.source, tuple(self.labels(name)))
+
+    def restore_label_set(self, name: str, snapshot: LabelSetSnapshot | None) -> None:
+        """Make the set called `name` exactly `snapshot` again (None: no such set), in one transaction.
+        Refused, changing nothing, when that would drop a label (or the set) live annotations use."""
+        with writing(self.store, f"The label set '{name}'") as cur:
+            kept = {label.name for label in snapshot.labels} if snapshot is not None else set()
+            stored = {r[0] for r in cur.execute("SELECT l.name FROM label l JOIN label_set s ON s.id = l.label_set_id"
+                                                " WHERE s.name = ?", [name]).fetchall()}
+            for gone in sorted(stored - kept):
+                _refuse_if_used(cur, name, gone)
+            if snapshot is None:
+                _refuse_if_used(cur, name, None)
+            cur.execute("DELETE FROM label WHERE label_set_id IN (SELECT id FROM label_set WHERE name = ?)"
+                        " AND NOT list_contains(?, name)", [name, sorted(kept)])
+            if snapshot is None:
+                cur.execute("DELETE FROM label_set WHERE name = ?", [name])
+                return
+            upsert_label_sets(cur, _set_frame([(snapshot.name, snapshot.scope, snapshot.description, snapshot.source)]),
+                              _label_frame([(name, l.name, l.parent, l.colour, l.shortcut, l.description, l.ord,
+                                             list(l.aliases)) for l in snapshot.labels]))
+
     def save_label_set(self, name: str, scope: str = "both", description: str | None = None,
                        source: str | None = None) -> LabelSet:
         """Create a label set, or change the scope/description/source of an existing one."""
         if scope not in SCOPES:
             raise AnnotationError(f"A label set's scope is one of {', '.join(SCOPES)}, not {scope!r}.")
-        with self.store.transaction() as cur:
-            self._upsert_set(cur, name, scope, description, source)
+        if not name.strip():
+            raise AnnotationError("A label set needs a name.")
+        with writing(self.store, f"The label set '{name}'") as cur:
+            upsert_label_sets(cur, _set_frame([(name, scope, description, source)]), None)
         found = self.label_set(name)
         assert found is not None
         return found
 
-    def rename_label_set(self, old: str, new: str) -> None:
-        """Rename a set; annotations that use it follow the new name. Refused if `new` is empty or taken."""
+    def rename_label_set(self, old: str, new: str, annotator: str) -> list[Annotation]:
+        """Rename a set; annotations that use it follow the new name, each with an 'update' event stamped
+        with `annotator`. Refused if `new` is empty or taken. Returns the annotations as renamed."""
         if not new.strip():
             raise AnnotationError("A label set needs a name.")
-        with self.store.transaction() as cur:
-            if old != new and cur.execute("SELECT count(*) FROM label_set WHERE name = ?", [new]).fetchall()[0][0]:
+        if not annotator:
+            raise AnnotationError("Every edit needs an annotator name.")
+        if old == new:
+            return []
+        with writing(self.store, f"Renaming the label set '{old}'") as cur:
+            if cur.execute("SELECT count(*) FROM label_set WHERE name = ?", [new]).fetchall()[0][0]:
                 raise AnnotationError(f"There is already a label set called '{new}'.")
+            self._set_id(cur, old)
             cur.execute("UPDATE label_set SET name = ? WHERE name = ?", [new, old])
-            cur.execute("UPDATE annotation SET label_set = ? WHERE label_set = ?", [new, old])
+            touched = self._update_where(cur, annotator, "label_set = ?", [old], {"label_set": new})
+        self._remember(touched)
+        return touched
 
     def delete_label_set(self, name: str) -> None:
         """Remove a set and its labels; refused while live annotations use it."""
-        with self.store.transaction() as cur:
-            used = cur.execute("SELECT count(*) FROM annotation WHERE label_set = ? AND deleted_at IS NULL",
-                               [name]).fetchall()[0][0]
-            if used:
-                raise AnnotationError(f"The label set '{name}' is used by {used} annotations; delete those first.")
+        with writing(self.store, f"Deleting the label set '{name}'") as cur:
+            _refuse_if_used(cur, name, None)
             cur.execute("DELETE FROM label WHERE label_set_id IN (SELECT id FROM label_set WHERE name = ?)", [name])
             cur.execute("DELETE FROM label_set WHERE name = ?", [name])
 
     def save_label(self, label_set: str, name: str, *, parent: str | None = None, colour: str | None = None,
                    shortcut: str | None = None, description: str | None = None, ord: int | None = None) -> None:
-        """Create a label in a set, or replace the parent/colour/shortcut/description of an existing one."""
-        with self.store.transaction() as cur:
-            set_id = self._set_id(cur, label_set)
-            self._upsert_label(cur, set_id, name, parent, colour, shortcut, description, ord)
+        """Create a label in a set, or replace the parent/colour/shortcut/description of an existing one
+        (`ord` None keeps its place; a new label goes last)."""
+        if not name.strip():
+            raise AnnotationError("A label needs a name.")
+        with writing(self.store, f"The label '{name}'") as cur:
+            self._set_id(cur, label_set)
+            upsert_label_sets(cur, None, _label_frame([(label_set, name, parent, colour, shortcut, description, ord,
+                                                        None)]))
 
     def delete_label(self, label_set: str, name: str) -> None:
         """Remove a label; refused while live annotations use it. Its children move up to its parent."""
-        with self.store.transaction() as cur:
-            used = cur.execute("SELECT count(*) FROM annotation WHERE label_set = ? AND label = ?"
-                               " AND deleted_at IS NULL", [label_set, name]).fetchall()[0][0]
-            if used:
-                raise AnnotationError(f"The label '{name}' is used by {used} annotations; relabel them first.")
+        with writing(self.store, f"Deleting the label '{name}'") as cur:
+            _refuse_if_used(cur, label_set, name)
             set_id = self._set_id(cur, label_set)
             parent = cur.execute("SELECT parent FROM label WHERE label_set_id = ? AND name = ?",
-                                 [set_id, name]).fetchone()
+                                 [set_id, name]).fetchall()
             cur.execute("UPDATE label SET parent = ? WHERE label_set_id = ? AND parent = ?",
-                        [parent[0] if parent else None, set_id, name])
+                        [parent[0][0] if parent else None, set_id, name])
             cur.execute("DELETE FROM label WHERE label_set_id = ? AND name = ?", [set_id, name])
 
     def label_set_usage(self, label_set: str, label: str | None = None) -> int:
         """How many live annotations use the set (or, given `label`, that label of the set)."""
-        sql, params = "SELECT count(*) FROM annotation WHERE label_set = ? AND deleted_at IS NULL", [label_set]
-        if label is not None:
-            sql += " AND label = ?"
-            params.append(label)
-        return int(self.store.cursor().execute(sql, params).fetchall()[0][0])
+        return _usage(self.store.cursor(), label_set, label)
 
-    def rename_label(self, label_set: str, old: str, new: str) -> None:
-        """Rename a label; its children and the annotations that use it follow the new name.
-        Refused if `new` is empty or another label of the set already has it."""
+    def rename_label(self, label_set: str, old: str, new: str, annotator: str) -> list[Annotation]:
+        """Rename a label; its children and the annotations that use it follow the new name, each annotation
+        with an 'update' event stamped with `annotator`. Refused if `new` is empty or another label of the
+        set already has it. Returns the annotations as renamed."""
         if not new.strip():
             raise AnnotationError("A label needs a name.")
+        if not annotator:
+            raise AnnotationError("Every edit needs an annotator name.")
         if old == new:
-            return
-        with self.store.transaction() as cur:
+            return []
+        with writing(self.store, f"Renaming the label '{old}'") as cur:
             set_id = self._set_id(cur, label_set)
             names = {r[0] for r in cur.execute("SELECT name FROM label WHERE label_set_id = ?", [set_id]).fetchall()}
             if old not in names:
@@ -581,41 +644,32 @@ class AnnotationStore:
                 raise AnnotationError(f"The label set '{label_set}' already has a label '{new}'.")
             cur.execute("UPDATE label SET name = ? WHERE label_set_id = ? AND name = ?", [new, set_id, old])
             cur.execute("UPDATE label SET parent = ? WHERE label_set_id = ? AND parent = ?", [new, set_id, old])
-            cur.execute("UPDATE annotation SET label = ? WHERE label_set = ? AND label = ?", [new, label_set, old])
+            touched = self._update_where(cur, annotator, "label_set = ? AND label = ?", [label_set, old],
+                                         {"label": new})
+        self._remember(touched)
+        return touched
 
     def reorder_labels(self, label_set: str, names: Sequence[str]) -> None:
         """Store the order of a set's labels: each named label's `ord` becomes its position in `names`
         (siblings are shown in `ord` order)."""
-        with self.store.transaction() as cur:
+        with writing(self.store, f"The order of '{label_set}'") as cur:
             set_id = self._set_id(cur, label_set)
             cur.executemany("UPDATE label SET ord = ? WHERE label_set_id = ? AND name = ?",
                             [[position, set_id, name] for position, name in enumerate(names)])
 
     def load_label_set_file(self, path: Path | str) -> LabelSet:
         """Create or update a label set from a JSON file {name, scope, description, source, labels: [...]}."""
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise AnnotationError(f"Cannot read the label set file {path}: {exc}") from None
-        if not isinstance(data, dict) or not data.get("name") or not isinstance(data.get("labels"), list):
-            raise AnnotationError(f"{path} is not a label set file: expected an object with 'name' and 'labels'.")
-        scope = data.get("scope", "both")
-        if scope not in SCOPES:
-            raise AnnotationError(f"{path}: scope must be one of {', '.join(SCOPES)}, not {scope!r}.")
-        if data["labels"]:  # a set built in the app may still be empty; the format check wants labels
-            try:
-                parse_label_set(data, path.name)
-            except ImportFailed as exc:
-                problems = "; ".join(str(p) for p in exc.problems) or str(exc)
-                raise AnnotationError(f"The label set file {path} was not loaded: {problems}") from None
-        with self.store.transaction() as cur:
-            set_id = self._upsert_set(cur, data["name"], scope, data.get("description"), data.get("source"))
-            for index, label in enumerate(data["labels"]):
-                if not isinstance(label, dict) or not label.get("name"):
-                    raise AnnotationError(f"{path}: label {index + 1} has no name.")
-                self._upsert_label(cur, set_id, label["name"], label.get("parent"), label.get("colour"),
-                                   label.get("shortcut"), label.get("description"), index, label.get("aliases"))
+        return self.save_label_set_document(read_label_set_file(path), Path(path).name)
+
+    def save_label_set_document(self, data: Mapping[str, Any], source_name: str = "") -> LabelSet:
+        """Create or update a label set from a document `read_label_set_file` has checked."""
+        with writing(self.store, f"The label set file {source_name}" if source_name else
+                     f"The label set '{data['name']}'") as cur:
+            upsert_label_sets(cur, _set_frame([(data["name"], data.get("scope", "both"), data.get("description"),
+                                                data.get("source"))]),
+                              _label_frame([(data["name"], label["name"], label.get("parent"), label.get("colour"),
+                                             label.get("shortcut"), label.get("description"), index,
+                                             label.get("aliases")) for index, label in enumerate(data["labels"])]))
         found = self.label_set(data["name"])
         assert found is not None
         return found
@@ -634,36 +688,177 @@ class AnnotationStore:
 
     @staticmethod
     def _set_id(cur: duckdb.DuckDBPyConnection, name: str) -> int:
-        row = cur.execute("SELECT id FROM label_set WHERE name = ?", [name]).fetchone()
-        if row is None:
+        rows = cur.execute("SELECT id FROM label_set WHERE name = ?", [name]).fetchall()
+        if not rows:
             raise AnnotationError(f"There is no label set '{name}'.")
-        return int(row[0])
+        return int(rows[0][0])
 
-    @staticmethod
-    def _upsert_set(cur: duckdb.DuckDBPyConnection, name: str, scope: str, description: str | None,
-                    source: str | None) -> int:
-        row = cur.execute("SELECT id FROM label_set WHERE name = ?", [name]).fetchone()
-        if row:
-            cur.execute("UPDATE label_set SET scope = ?, description = ?, source = ? WHERE id = ?",
-                        [scope, description, source, row[0]])
-            return int(row[0])
-        return int(cur.execute("INSERT INTO label_set (name, scope, description, source) VALUES (?, ?, ?, ?)"
-                               " RETURNING id", [name, scope, description, source]).fetchall()[0][0])
 
-    @staticmethod
-    def _upsert_label(cur: duckdb.DuckDBPyConnection, set_id: int, name: str, parent: str | None,
-                      colour: str | None, shortcut: str | None, description: str | None, ord: int | None,
-                      aliases: list[str] | None = None) -> None:
-        """Create or update a label; `aliases` None keeps the ones it has (an edit in the app sets none)."""
-        row = cur.execute("SELECT id, ord FROM label WHERE label_set_id = ? AND name = ?", [set_id, name]).fetchone()
-        if row:
-            cur.execute("UPDATE label SET parent = ?, colour = ?, shortcut = ?, description = ?, ord = ?,"
-                        " aliases = coalesce(?, aliases) WHERE id = ?",
-                        [parent, colour, shortcut, description, row[1] if ord is None else ord, aliases, row[0]])
-            return
-        if ord is None:
-            ord = int(cur.execute("SELECT coalesce(max(ord) + 1, 0) FROM label WHERE label_set_id = ?",
-                                  [set_id]).fetchall()[0][0])
-        cur.execute("INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord, aliases)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [set_id, name, parent, colour, shortcut, description, ord,
-                                                        aliases])
+def read_label_set_file(path: Path | str) -> dict[str, Any]:
+    """The checked document of a label-set JSON file; `AnnotationError` names the file and the problem."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AnnotationError(f"Cannot read the label set file {path}: {exc}") from None
+    if not isinstance(data, dict) or not data.get("name") or not isinstance(data.get("labels"), list):
+        raise AnnotationError(f"{path} is not a label set file: expected an object with 'name' and 'labels'.")
+    scope = data.get("scope", "both")
+    if scope not in SCOPES:
+        raise AnnotationError(f"{path}: scope must be one of {', '.join(SCOPES)}, not {scope!r}.")
+    if data["labels"]:  # a set built in the app may still be empty; the format check wants labels
+        try:
+            parse_label_set(data, path.name)
+        except ImportFailed as exc:
+            problems = "; ".join(str(p) for p in exc.problems) or str(exc)
+            raise AnnotationError(f"The label set file {path} was not loaded: {problems}") from None
+    for index, label in enumerate(data["labels"]):
+        if not isinstance(label, dict) or not label.get("name"):
+            raise AnnotationError(f"{path}: label {index + 1} has no name.")
+    return data
+
+
+# -- the one write path of labels, label sets and history, shared by edits and release imports ----------
+@contextmanager
+def writing(store: Store, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A transaction for a write described by `what` ("The label change"). Any database error (a read-only
+    store, a full disk) rolls it back and comes out as one `StoreWriteError`, so a caller never mistakes a
+    refused write for a saved one; our own refusals (`AnnotationError`) pass through as they are."""
+    try:
+        with store.transaction() as cur:
+            yield cur
+    except duckdb.Error as exc:
+        try:
+            store.cursor().execute("ROLLBACK")  # a failed COMMIT can leave the transaction open
+        except duckdb.Error:
+            pass
+        text = str(exc).strip().splitlines()
+        raise StoreWriteError(store.path, what, (text[0] if text else type(exc).__name__)[:200]) from None
+
+
+def write_events(cur: duckdb.DuckDBPyConnection,
+                 events: Sequence[tuple[int, str, str, dict[str, Any] | None, dict[str, Any] | None]]) -> None:
+    """Write history events (annotation id, who, action, state before, state after). Every event, whatever
+    made it, has this one shape: before and after are `Annotation.state()` (None before a create)."""
+    rows = [(i, who, action, json.dumps(before) if before is not None else None,
+             json.dumps(after) if after is not None else None) for i, who, action, before, after in events]
+    if not rows:
+        return
+    if len(rows) <= 16:
+        cur.executemany("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+                        " VALUES (?, ?, ?, ?, ?)", [list(r) for r in rows])
+        return
+    frame = pl.DataFrame(rows, schema={"annotation_id": pl.Int64, "annotator": pl.String, "action": pl.String,
+                                       "before": pl.String, "after": pl.String}, orient="row")
+    cur.register("events_in_", frame.to_arrow())
+    try:
+        cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+                    " SELECT annotation_id, annotator, action, before, after FROM events_in_")
+    finally:
+        cur.unregister("events_in_")
+
+
+def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
+                       skip_existing: bool = True) -> list[Annotation]:
+    """Add labels (a frame shaped like `NEW_ROW_SCHEMA`) with a 'create' event each; returns them by id.
+
+    The one way labels enter the store: edits, annotation-file imports and release imports. With
+    `skip_existing`, a row whose `NATURAL_KEY` a live annotation or an earlier row has is left out.
+    Raises `AnnotationError` (nothing written) for a row without annotator or label set, or bad times."""
+    frame = rows.select([(pl.col(c) if c in rows.columns else pl.lit(None)).cast(t).alias(c)
+                         for c, t in NEW_ROW_SCHEMA.items()])
+    _check_rows(frame)
+    if skip_existing:
+        frame = frame.unique(subset=list(NATURAL_KEY), keep="first", maintain_order=True)
+    columns = ", ".join(NEW_ROW_SCHEMA)
+    fresh = ""
+    if skip_existing:
+        same = " AND ".join(f"a.{c} IS NOT DISTINCT FROM f.{c}" for c in NATURAL_KEY)
+        fresh = f" WHERE NOT EXISTS (SELECT 1 FROM annotation a WHERE a.deleted_at IS NULL AND {same})"
+    cur.register("annotations_in_", frame.to_arrow())
+    try:
+        written = cur.execute(f"INSERT INTO annotation ({columns}) SELECT {columns} FROM annotations_in_ f{fresh}"
+                              f" RETURNING {_COLUMNS}").fetchall()
+    finally:
+        cur.unregister("annotations_in_")
+    created = sorted((_row_to_annotation(r) for r in written), key=lambda a: a.id)
+    write_events(cur, [(a.id, a.annotator, "create", None, a.state()) for a in created])
+    return created
+
+
+def _check_rows(frame: pl.DataFrame) -> None:
+    """Refuse the first row without annotator or label set, or whose times `_check_times` refuses."""
+    start, end = pl.col("start_s"), pl.col("end_s")
+    bad = frame.with_row_index("row").filter(
+        (pl.col("annotator").fill_null("") == "") | (pl.col("label_set").fill_null("") == "")
+        | (start.is_null() != end.is_null())
+        | (start.is_not_null() & (~start.is_finite() | ~end.is_finite() | (start < 0) | (end < start))))
+    if bad.height == 0:
+        return
+    first = bad.row(0, named=True)
+    if not first["annotator"]:
+        raise AnnotationError("Every edit needs an annotator name.")
+    if not first["label_set"]:
+        raise AnnotationError("A label needs a label set.")
+    _check_times(first["start_s"], first["end_s"])
+
+
+def _usage(cur: duckdb.DuckDBPyConnection, label_set: str, label: str | None) -> int:
+    sql, params = "SELECT count(*) FROM annotation WHERE label_set = ? AND deleted_at IS NULL", [label_set]
+    if label is not None:
+        sql += " AND label = ?"
+        params.append(label)
+    return int(cur.execute(sql, params).fetchall()[0][0])
+
+
+def _refuse_if_used(cur: duckdb.DuckDBPyConnection, label_set: str, label: str | None) -> None:
+    used = _usage(cur, label_set, label)
+    if used and label is None:
+        raise AnnotationError(f"The label set '{label_set}' is used by {used} annotations; delete those first.")
+    if used:
+        raise AnnotationError(f"The label '{label}' is used by {used} annotations; relabel them first.")
+
+
+def _set_frame(rows: Sequence[tuple]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=SET_ROW_SCHEMA, orient="row")
+
+
+def _label_frame(rows: Sequence[tuple]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=LABEL_ROW_SCHEMA, orient="row")
+
+
+def upsert_label_sets(cur: duckdb.DuckDBPyConnection, sets: pl.DataFrame | None, labels: pl.DataFrame | None) -> None:
+    """Create or update label sets (rows of `SET_ROW_SCHEMA`) and labels (`LABEL_ROW_SCHEMA`) by name.
+
+    The one way label sets are written: the editor, label-set files and release imports. A set's scope
+    defaults to 'both'; a label of a set not yet stored creates the set. A label's `ord` None keeps its
+    place (a new one goes last) and `aliases` None keeps the ones it has."""
+    if sets is not None and sets.height:
+        cur.register("sets_in_", sets.select(list(SET_ROW_SCHEMA)).to_arrow())
+        try:
+            cur.execute("UPDATE label_set SET scope = coalesce(f.scope, 'both'), description = f.description,"
+                        " source = f.source FROM sets_in_ f WHERE label_set.name = f.name")
+            cur.execute("INSERT INTO label_set (name, scope, description, source) SELECT f.name,"
+                        " coalesce(f.scope, 'both'), f.description, f.source FROM sets_in_ f"
+                        " WHERE f.name NOT IN (SELECT name FROM label_set)")
+        finally:
+            cur.unregister("sets_in_")
+    if labels is None or not labels.height:
+        return
+    cur.register("labels_in_", labels.select(list(LABEL_ROW_SCHEMA)).to_arrow())
+    try:
+        cur.execute("INSERT INTO label_set (name) SELECT DISTINCT label_set FROM labels_in_"
+                    " WHERE label_set NOT IN (SELECT name FROM label_set)")
+        cur.execute(
+            "UPDATE label SET parent = f.parent, colour = f.colour, shortcut = f.shortcut,"
+            " description = f.description, ord = coalesce(f.ord, label.ord), aliases = coalesce(f.aliases, label.aliases)"
+            " FROM labels_in_ f JOIN label_set ls ON ls.name = f.label_set"
+            " WHERE label.label_set_id = ls.id AND label.name = f.name")
+        cur.execute(
+            "INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord, aliases)"
+            " SELECT ls.id, f.name, f.parent, f.colour, f.shortcut, f.description,"
+            " coalesce(f.ord, (SELECT coalesce(max(l.ord) + 1, 0) FROM label l WHERE l.label_set_id = ls.id)),"
+            " f.aliases FROM labels_in_ f JOIN label_set ls ON ls.name = f.label_set WHERE NOT EXISTS"
+            " (SELECT 1 FROM label l WHERE l.label_set_id = ls.id AND l.name = f.name)")
+    finally:
+        cur.unregister("labels_in_")

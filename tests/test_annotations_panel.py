@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from app.agreement import interval_agreement
+from app.annotation_model import AnnotationModel
 from storage.annotations import AnnotationStore
 from storage.store import Store
 from widgets.agreement_panel import AgreementPanel
@@ -26,12 +27,14 @@ def panel(qtbot, tmp_path):
     notes = AnnotationStore(store)
     for name in ("vocal_cues.json", "friendbench_familiarity.json"):
         notes.load_label_set_file(LABEL_SETS / name)
-    widget = AnnotationPanel(notes)
+    model = AnnotationModel(notes)
+    widget = AnnotationPanel(model)
     qtbot.addWidget(widget)
     widget.resize(1200, 300)
     widget.show()
     widget.set_annotator("ana")
     widget.set_stimulus(stim, 20.0)
+    qtbot.waitUntil(lambda: not widget.busy() and model.ready)  # the stimulus's labels are read on a worker
     yield widget, notes, stim
     store.close()
 
@@ -46,7 +49,7 @@ def test_shortcut_picks_label_and_live_labelling_marks_a_range(qtbot, panel):
     qtbot.keyClick(widget.tiers, "1")
     made = notes.for_stimulus(stim)
     assert [(a.label, a.start_s, a.end_s, a.annotator) for a in made] == [("laugh", 4.75, 6.25, "ana")]
-    widget.undo_stack.undo()
+    assert widget.undo()
     assert notes.for_stimulus(stim) == []
 
 
@@ -57,20 +60,32 @@ def test_whole_label_and_note_are_undoable(qtbot, panel):
     widget.whole_labels.note.setPlainText("they finish each other's sentences")
     widget.whole_labels.save_note.click()
     assert notes.for_stimulus(stim, label_set="note")[0].note == "they finish each other's sentences"
-    widget.undo_stack.undo()
-    widget.undo_stack.undo()
+    widget.undo()
+    widget.undo()
     assert notes.for_stimulus(stim) == []
     assert widget.whole_labels.choice("familiarity") == ""
 
 
 def test_relabel_selection(qtbot, panel):
     widget, notes, stim = panel
-    first = notes.create(stim, "ana", "vocal cues", "laugh", 1.0, 2.0)
-    widget.tiers.reload()
+    first = widget.model.add_label("vocal cues", "laugh", 1.0, 2.0)
     widget.tiers.select([first.id])
     widget.palette.pick("sigh")
     widget.palette.relabel_button.click()
     assert notes.get(first.id).label == "sigh"
+    assert [a.label for a in widget.tiers.labels()] == ["sigh"]
+
+
+def test_a_write_the_store_refuses_is_said_in_place_and_changes_nothing(qtbot, panel):
+    widget, notes, stim = panel
+    notes.store.cursor().execute("ALTER TABLE annotation_event RENAME TO annotation_event_away")
+    with qtbot.waitSignal(widget.message) as said:
+        widget.whole_labels.choose("familiarity", "stranger")
+    assert "was not saved" in said.args[0] and "was not saved" in widget.status.text()
+    assert widget.whole_labels.choice("familiarity") == ""  # the combo goes back to what is stored
+    assert widget.model.annotations() == [] and not widget.model.can_undo()
+    notes.store.cursor().execute("ALTER TABLE annotation_event_away RENAME TO annotation_event")
+    assert notes.for_stimulus(stim) == []
 
 
 def test_history_and_agreement_panels(qtbot, panel):

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QColorDialog, QFileDialog, QInputDialog, QMessageBox
 
+from app.annotation_model import AnnotationModel
 from storage.annotations import AnnotationStore
 from storage.store import Store
 from widgets.label_set_editor import LabelSetEditorDialog
@@ -18,7 +19,7 @@ LABEL_SETS = Path(__file__).resolve().parents[1] / "resources" / "label_sets"
 
 def _open(qtbot, path: Path) -> tuple[LabelSetEditorDialog, AnnotationStore]:
     notes = AnnotationStore(Store.open(path))
-    dialog = LabelSetEditorDialog(notes)
+    dialog = LabelSetEditorDialog(AnnotationModel(notes, annotator="ana"))
     qtbot.addWidget(dialog)
     dialog.show()
     qtbot.waitExposed(dialog)
@@ -245,3 +246,24 @@ def test_echomind_taxonomy_shows_as_a_three_level_tree(editor):
     fine = sum(tree.topLevelItem(i).childCount() for i in range(3))
     assert fine == 12
     assert "Imported the label set 'EchoMind vocal attributes' (60 labels)" in dialog.message.text()
+
+
+def test_renaming_a_used_label_writes_history_and_undo_takes_it_back(qtbot, editor):
+    dialog, notes = editor
+    assert dialog.import_file(LABEL_SETS / "vocal_cues.json")
+    stimulus = _add_stimulus(notes)
+    used = notes.create(stimulus, "bo", "vocal cues", "laugh", 1.0, 2.0)
+    dialog.select_set("vocal cues")
+    dialog.select_label("laugh")
+    _type_into(qtbot, dialog.name, "giggle")
+    assert notes.get(used.id).label == "giggle"
+    event = notes.history(annotation_id=used.id)[0]
+    assert (event.action, event.annotator, event.before["label"], event.after["label"]) == \
+        ("update", "ana", "laugh", "giggle")
+    qtbot.mouseClick(dialog.undo_button, Qt.MouseButton.LeftButton)
+    assert notes.get(used.id).label == "laugh"
+    assert "laugh" in [l.name for l in notes.labels("vocal cues")]
+    assert dialog.tree.findItems("laugh", Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive, 0)
+    assert "Undid" in dialog.message.text()
+    qtbot.mouseClick(dialog.redo_button, Qt.MouseButton.LeftButton)
+    assert notes.get(used.id).label == "giggle"

@@ -2,21 +2,21 @@
 
 Keys: a label's shortcut picks it; while playing (`set_clock(t, playing=True)`) the same key marks the
 start of that label at the clock time minus the reaction-time offset, and pressing it again marks the end.
-Every edit goes through `undo_stack` and is written to the store at once.
+Every edit goes through the `AnnotationModel`, which writes it to the store at once and keeps its undo
+history per stimulus; a stimulus's labels are read once, on a worker, when it is shown.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QUndoStack
+from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from app.annotations import (AddLabel, BulkRelabel, LiveLabeler, Relabel, SetWholeLabel, set_stimulus_note,
-                             stimulus_note)
-from storage.annotations import AnnotationStore
+from app.annotation_model import AnnotationModel
+from app.annotations import LiveLabeler, stimulus_note
 from storage.errors import ThinsliceError
 from widgets.annotation_tiers import AnnotationTiersView
 from widgets.label_palette import LabelPaletteView
-from widgets.undo import push_command
+from widgets.tasks import TaskRunner
 from widgets.whole_labels_panel import WholeLabelsPanel
 
 
@@ -28,17 +28,16 @@ class AnnotationPanel(QWidget):
     message = Signal(str)            # edits refused, live-labelling state
     annotationsChanged = Signal(int)  # stimulus id, after any edit, undo or redo
 
-    def __init__(self, store: AnnotationStore, parent: QWidget | None = None,
-                 undo_stack: QUndoStack | None = None) -> None:
+    def __init__(self, model: AnnotationModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.store = store
-        self.undo_stack = undo_stack or QUndoStack(self)
+        self.model = model
+        self.runner = TaskRunner(self)  # reads a shown stimulus's labels off the GUI thread
         self.annotator = ""
         self.stimulus_id: int | None = None
         self.live = LiveLabeler()
         self._playing = False
         self._time = 0.0
-        self.tiers = AnnotationTiersView(store, self.undo_stack)
+        self.tiers = AnnotationTiersView(model)
         self.palette = LabelPaletteView()
         self.whole_labels = WholeLabelsPanel()
         self.label_set = QComboBox()
@@ -86,18 +85,32 @@ class AnnotationPanel(QWidget):
         self.show_others.toggled.connect(self.tiers.set_show_others)
         self.whole_labels.wholeLabelChosen.connect(self._set_whole)
         self.whole_labels.noteEdited.connect(self._set_note)
-        self.undo_stack.indexChanged.connect(self._stack_changed)
+        self.model.subscribe(self._model_changed)
         self.reload_label_sets()
 
     # -- state from outside ---------------------------------------------------------------------
     def set_stimulus(self, stimulus_id: int | None, duration_s: float) -> None:
+        """Show a stimulus (duration in seconds): its labels are read on a worker unless the model has them."""
         self.stimulus_id = stimulus_id
         self.live.cancel()
+        if stimulus_id is None:
+            self.runner.cancel("annotations")
+            self.model.show(None, [])
+        elif stimulus_id != self.model.stimulus_id:
+            self.model.expect(stimulus_id)
+            self.runner.submit("annotations", lambda: self.model.read(stimulus_id),
+                               lambda rows: self.model.show(stimulus_id, rows),
+                               lambda exc: self.message.emit(f"The labels of this stimulus could not be read: {exc}"))
         self.tiers.set_stimulus(stimulus_id, duration_s)
         self._refresh_whole()
 
+    def busy(self) -> bool:
+        """A stimulus's labels are still being read."""
+        return self.runner.busy()
+
     def set_annotator(self, name: str) -> None:
         self.annotator = name
+        self.model.annotator = name
         self.live.cancel()
         self.tiers.set_annotator(name)
         self._refresh_whole()
@@ -112,8 +125,8 @@ class AnnotationPanel(QWidget):
 
     def reload_label_sets(self) -> None:
         """Read the label sets again (after one is imported or edited)."""
-        sets = self.store.label_sets()
-        colours = {(s.name, l.name): l.colour for s in sets for l in self.store.labels(s.name) if l.colour}
+        sets = self.model.label_sets()
+        colours = {(s.name, l.name): l.colour for s in sets for l in self.model.labels(s.name) if l.colour}
         self.tiers.set_label_colours(colours)
         interval_sets = [s.name for s in sets if s.scope in ("interval", "both")]
         current = self.label_set.currentText()
@@ -123,7 +136,7 @@ class AnnotationPanel(QWidget):
         self.label_set.blockSignals(False)
         if interval_sets:
             self.set_active_label_set(current if current in interval_sets else interval_sets[0])
-        self.whole_labels.set_label_sets([(s.name, self.store.labels(s.name)) for s in sets if s.scope == "whole"])
+        self.whole_labels.set_label_sets([(s.name, self.model.labels(s.name)) for s in sets if s.scope == "whole"])
         self._refresh_whole()
 
     def set_active_label_set(self, name: str) -> None:
@@ -131,17 +144,49 @@ class AnnotationPanel(QWidget):
             return
         if self.label_set.currentText() != name:
             self.label_set.setCurrentText(name)
-        self.palette.set_labels(name, self.store.labels(name))
+        self.palette.set_labels(name, self.model.labels(name))
 
     # -- edits -----------------------------------------------------------------------------------
-    def _push(self, command_factory) -> None:
-        if self.stimulus_id is None or not self.annotator:
-            self.message.emit("Choose an annotator name before labelling.")
-            return
+    def _edit(self, change) -> bool:
+        """Make an edit through the model. One it refuses, or the store fails to write, is said in place
+        (the message line and the window's status bar) and the labels on show stay as stored."""
         try:
-            push_command(self.undo_stack, command_factory())
+            change()
         except ThinsliceError as exc:
+            self.status.setText(str(exc))
             self.message.emit(str(exc))
+            self._refresh_whole()  # a combo or note the user changed goes back to what is stored
+            return False
+        return True
+
+    def undo(self) -> bool:
+        """Undo the last edit of the stimulus shown (never another's); False when nothing was undone
+        (a failed write is said, and the history stays as it was)."""
+        done: list[bool] = []
+        self._edit(lambda: done.append(self.model.undo()))
+        return bool(done and done[0])
+
+    def redo(self) -> bool:
+        done: list[bool] = []
+        self._edit(lambda: done.append(self.model.redo()))
+        return bool(done and done[0])
+
+    def undo_actions(self, parent: QWidget) -> tuple[QAction, QAction]:
+        """Undo and Redo actions for a menu: they drive the model's history of the stimulus shown, and name
+        the step they would take."""
+        undo, redo = QAction("&Undo", parent), QAction("&Redo", parent)
+        undo.triggered.connect(self.undo)
+        redo.triggered.connect(self.redo)
+
+        def follow() -> None:
+            undo.setEnabled(self.model.can_undo())
+            redo.setEnabled(self.model.can_redo())
+            undo.setText(f"&Undo {self.model.undo_text()}".rstrip())
+            redo.setText(f"&Redo {self.model.redo_text()}".rstrip())
+
+        self.model.subscribe(follow)
+        follow()
+        return undo, redo
 
     def _relabel_selection(self, label_set: str, label: str) -> None:
         own = [a.id for a in self.tiers.labels() if a.id in set(self.tiers.selected_ids())
@@ -149,16 +194,13 @@ class AnnotationPanel(QWidget):
         if not own:
             self.message.emit("Select one of your labels to relabel it.")
             return
-        if len(own) == 1:
-            self._push(lambda: Relabel(self.store, self.annotator, own[0], label, label_set))
-        else:
-            self._push(lambda: BulkRelabel(self.store, self.annotator, own, label, label_set))
+        self._edit(lambda: self.model.relabel(own, label, label_set))
 
     def _set_whole(self, label_set: str, label: str) -> None:
-        self._push(lambda: SetWholeLabel(self.store, self.annotator, self.stimulus_id, label_set, label or None))
+        self._edit(lambda: self.model.set_whole(label_set, label or None))
 
     def _set_note(self, text: str) -> None:
-        self._push(lambda: set_stimulus_note(self.store, self.annotator, self.stimulus_id, text))
+        self._edit(lambda: self.model.set_note(text))
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
         plain = not (event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)
@@ -167,6 +209,10 @@ class AnnotationPanel(QWidget):
             super().keyPressEvent(event)
             return
         event.accept()
+        self.press_label(name)
+
+    def press_label(self, name: str) -> None:
+        """A label's key: pick it; while playing, the first press marks its start and the second its end."""
         self.palette.pick(name)
         if self._playing:
             mark = self.live.press(name, self._time)
@@ -174,25 +220,25 @@ class AnnotationPanel(QWidget):
                 self.status.setText(f"{name}: started at {self.live.pending()[name]:.2f} s; press again to end")
                 return
             if mark.end_s > mark.start_s:
-                self._push(lambda: AddLabel(self.store, self.annotator, self.stimulus_id, self.palette.label_set,
-                                            mark.label, mark.start_s, mark.end_s))
+                self._edit(lambda: self.model.add_label(self.palette.label_set, mark.label, mark.start_s, mark.end_s))
             self.status.setText(f"{name}: {mark.start_s:.2f}-{mark.end_s:.2f} s")
 
-    # -- following the store ---------------------------------------------------------------------
-    def _stack_changed(self, _index: int) -> None:
+    # -- following the model ---------------------------------------------------------------------
+    def _model_changed(self) -> None:
         self._refresh_whole()
-        if self.stimulus_id is not None:
+        if self.stimulus_id is not None and self.model.stimulus_id == self.stimulus_id:
             self.annotationsChanged.emit(self.stimulus_id)
 
     def _refresh_whole(self) -> None:
-        if self.stimulus_id is None:
+        if self.stimulus_id is None or self.model.stimulus_id != self.stimulus_id:
             self.whole_labels.set_state([], self.annotator, "")
             return
-        whole = [a for a in self.store.for_stimulus(self.stimulus_id) if a.is_whole]
+        whole = [a for a in self.model.annotations() if a.is_whole]
         self.whole_labels.set_state(whole, self.annotator, stimulus_note(whole, self.annotator))
 
     def close(self) -> bool:
-        self.undo_stack.indexChanged.disconnect(self._stack_changed)
+        self.model.unsubscribe(self._model_changed)
+        self.runner.close()
         self.stimulus_id = None
         self.tiers.close()
         return super().close()

@@ -1,10 +1,12 @@
 """Label tiers on the time axis: one row per (label set, annotator), labels as coloured regions.
 
 Overlapping labels within a tier are stacked in sub-rows so none hides another. The user's own tiers are
-editable: drag on empty space creates a label with the palette's current label, drag an edge to resize,
-drag the body to move (each drag is one undo step), Delete removes the selection, Alt+arrows nudge an
-edge. Others' tiers are drawn paler, read-only, and can be hidden. Label times snap to a 10 ms grid
-(`app.annotations.GRID_S`), the grid agreement is computed on.
+editable: drag on empty space creates a label with the palette's current label, drag an edge to resize
+(an edge dragged past the other swaps with it, as in ELAN and Praat), drag the body to move (each drag is
+one undo step), Delete removes the selection, Alt+arrows nudge an edge. Others' tiers are drawn paler,
+read-only, and can be hidden. Label times snap to a 10 ms grid (`app.annotations.GRID_S`), the grid
+agreement is computed on. The view draws what the `AnnotationModel` holds and edits through it; it never
+reads the store.
 
 All labels are painted by one item that only draws what is in view, so 10,000 labels pan smoothly.
 """
@@ -17,16 +19,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QKeySequence, QPainter, QPen, QUndoStack
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPen
 
+from app.annotation_model import AnnotationModel
 from app.annotations import (ANNOTATION_BINDINGS, DELETE_SELECTION, GRID_S, NEXT_LABEL, NUDGE_END_LEFT,
                              NUDGE_END_RIGHT, NUDGE_S, NUDGE_START_LEFT, NUDGE_START_RIGHT, PREVIOUS_LABEL,
-                             AddLabel, BulkDelete, DeleteLabel, MoveLabel, ResizeLabel, next_label, nudge,
-                             previous_label, snap)
+                             move_edge, next_label, previous_label, snap)
 from app.keymap import Keymap
-from storage.annotations import Annotation, AnnotationStore
+from storage.annotations import Annotation
 from storage.errors import ThinsliceError
-from widgets.undo import push_command
+from widgets.keys import key_sequence_of
 from widgets.waveform_view import TimeAxis
 
 EDGE_GRAB_PX = 5
@@ -34,16 +36,6 @@ TITLE_PX = 15.0
 THIN_PX = 3.0  # labels narrower than this are drawn as plain bars
 FALLBACK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 KEYMAP = Keymap(ANNOTATION_BINDINGS)
-_MODIFIER_NAMES = ((Qt.KeyboardModifier.ControlModifier, "Ctrl"), (Qt.KeyboardModifier.AltModifier, "Alt"),
-                   (Qt.KeyboardModifier.ShiftModifier, "Shift"), (Qt.KeyboardModifier.MetaModifier, "Meta"))
-
-
-def key_sequence_text(event: QKeyEvent) -> str:
-    """The keymap spelling of a key event ("Alt+Shift+Left", "Delete")."""
-    key = QKeySequence(event.key()).toString()
-    key = {"Del": "Delete"}.get(key, key)
-    names = [name for flag, name in _MODIFIER_NAMES if event.modifiers() & flag]
-    return "+".join([*names, key])
 
 
 def fallback_colour(label: str) -> str:
@@ -151,18 +143,17 @@ class _TiersViewBox(pg.ViewBox):
 
 
 class AnnotationTiersView(pg.PlotWidget):
-    """Label tiers of one stimulus; edits go through `undo_stack` and straight to the store."""
+    """Label tiers of one stimulus, drawn from the model; edits go through the model (and so to the store)."""
 
     seekRequested = Signal(float)
     playRangeRequested = Signal(float, float)
     selectionChanged = Signal(list)  # ids of the selected labels
     editFailed = Signal(str)         # an edit the store refused, with the reason
 
-    def __init__(self, store: AnnotationStore, undo_stack: QUndoStack | None = None, parent=None) -> None:
+    def __init__(self, model: AnnotationModel, parent=None) -> None:
         self._box = _TiersViewBox(self)
         super().__init__(parent, viewBox=self._box, axisItems={"bottom": TimeAxis("bottom")})
-        self.store = store
-        self.undo_stack = undo_stack or QUndoStack(self)
+        self.model = model
         self.stimulus_id: int | None = None
         self.duration = 0.0
         self.annotator = ""
@@ -190,15 +181,15 @@ class AnnotationTiersView(pg.PlotWidget):
         self.playhead = pg.InfiniteLine(0.0, angle=90, movable=False, pen=pg.mkPen("#e53935", width=1.5))
         self.addItem(self.playhead, ignoreBounds=True)
         self._box.setLimits(xMin=0.0)
-        self.undo_stack.indexChanged.connect(self._stack_changed)
+        self.model.subscribe(self._model_changed)
 
     def close(self) -> bool:
-        """Stop following the undo stack (which may outlive this view and the store) and close."""
-        self.undo_stack.indexChanged.disconnect(self._stack_changed)
+        """Stop following the model (which may outlive this view) and close."""
+        self.model.unsubscribe(self._model_changed)
         self.stimulus_id = None
         return super().close()
 
-    def _stack_changed(self, _index: int) -> None:
+    def _model_changed(self) -> None:
         if self.plotItem is not None:
             self.reload()
 
@@ -261,11 +252,11 @@ class AnnotationTiersView(pg.PlotWidget):
 
     # -- model -----------------------------------------------------------------------------------
     def reload(self) -> None:
-        """Fetch the stimulus's labels again and redraw."""
-        if self.stimulus_id is None:
+        """Redraw the stimulus's time-range labels as the model holds them (nothing while it holds another)."""
+        if self.stimulus_id is None or self.model.stimulus_id != self.stimulus_id:
             self._annotations = []
         else:
-            self._annotations = [a for a in self.store.for_stimulus(self.stimulus_id) if not a.is_whole]
+            self._annotations = [a for a in self.model.annotations() if not a.is_whole]
         live = {a.id for a in self._annotations}
         if self._selected - live:
             self._selected &= live
@@ -362,10 +353,10 @@ class AnnotationTiersView(pg.PlotWidget):
             start = snap(item.start_s + (x - drag.origin_s))
             start = min(max(0.0, start), max(0.0, self._limit() - length))
             drag.start_s, drag.end_s = start, round(start + length, 6)
-        elif drag.mode == "start":
-            drag.start_s = min(self._clamp(snap(x)), drag.annotation.end_s)
-        else:
-            drag.end_s = max(self._clamp(snap(x)), drag.annotation.start_s)
+        else:  # an edge: passing the other edge swaps them, so a label never shrinks to nothing
+            item = drag.annotation
+            drag.start_s, drag.end_s = move_edge(item.start_s, item.end_s, drag.mode, max(0.0, x), GRID_S,
+                                                 self._limit())
         self._item.update()
 
     def drag_finished(self, x: float) -> None:
@@ -376,11 +367,10 @@ class AnnotationTiersView(pg.PlotWidget):
         span = (drag.start_s, drag.end_s)
         if drag.mode == "create":
             if drag.end_s > drag.start_s:
-                self._push(AddLabel(self.store, self.annotator, self.stimulus_id, drag.tier.label_set,
-                                    self.current_label[1], *span))
+                self._edit(lambda: self.model.add_label(drag.tier.label_set, self.current_label[1], *span))
         elif span != (drag.annotation.start_s, drag.annotation.end_s):
-            command = MoveLabel if drag.mode == "move" else ResizeLabel
-            self._push(command(self.store, self.annotator, drag.annotation.id, span))
+            edit = self.model.move if drag.mode == "move" else self.model.resize
+            self._edit(lambda: edit(drag.annotation.id, span))
         self._item.update()
 
     def clicked(self, x: float, y: float, double: bool, add: bool) -> None:
@@ -406,16 +396,18 @@ class AnnotationTiersView(pg.PlotWidget):
     def _limit(self) -> float:
         return self.duration if self.duration > 0 else float("inf")
 
-    def _push(self, command) -> None:
+    def _edit(self, change) -> None:
+        """Make an edit through the model; one it refuses, or the store fails to write, is said in place
+        and leaves the labels as they were."""
         try:
-            push_command(self.undo_stack, command)
+            change()
         except ThinsliceError as exc:
             self.editFailed.emit(str(exc))
-        self.reload()
+            self.reload()  # what a drag left on screen goes back to what is stored
 
     # -- keys ------------------------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
-        action = KEYMAP.action_for(key_sequence_text(event))
+        action = KEYMAP.action_for(key_sequence_of(event))
         if action is None or not self.run_action(action):
             event.ignore()  # the panel above handles label shortcuts
             return
@@ -426,20 +418,14 @@ class AnnotationTiersView(pg.PlotWidget):
         own = [a for a in self._annotations if a.id in self._selected and a.annotator == self.annotator]
         if action == DELETE_SELECTION:
             if own:
-                ids = [a.id for a in own]
-                self._push(DeleteLabel(self.store, self.annotator, ids[0]) if len(ids) == 1
-                           else BulkDelete(self.store, self.annotator, ids))
+                self._edit(lambda: self.model.delete([a.id for a in own]))
             return True
         nudges = {NUDGE_END_LEFT: ("end", -NUDGE_S), NUDGE_END_RIGHT: ("end", NUDGE_S),
                   NUDGE_START_LEFT: ("start", -NUDGE_S), NUDGE_START_RIGHT: ("start", NUDGE_S)}
         if action in nudges:
             if len(own) == 1:
                 edge, delta = nudges[action]
-                if edge == "end" and own[0].end_s + delta > self._limit():
-                    return True
-                command = nudge(self.store, self.annotator, own[0].id, edge, delta, GRID_S)
-                if command is not None:
-                    self._push(command)
+                self._edit(lambda: self.model.nudge(own[0].id, edge, delta, self._limit(), GRID_S))
             return True
         if action in (NEXT_LABEL, PREVIOUS_LABEL):
             pick = next_label if action == NEXT_LABEL else previous_label

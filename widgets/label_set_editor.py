@@ -1,7 +1,9 @@
 """Annotate > Label sets…: create and edit label sets (hierarchy, colours, keys, scope), import and export JSON.
 
-Every edit is written through the `AnnotationStore` the moment it is made (a field when the user leaves it,
-a button when it is clicked); `labelSetsChanged` then tells the window to refresh its palettes.
+Every edit goes through the `AnnotationModel`, which writes it the moment it is made (a field when the user
+leaves it, a button when it is clicked) and keeps it in the label sets' own undo history (Undo / Redo here);
+`labelSetsChanged` then tells the window to refresh its palettes. Renaming a label or a set rewrites the
+annotations that use it with a history event each, so it too can be undone.
 """
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from PySide6.QtWidgets import (QColorDialog, QComboBox, QDialog, QDialogButtonBo
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from app.keymap import Keymap, default_keymap
-from storage.annotations import AnnotationError, AnnotationStore, Label, LabelSet
+from app.annotation_model import AnnotationModel
+from app.annotations import LABEL_SETS_SCOPE
+from storage.annotations import Label, LabelSet
+from storage.errors import ThinsliceError
 from widgets.annotation_tiers import fallback_colour
 from widgets.label_palette import swatch
 
@@ -47,11 +52,11 @@ class LabelSetEditorDialog(QDialog):
 
     labelSetsChanged = Signal()  # after any change written to the store
 
-    def __init__(self, store: AnnotationStore, parent: QWidget | None = None, *,
+    def __init__(self, model: AnnotationModel, parent: QWidget | None = None, *,
                  keymap: Keymap | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Label sets")
-        self.store = store
+        self.model = model
         self.keymap = keymap if keymap is not None else default_keymap()
         self._set: str | None = None
         self._labels: list[Label] = []
@@ -173,6 +178,11 @@ class LabelSetEditorDialog(QDialog):
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip("Undo the last change of the label sets")
+        self.undo_button.clicked.connect(self.undo)
+        self.redo_button = QPushButton("Redo")
+        self.redo_button.clicked.connect(self.redo)
         splitter = QSplitter()
         splitter.addWidget(sets_box)
         splitter.addWidget(self.set_box)
@@ -181,6 +191,8 @@ class LabelSetEditorDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(splitter, 1)
         bottom = QHBoxLayout()
+        bottom.addWidget(self.undo_button)
+        bottom.addWidget(self.redo_button)
         bottom.addWidget(self.message, 1)
         bottom.addWidget(buttons)
         layout.addLayout(bottom)
@@ -214,10 +226,10 @@ class LabelSetEditorDialog(QDialog):
     def import_file(self, path: Path | str) -> bool:
         """Load a label-set JSON file into the store (a set of the same name is updated) and select it.
         A file that cannot be read or checked changes nothing; the message names the file and the problem."""
-        known = {s.name for s in self.store.label_sets()}
+        known = {s.name for s in self.model.label_sets()}
         try:
-            loaded = self.store.load_label_set_file(path)
-        except AnnotationError as exc:
+            loaded = self.model.load_label_set_file(path)
+        except ThinsliceError as exc:
             self._say(str(exc), error=True)
             return False
         self._refresh_sets(select=loaded.name)
@@ -232,8 +244,8 @@ class LabelSetEditorDialog(QDialog):
             self._say("Choose a label set to export.", error=True)
             return False
         try:
-            self.store.write_label_set_file(self._set, path)
-        except (AnnotationError, OSError) as exc:
+            self.model.store.write_label_set_file(self._set, path)
+        except (ThinsliceError, OSError) as exc:
             self._say(f"Could not write {path}: {exc}", error=True)
             return False
         self._say(f"Exported '{self._set}' ({len(self._labels)} labels) to {path}.")
@@ -264,10 +276,11 @@ class LabelSetEditorDialog(QDialog):
         name = name.strip()
         if not ok or not name:
             return
-        if self.store.label_set(name) is not None:
+        if self.model.label_set(name) is not None:
             self._say(f"There is already a label set called '{name}'.", error=True)
             return
-        self.store.save_label_set(name, "both")
+        if not self._write(lambda: self.model.save_label_set(name, "both")):
+            return
         self._refresh_sets(select=name)
         self._changed(f"Created the label set '{name}'. Add its labels with 'Add top-level'.")
 
@@ -279,10 +292,10 @@ class LabelSetEditorDialog(QDialog):
         new = new.strip()
         if not ok or new == old:
             return
-        used = self.store.label_set_usage(old)
+        used = self.model.label_set_usage(old)
         try:
-            self.store.rename_label_set(old, new)
-        except AnnotationError as exc:
+            self.model.rename_label_set(old, new)
+        except ThinsliceError as exc:
             self._say(str(exc), error=True)
             return
         self._refresh_sets(select=new)
@@ -293,7 +306,7 @@ class LabelSetEditorDialog(QDialog):
         name = self._set
         if name is None:
             return
-        used = self.store.label_set_usage(name)
+        used = self.model.label_set_usage(name)
         if used:
             self._say(f"The label set '{name}' is used by {used} annotations, so it was not deleted. "
                       "Delete or relabel those annotations first.", error=True)
@@ -303,8 +316,8 @@ class LabelSetEditorDialog(QDialog):
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            self.store.delete_label_set(name)
-        except AnnotationError as exc:
+            self.model.delete_label_set(name)
+        except ThinsliceError as exc:
             self._say(str(exc), error=True)
             return
         self._refresh_sets()
@@ -315,7 +328,8 @@ class LabelSetEditorDialog(QDialog):
         scope = self.scope.currentData()
         if found is None or scope == found.scope:
             return
-        self.store.save_label_set(found.name, scope, found.description, found.source)
+        if not self._write(lambda: self.model.save_label_set(found.name, scope, found.description, found.source)):
+            return
         self._changed(f"'{found.name}' is now for {self.scope.currentText().lower()}.")
 
     def _commit_set_description(self) -> None:
@@ -323,7 +337,8 @@ class LabelSetEditorDialog(QDialog):
         text = _text_or_none(self.set_description.toPlainText())
         if found is None or text == found.description:
             return
-        self.store.save_label_set(found.name, found.scope, text, found.source)
+        if not self._write(lambda: self.model.save_label_set(found.name, found.scope, text, found.source)):
+            return
         self._changed(f"Saved the description of '{found.name}'.")
 
     # -- labels --------------------------------------------------------------------------------------
@@ -346,11 +361,12 @@ class LabelSetEditorDialog(QDialog):
         name, number = NEW_LABEL, 2
         while name in taken:
             name, number = f"{NEW_LABEL} {number}", number + 1
-        self.store.save_label(self._set, name, parent=parent)
+        order = None
         if after is not None:
             order = [label.name for label in self._labels]
             order.insert(order.index(after) + 1, name)
-            self.store.reorder_labels(self._set, order)
+        if not self._write(lambda: self.model.add_label_after(self._set, name, parent, order)):
+            return
         self._refresh_labels(select=name)
         where = f"under '{parent}'" if parent else "at the top level"
         self._changed(f"Added '{name}' {where}; type its name.")
@@ -361,7 +377,7 @@ class LabelSetEditorDialog(QDialog):
         label = self._current()
         if label is None or self._set is None:
             return
-        used = self.store.label_set_usage(self._set, label.name)
+        used = self.model.label_set_usage(self._set, label.name)
         if used:
             self._say(f"The label '{label.name}' is used by {used} annotations, so it was not deleted. "
                       "Relabel those annotations first.", error=True)
@@ -379,8 +395,8 @@ class LabelSetEditorDialog(QDialog):
         neighbour = (siblings[index + 1] if index + 1 < len(siblings)
                      else siblings[index - 1] if index > 0 else parent)
         try:
-            self.store.delete_label(self._set, label.name)
-        except AnnotationError as exc:
+            self.model.delete_label(self._set, label.name)
+        except ThinsliceError as exc:
             self._say(str(exc), error=True)
             return
         self._refresh_labels(select=neighbour or (children[0].name if children else None))
@@ -397,7 +413,9 @@ class LabelSetEditorDialog(QDialog):
         if not 0 <= target < len(siblings):
             return
         siblings[index], siblings[target] = siblings[target], siblings[index]
-        self.store.reorder_labels(self._set, self._flattened({self._effective_parent(label): siblings}))
+        if not self._write(lambda: self.model.reorder_labels(self._set, self._flattened(
+                {self._effective_parent(label): siblings}))):
+            return
         self._refresh_labels(select=label.name)
         self._changed(f"Moved '{label.name}' {'up' if step < 0 else 'down'}.")
 
@@ -412,10 +430,10 @@ class LabelSetEditorDialog(QDialog):
             self._say("A label needs a name; the old name was kept.", error=True)
             self.name.setText(label.name)
             return
-        used = self.store.label_set_usage(self._set, label.name)
+        used = self.model.label_set_usage(self._set, label.name)
         try:
-            self.store.rename_label(self._set, label.name, new)
-        except AnnotationError as exc:
+            self.model.rename_label(self._set, label.name, new)
+        except ThinsliceError as exc:
             self._say(f"{exc} The old name was kept.", error=True)
             self.name.setText(label.name)
             return
@@ -484,7 +502,8 @@ class LabelSetEditorDialog(QDialog):
                    "colour": label.colour if colour is keep else colour,
                    "shortcut": label.shortcut if shortcut is keep else shortcut,
                    "description": label.description if description is keep else description}
-        self.store.save_label(self._set, label.name, ord=label.ord, **changes)  # type: ignore[arg-type]
+        if not self._write(lambda: self.model.save_label(self._set, label.name, ord=label.ord, **changes)):
+            return
         self._refresh_labels(select=label.name)
         changed = ", ".join(name for name, value in (("parent", parent), ("colour", colour),
                                                      ("shortcut", shortcut), ("description", description))
@@ -493,7 +512,7 @@ class LabelSetEditorDialog(QDialog):
 
     # -- showing the store ---------------------------------------------------------------------------
     def _refresh_sets(self, select: str | None = None) -> None:
-        names = [s.name for s in self.store.label_sets()]
+        names = [s.name for s in self.model.label_sets()]
         keep = select if select in names else self._set if self._set in names else (names[0] if names else None)
         self.sets.blockSignals(True)
         self.sets.clear()
@@ -522,7 +541,7 @@ class LabelSetEditorDialog(QDialog):
     def _refresh_labels(self, select: str | None = None) -> None:
         """Rebuild the tree from the store, keeping the selected label (or selecting `select`)."""
         keep = select or self.current_label()
-        self._labels = self.store.labels(self._set) if self._set else []
+        self._labels = self.model.labels(self._set) if self._set else []
         self.tree.blockSignals(True)
         self.tree.clear()
         items: dict[str, QTreeWidgetItem] = {}
@@ -580,7 +599,7 @@ class LabelSetEditorDialog(QDialog):
 
     # -- helpers -------------------------------------------------------------------------------------
     def _stored_set(self) -> LabelSet | None:
-        return self.store.label_set(self._set) if self._set else None
+        return self.model.label_set(self._set) if self._set else None
 
     def _current(self) -> Label | None:
         name = self.current_label()
@@ -645,6 +664,31 @@ class LabelSetEditorDialog(QDialog):
     def _changed(self, text: str) -> None:
         self._say(text)
         self.labelSetsChanged.emit()
+
+    def _write(self, change) -> bool:
+        """Make an edit through the model; a refusal or a failed write is said here and changes nothing."""
+        try:
+            change()
+        except ThinsliceError as exc:
+            self._say(str(exc), error=True)
+            return False
+        return True
+
+    def undo(self) -> bool:
+        """Undo the last change of the label sets (a rename takes its annotations back with it)."""
+        return self._step(self.model.undo_label_sets, "Undid")
+
+    def redo(self) -> bool:
+        return self._step(self.model.redo_label_sets, "Redid")
+
+    def _step(self, move, verb: str) -> bool:
+        text = self.model.undo_text(LABEL_SETS_SCOPE) if verb == "Undid" else self.model.redo_text(LABEL_SETS_SCOPE)
+        done: list[bool] = []
+        if not self._write(lambda: done.append(move())) or not done[0]:
+            return False
+        self._refresh_sets()
+        self._changed(f"{verb}: {text}.")
+        return True
 
     def done(self, result: int) -> None:
         """Closing keeps what was typed in a field the user has not left yet."""

@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.importers.plan import ImportPlan
 from storage.store import Store
@@ -298,28 +299,10 @@ class _Writer:
     def labels(self) -> None:
         sets = self.plan.frame("label_sets")
         labels = self.plan.frame("labels")
+        upsert_label_sets(self.cur, sets, labels)
         if sets.height:
-            self.register("f_label_sets", sets)
-            self.cur.execute("UPDATE label_set SET scope=coalesce(f.scope, 'both'), description=f.description,"
-                             " source=f.source FROM f_label_sets f WHERE label_set.name = f.name")
-            self.cur.execute("INSERT INTO label_set (name, scope, description, source) SELECT f.name,"
-                             " coalesce(f.scope, 'both'), f.description, f.source FROM f_label_sets f"
-                             " WHERE f.name NOT IN (SELECT name FROM label_set)")
             self.written["label_sets"] = sets.height
         if labels.height:
-            self.register("f_labels", labels)
-            self.cur.execute("INSERT INTO label_set (name) SELECT DISTINCT label_set FROM f_labels"
-                             " WHERE label_set NOT IN (SELECT name FROM label_set)")
-            self.cur.execute(
-                "UPDATE label SET parent=f.parent, colour=f.colour, shortcut=f.shortcut, description=f.description,"
-                " ord=coalesce(f.ord, 0), aliases=coalesce(f.aliases, label.aliases)"
-                " FROM f_labels f JOIN label_set ls ON ls.name = f.label_set"
-                " WHERE label.label_set_id = ls.id AND label.name = f.name")
-            self.cur.execute(
-                "INSERT INTO label (label_set_id, name, parent, colour, shortcut, description, ord, aliases)"
-                " SELECT ls.id, f.name, f.parent, f.colour, f.shortcut, f.description, coalesce(f.ord, 0), f.aliases"
-                " FROM f_labels f JOIN label_set ls ON ls.name = f.label_set WHERE NOT EXISTS"
-                " (SELECT 1 FROM label l WHERE l.label_set_id = ls.id AND l.name = f.name)")
             self.written["labels"] = labels.height
 
     def annotations(self) -> None:
@@ -327,22 +310,14 @@ class _Writer:
         if not frame.height:
             return
         self.register("f_annotations", frame)
-        # identical live annotations are not added twice, so a re-import changes nothing
-        self.cur.execute(
-            "CREATE OR REPLACE TEMP TABLE ann_new AS SELECT nextval('seq_annotation') AS id, s.stimulus_id,"
-            " f.annotator, f.label_set, f.label, f.start_s, f.end_s, f.value, f.note, f.media_role"
-            " FROM f_annotations f JOIN stim_map s ON s.external_id = f.stimulus WHERE NOT EXISTS ("
-            " SELECT 1 FROM annotation a WHERE a.deleted_at IS NULL AND a.stimulus_id = s.stimulus_id"
-            " AND a.annotator = f.annotator AND a.label_set = f.label_set"
-            " AND a.label IS NOT DISTINCT FROM f.label AND a.start_s IS NOT DISTINCT FROM f.start_s"
-            " AND a.end_s IS NOT DISTINCT FROM f.end_s AND a.value IS NOT DISTINCT FROM f.value)")
-        self.cur.execute("INSERT INTO annotation (id, stimulus_id, annotator, label_set, label, start_s, end_s,"
-                         " value, note, media_role) SELECT * FROM ann_new")
-        self.cur.execute(
-            "INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
-            " SELECT id, annotator, 'import', NULL, to_json(struct_pack(label_set := label_set, label := label,"
-            " start_s := start_s, end_s := end_s, value := value, note := note)) FROM ann_new")
-        self.written["annotations"] = int(self.scalar("SELECT count(*) FROM ann_new"))
+        rows = self.cur.sql("SELECT s.stimulus_id, f.* EXCLUDE (stimulus) FROM f_annotations f"
+                                " JOIN stim_map s ON s.external_id = f.stimulus").pl()
+        # the same path as every edit: identical live labels are not added twice, events of one shape
+        try:
+            added = insert_annotations(self.cur, rows, skip_existing=True)
+        except AnnotationError as exc:
+            raise ImportFailed(RowProblem("annotations", None, None, str(exc), "labels that can be stored")) from None
+        self.written["annotations"] = len(added)
 
     def trace_steps(self) -> None:
         frame = self.plan.frame("trace_steps")

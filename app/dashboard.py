@@ -31,6 +31,7 @@ from app.benchmarks.ncp import score_attempt
 from app.metrics import (AGENTVISS_TASKS, BLEU_TOKENIZERS, CORRECTIONS, ECHOMIND_JUDGE_CRITERIA, accuracy_table,
                          agentviss_task_scores, human_signal_detection, judge_means, mcq_accuracy_by_type,
                          ncp_success, signal_detection_table, text_overlap_table, wer_table)
+from app.ncp import NcpAttempt, dataset_attempts
 from storage import analysis, lookups
 from storage.records import Dataset
 from storage.store import Store
@@ -230,12 +231,12 @@ def load_frames(store: Store, dataset_id: int) -> AnalysisFrames:
         frames.conversation = analysis.conversation_frame(cur, dataset_id)
     frames.aggregates = analysis.aggregate_results_frame(cur, dataset_id)
     if dataset.benchmark in ("ncp", "exploretom") or frames.stimuli.filter(pl.col("kind") == "ncp_task").height:
-        frames.ncp, replay_notes = ncp_outcomes(analysis.ncp_attempts(cur, dataset_id), frames.stimuli)
+        frames.ncp, replay_notes = ncp_outcomes(dataset_attempts(cur, dataset_id), frames.stimuli)
         frames.notes += replay_notes
     return frames
 
 
-def ncp_outcome(attempt: analysis.NcpAttempt) -> tuple[bool | None, str | None]:
+def ncp_outcome(attempt: NcpAttempt) -> tuple[bool | None, str | None]:
     """(reached the goal, what was wrong). The stored outcome wins; otherwise the attempt is scored as an
     import scores it (`app.benchmarks.ncp.score_attempt`)."""
     if attempt.correct is not None:
@@ -244,7 +245,7 @@ def ncp_outcome(attempt: analysis.NcpAttempt) -> tuple[bool | None, str | None]:
     return score.reached, score.problem
 
 
-def ncp_outcomes(attempts: Sequence[analysis.NcpAttempt], stimuli: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+def ncp_outcomes(attempts: Sequence[NcpAttempt], stimuli: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     """One row per attempt: stimulus_id, prediction_id, model, correct, and the task's goal_order,
     goal_size and false_belief; plus notes on attempts that could not be scored."""
     rows, problems = [], {}

@@ -1,11 +1,15 @@
-"""NCP tasks in the app: building the stepper's traces from stored steps, and scoring a dataset's stored
-attempts with the one scorer, `app.benchmarks.ncp.score_attempt`."""
+"""NCP tasks in the app: a task's traces as the stepper, the compare view and the dashboard replay them (a
+model's attempt is played after the task's set-up steps), and scoring a dataset's stored attempts with the
+one scorer, `app.benchmarks.ncp.score_attempt`."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+import duckdb
+
 from app.benchmarks.ncp import score_attempt
-from storage.queries import TraceTask, trace_tasks
+from storage.queries import TraceTask, task_attempts, tasks_by_id, trace_tasks
 from storage.records import GoalAtomRecord, StimulusDetail, TraceStepRecord
 from storage.store import Store
 from storage.verdicts import set_prediction_correctness
@@ -48,6 +52,59 @@ def attempt_traces(traces: dict[int | None, list[TraceStepRecord]], meta: dict[s
         if pid is not None:
             result.append((pid, labels.get(pid, f"prediction {pid}"), setup + _steps(records)))
     return result
+
+
+@dataclass(frozen=True)
+class NcpAttempt:
+    """One model's attempt at a task: the set-up steps then its own steps, and the task's goal (None when
+    it has none); `correct` is what the store holds (None until a replay decides it)."""
+
+    prediction_id: int
+    stimulus_id: int
+    model: str
+    steps: list[Step]
+    goal: dict[str, Any] | None
+    correct: bool | None
+
+
+def _setup(task: TraceTask | None) -> list[Step]:
+    if task is None:
+        return []
+    reference = task.traces.get(None, [])
+    return _steps(reference[:setup_count(task.meta, reference)])
+
+
+def dataset_attempts(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[NcpAttempt]:
+    """Every model attempt on the dataset's NCP tasks, ready to replay against its task's goal."""
+    rows = task_attempts(cur, dataset_id=dataset_id)
+    tasks = tasks_by_id(cur, sorted({sid for _pid, sid, _m, _c in rows}))
+    attempts = []
+    for pid, sid, model, correct in rows:
+        task = tasks.get(sid)
+        own = _steps(task.traces.get(pid, [])) if task else []
+        goal = goal_spec(task.goal_atoms, task.meta) if task else None
+        attempts.append(NcpAttempt(pid, sid, model, _setup(task) + own, goal, correct))
+    return attempts
+
+
+def compare_traces(cur: duckdb.DuckDBPyConnection, stimulus_id: int,
+                   models: list[str] | None = None) -> list[tuple[str, list[Step], dict[str, Any] | None]]:
+    """(label, steps, goal) for a task's reference trace and each model's attempt (optionally only `models`,
+    in that order): what the compare view's steppers show side by side."""
+    task = tasks_by_id(cur, [stimulus_id]).get(stimulus_id)
+    if task is None:
+        return []
+    goal = goal_spec(task.goal_atoms, task.meta)
+    traces: list[tuple[str, list[Step], dict[str, Any] | None]] = []
+    if None in task.traces:
+        traces.append(("reference", _steps(task.traces[None]), goal))
+    rows = [(pid, model) for pid, _sid, model, _c in task_attempts(cur, stimulus_id=stimulus_id)]
+    if models is not None:
+        order = {m: i for i, m in enumerate(models)}
+        rows = sorted((r for r in rows if r[1] in order), key=lambda r: order[r[1]])
+    setup = _setup(task)
+    traces += [(model, setup + _steps(task.traces.get(pid, [])), goal) for pid, model in rows]
+    return traces
 
 
 def detail_traces(detail: StimulusDetail) -> list[tuple[str, list[Step], dict[str, Any] | None]]:

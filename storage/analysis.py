@@ -10,8 +10,6 @@ Read only: live answers are written by `storage.live_runs`, computed verdicts by
 """
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -182,105 +180,6 @@ def bare_accuracy(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[tuple
     return cur.execute(
         "SELECT m.name, avg(CAST(p.correct AS DOUBLE)) FROM prediction p JOIN run r ON r.id = p.run_id"
         " JOIN model m ON m.id = r.model_id WHERE r.dataset_id = ? GROUP BY m.name", [dataset_id]).fetchall()
-
-
-# ----- NCP attempts ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class NcpAttempt:
-    """One model's attempt at a task: the set-up steps then its own steps, and the task's goal.
-
-    `goal` is in `app.beliefs.goals.goal_from_json` form ({"atoms": [...], "false_belief": ...});
-    `correct` is what the store holds (None until a replay decides it)."""
-
-    prediction_id: int
-    stimulus_id: int
-    model: str
-    steps: list[dict[str, Any]]
-    goal: dict[str, Any]
-    correct: bool | None
-
-
-def _loads(value: Any, default: Any) -> Any:
-    if value is None:
-        return default
-    if isinstance(value, (list, dict)):
-        return value
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return default
-
-
-def _goals(cur: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> dict[int, dict[str, Any]]:
-    goals: dict[int, dict[str, Any]] = {}
-    for sid, meta in cur.execute(f"SELECT s.id, s.meta FROM stimulus s WHERE {where}", params).fetchall():
-        flag = _loads(meta, {}).get("false_belief")
-        goals[sid] = {"atoms": []} | ({} if flag is None else {"false_belief": bool(flag)})
-    for sid, holders, entity, prop, value, text in cur.execute(
-            "SELECT g.stimulus_id, g.holders, g.entity, g.property, g.value, g.text FROM goal_atom g"
-            f" JOIN stimulus s ON s.id = g.stimulus_id WHERE {where} ORDER BY g.stimulus_id, g.ord",
-            params).fetchall():
-        goals.setdefault(sid, {"atoms": []})["atoms"].append(
-            {"holders": _loads(holders, []), "entity": entity, "property": prop, "value": value, "text": text or ""})
-    return goals
-
-
-def _steps(cur: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> dict[int | None, dict[int, list]]:
-    """{stimulus id: {prediction id or None (reference): [steps]}}."""
-    found: dict[Any, dict[Any, list]] = {}
-    for sid, pid, action, args, kwargs in cur.execute(
-            "SELECT t.stimulus_id, t.prediction_id, t.action, t.args, t.kwargs FROM trace_step t"
-            f" JOIN stimulus s ON s.id = t.stimulus_id WHERE {where}"
-            " ORDER BY t.stimulus_id, t.prediction_id NULLS FIRST, t.step_index", params).fetchall():
-        found.setdefault(sid, {}).setdefault(pid, []).append(
-            {"action": action, "args": _loads(args, []), "kwargs": _loads(kwargs, {})})
-    return found
-
-
-def _setup_counts(cur: duckdb.DuckDBPyConnection, where: str, params: list[Any]) -> dict[int, int]:
-    rows = cur.execute(f"SELECT s.id, TRY_CAST(json_extract_string(s.meta, '$.setup_steps') AS INTEGER)"
-                       f" FROM stimulus s WHERE {where}", params).fetchall()
-    return {sid: n for sid, n in rows if n is not None}
-
-
-def ncp_attempts(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[NcpAttempt]:
-    """Every model attempt on the dataset's NCP tasks, ready to replay against the goal.
-
-    A model's steps are played after the task's set-up steps (the first `setup_steps` of the reference
-    trace, per the importer)."""
-    where, params = "s.dataset_id = ?", [dataset_id]
-    goals, steps, setups = _goals(cur, where, params), _steps(cur, where, params), _setup_counts(cur, where, params)
-    attempts = []
-    for pid, sid, model, correct in cur.execute(
-            "SELECT p.id, p.stimulus_id, m.name, p.correct FROM prediction p JOIN run r ON r.id = p.run_id"
-            " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id"
-            " WHERE r.dataset_id = ? AND s.kind = 'ncp_task' ORDER BY p.stimulus_id, m.name", params).fetchall():
-        by_trace = steps.get(sid, {})
-        setup = by_trace.get(None, [])[: setups.get(sid, 0)]
-        attempts.append(NcpAttempt(pid, sid, model, setup + by_trace.get(pid, []), goals.get(sid, {"atoms": []}),
-                                   correct))
-    return attempts
-
-
-def ncp_compare_traces(cur: duckdb.DuckDBPyConnection, stimulus_id: int,
-                       models: list[str] | None = None) -> list[tuple[str, list[dict], dict]]:
-    """(label, steps, goal) for a task's reference trace and each model's attempt (optionally only
-    `models`, in that order): what `BeliefStepperView.set_traces` takes to show them side by side."""
-    where, params = "s.id = ?", [stimulus_id]
-    goal = _goals(cur, where, params).get(stimulus_id, {"atoms": []})
-    by_trace = _steps(cur, where, params).get(stimulus_id, {})
-    setup = by_trace.get(None, [])[: _setup_counts(cur, where, params).get(stimulus_id, 0)]
-    rows = cur.execute("SELECT p.id, m.name FROM prediction p JOIN run r ON r.id = p.run_id"
-                       " JOIN model m ON m.id = r.model_id WHERE p.stimulus_id = ? ORDER BY m.name",
-                       [stimulus_id]).fetchall()
-    traces: list[tuple[str, list[dict], dict]] = []
-    if None in by_trace:
-        traces.append(("reference", by_trace[None], goal))
-    order = {m: i for i, m in enumerate(models)} if models is not None else None
-    chosen = [(pid, name) for pid, name in rows if order is None or name in order]
-    chosen.sort(key=lambda r: order[r[1]] if order is not None else 0)
-    traces += [(name, setup + by_trace.get(pid, []), goal) for pid, name in chosen]
-    return traces
 
 
 def response_audio_paths(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> dict[int, Path]:

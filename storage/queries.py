@@ -310,11 +310,37 @@ def trace_tasks(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[TraceTa
     ids = [r[0] for r in cur.execute(
         "SELECT DISTINCT t.stimulus_id FROM trace_step t JOIN stimulus s ON s.id = t.stimulus_id"
         " WHERE s.dataset_id = ? AND t.prediction_id IS NOT NULL ORDER BY 1", [dataset_id]).fetchall()]
-    tasks = []
-    for sid in ids:
-        meta = cur.execute("SELECT meta FROM stimulus WHERE id = ?", [sid]).fetchall()[0][0]
-        atoms = tuple(GoalAtomRecord(o, tuple(_json(h, [])), e, p, v, t or "") for o, h, e, p, v, t in cur.execute(
-            "SELECT ord, holders, entity, property, value, text FROM goal_atom WHERE stimulus_id = ? ORDER BY ord",
-            [sid]).fetchall())
-        tasks.append(TraceTask(sid, _json(meta, {}), atoms, trace_steps(cur, sid)))
-    return tasks
+    return list(tasks_by_id(cur, ids).values())
+
+
+def tasks_by_id(cur: duckdb.DuckDBPyConnection, ids: list[int]) -> dict[int, TraceTask]:
+    """These stimuli as tasks (metadata, goal atoms, every trace's steps), read in three queries."""
+    if not ids:
+        return {}
+    metas = dict(cur.execute("SELECT id, meta FROM stimulus WHERE list_contains(?, id)", [ids]).fetchall())
+    atoms: dict[int, list[GoalAtomRecord]] = {}
+    for sid, o, h, e, p, v, t in cur.execute(
+            "SELECT stimulus_id, ord, holders, entity, property, value, text FROM goal_atom"
+            " WHERE list_contains(?, stimulus_id) ORDER BY stimulus_id, ord", [ids]).fetchall():
+        atoms.setdefault(sid, []).append(GoalAtomRecord(o, tuple(_json(h, [])), e, p, v, t or ""))
+    traces: dict[int, dict[int | None, list[TraceStepRecord]]] = {}
+    for sid, pid, idx, action, args, kwargs in cur.execute(
+            "SELECT stimulus_id, prediction_id, step_index, action, args, kwargs FROM trace_step"
+            " WHERE list_contains(?, stimulus_id) ORDER BY stimulus_id, prediction_id NULLS FIRST, step_index",
+            [ids]).fetchall():
+        traces.setdefault(sid, {}).setdefault(pid, []).append(
+            TraceStepRecord(idx, action, _json(args, []), _json(kwargs, {})))
+    return {sid: TraceTask(sid, _json(metas.get(sid), {}), tuple(atoms.get(sid, ())), traces.get(sid, {}))
+            for sid in ids if sid in metas}
+
+
+def task_attempts(cur: duckdb.DuckDBPyConnection, *, dataset_id: int | None = None,
+                  stimulus_id: int | None = None) -> list[tuple[int, int, str, bool | None]]:
+    """(prediction id, stimulus id, model, stored correctness) of every model attempt on a dataset's NCP
+    tasks, or on one stimulus, by stimulus then model."""
+    where, params = (("r.dataset_id = ? AND s.kind = 'ncp_task'", [dataset_id]) if stimulus_id is None
+                     else ("s.id = ?", [stimulus_id]))
+    return [(int(pid), int(sid), model, correct) for pid, sid, model, correct in cur.execute(
+        "SELECT p.id, p.stimulus_id, m.name, p.correct FROM prediction p JOIN run r ON r.id = p.run_id"
+        " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id"
+        f" WHERE {where} ORDER BY p.stimulus_id, m.name", params).fetchall()]

@@ -22,10 +22,10 @@ from app.dashboard import ncp_outcome
 from app.import_service import run_import
 from app.live import LiveClient, LiveSettings, parse_forced_choice, parse_multiple_choice
 from app.live.ncp import NCP_TOOLS
+from app.ncp import dataset_attempts
 from app.ncp_live import NcpTask, run_live_ncp_task
 from live_server import Reply, ScriptedServer, tool_call
 from resources.sample_build import ncp as ncp_sample
-from storage import analysis
 from storage.importers.common import ImportOptions
 from storage.queries import stimulus_detail
 from storage.store import Store
@@ -181,7 +181,7 @@ def test_an_ncp_attempt_gets_one_verdict_at_import_on_the_dashboard_and_live(tmp
     try:
         summary = run_import(store, "ncp", folder, ImportOptions(dataset_name="NCP rules"))
         cur = store.cursor()
-        attempts = analysis.ncp_attempts(cur, summary.dataset_id)
+        attempts = dataset_attempts(cur, summary.dataset_id)
         assert attempts and {a.correct for a in attempts} == {True, False}
         compared = 0
         for attempt in attempts:

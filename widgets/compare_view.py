@@ -272,7 +272,7 @@ class CompareView(QWidget):
 
     def set_traces(self, traces: Sequence[tuple[str, list[dict], object]]) -> None:
         """Show NCP traces side by side ([(label, steps, goal)], e.g. from
-        `storage.analysis.ncp_compare_traces`); an empty list hides the area."""
+        `app.ncp.compare_traces`); an empty list hides the area."""
         if not traces:
             self.trace_host.hide()
             if self.stepper is not None:

@@ -395,9 +395,9 @@ class MainWindow(QMainWindow):
             self.resizeDocks([dock], [340], Qt.Orientation.Vertical)
 
     def _compare_traces(self, stimulus_id: int, models: tuple) -> None:
-        from storage.analysis import ncp_compare_traces
+        from app.ncp import compare_traces
         self.runner.submit("compare-traces",
-                           lambda: ncp_compare_traces(self.store.cursor(), stimulus_id, list(models)),
+                           lambda: compare_traces(self.store.cursor(), stimulus_id, list(models)),
                            self.compare.set_traces, self._report_error)
 
     def _report_error(self, exc: BaseException) -> None:

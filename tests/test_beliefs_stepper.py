@@ -50,7 +50,7 @@ def test_keys_step_forward_back_and_jump(qtbot):
     qtbot.keyClick(view, Qt.Key.Key_Home)
     assert view.step() == 0
     assert "Step 0" in view.pane().header.text()
-    assert {key for key, _a, _d in KEYMAP} >= {"Right", "Left", "N", "P", "Home", "End", "Space"}
+    assert {binding.sequence for binding in KEYMAP} >= {"Right", "Left", "N", "P", "Home", "End", "Space"}
 
 
 def test_space_plays_to_the_end(qtbot):
@@ -143,3 +143,30 @@ def test_step_header_grows_to_show_all_its_lines_in_a_narrow_pane(qtbot):
     image = header.grab().toImage()
     assert any(image.pixelColor(x, y).lightness() < 100 for x in range(0, image.width(), 3)
                for y in range(image.height()))  # text is drawn
+
+
+TALK = [
+    {"action": "enter_room", "args": ["Anne", "kitchen"]},
+    {"action": "enter_room", "args": ["Beth", "kitchen"]},
+    {"action": "enter_room", "args": ["Dana", "hall"]},
+    {"action": "broadcast_communication", "args": ["Anne", "recipe"], "kwargs": {"people_peeking": ["Dana"]}},
+    {"action": "broadcast_communication", "args": ["Beth", ["ball", "container_location", "box", False]]},
+    {"action": "broadcast_communication", "args": ["Anne", ["ball", "container_location", "basket", False]]},
+    {"action": "broadcast_communication", "args": ["Beth", "recipe"]},
+]
+
+
+def test_talk_shows_who_heard_it_and_what_each_one_knows(qtbot):
+    view = _view(qtbot, steps=TALK, goal=None)
+    view.set_step(3)
+    header = view.pane().header.text()
+    assert "Heard by:</b> Anne, Beth" in header and "peeking:</b> Dana" in header
+    model = view.pane().first_model
+    assert model.headerData(model.columnCount() - 1, Qt.Orientation.Horizontal) == "topics heard"
+    heard = model.index(3, model.columnCount() - 1)   # rows: world, Anne, Beth, Dana
+    assert model.headerData(3, Qt.Orientation.Vertical) == "Dana believes" and model.data(heard) == "recipe"
+    assert "heard about: recipe" in model.data(heard, Qt.ItemDataRole.ToolTipRole)
+    view.set_step(5)   # told facts that add to a set: each believes the ball is in one of two places
+    assert model.data(_cell(view, "Anne", "ball")) == "in basket or box"
+    view.set_step(6)   # everyone already knows: nothing is told, and the header says why
+    assert "failed" in view.pane().header.text() and "news to nobody" in view.pane().header.text()

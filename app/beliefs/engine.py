@@ -426,6 +426,8 @@ class BeliefTracker:
         new = [p for p in witnesses if p not in self._people_set]
         self._register_all(witnesses)
         told = self._tell(topic, witnesses, peeking, distracted)
+        if not told:
+            self._fail("it was news to nobody, so nothing was told")
         if not told and new:
             self._note(Quirk.TALK_REGISTERS_PEOPLE,
                        f"Nothing was learnt, yet {_names(new)} now {'has' if len(new) == 1 else 'have'} belief tables.")
@@ -449,6 +451,8 @@ class BeliefTracker:
             return False
         self._register_all(peeking)
         told = self._tell(topic, witnesses, peeking, distracted)
+        if not told:
+            self._fail("it was news to nobody, so nothing was told")
         if told:
             text = _topic_text(topic, self._people_set)
             self._say(f"{speaker} told out loud {'about ' if isinstance(topic, str) else 'that '}{text}.")

@@ -17,6 +17,7 @@ from app.keymap import default_keymap
 from app.ncp import detail_traces
 from app.session import Session
 from storage import queries
+from app.annotation_model import AnnotationModel
 from storage.annotations import AnnotationStore
 from storage.errors import ThinsliceError
 from storage.records import StimulusDetail
@@ -83,7 +84,9 @@ class MainWindow(QMainWindow):
         self.scene_view = SceneView()
         self.stimulus_view.register_page(["agentviss_scene"], self.scene_view)
         self.annotations = AnnotationStore(store)
-        self.media_page = MediaStimulusPage(self.annotations)
+        # the one way annotations and label sets are written; it publishes what it wrote on `changes`
+        self.annotation_model = AnnotationModel(self.annotations, self.changes)
+        self.media_page = MediaStimulusPage(self.annotation_model)
         self.stimulus_view.register_page(MEDIA_KINDS, self.media_page)
         self.ncp_page = NcpTaskPage(detail_traces)
         self.stimulus_view.register_page(["ncp_task", "story"], self.ncp_page)
@@ -241,9 +244,9 @@ class MainWindow(QMainWindow):
         self.annotate_menu = self.menuBar().addMenu("&Annotate")
         set_name = QAction("Set &annotator name…", self, triggered=self._ask_annotator)
         self.annotate_menu.addAction(set_name)
-        self.undo_action = self.media_page.annotation.undo_stack.createUndoAction(self, "&Undo")
+        # they drive the annotation model's history of the stimulus on screen (never another's)
+        self.undo_action, self.redo_action = self.media_page.annotation.undo_actions(self)
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action = self.media_page.annotation.undo_stack.createRedoAction(self, "&Redo")
         self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
         self.annotate_menu.addActions([self.undo_action, self.redo_action])
         self.annotate_menu.addSeparator()
@@ -466,7 +469,7 @@ class MainWindow(QMainWindow):
 
     def open_label_sets(self) -> None:
         from widgets.label_set_editor import LabelSetEditorDialog
-        dialog = LabelSetEditorDialog(self.annotations, self, keymap=self.media_page.player.keymap)
+        dialog = LabelSetEditorDialog(self.annotation_model, self, keymap=self.media_page.player.keymap)
         dialog.labelSetsChanged.connect(self.media_page.annotation.reload_label_sets)
         dialog.show()
 
@@ -506,8 +509,10 @@ class MainWindow(QMainWindow):
 
     def import_annotation_file(self, path: Path) -> None:
         """Read an exported annotation file into the current dataset (a per-recording file goes to the
-        selected stimulus) on a worker; the result is reported in the status bar."""
-        from app.export_service import import_annotations
+        selected stimulus): read on a worker, then added through the annotation model (one undo step per
+        stimulus); the result, or why nothing was added, is reported in the status bar."""
+        from app.annotation_files import read_annotation_file
+        from app.export_service import import_prepared
         fmt = ANNOTATION_FORMATS_BY_SUFFIX.get(path.suffix.lower())
         if fmt is None or self.session.dataset_id is None:
             self.status_message.setText(f"{path.name}: not an annotation format Thinslice reads")
@@ -515,14 +520,17 @@ class MainWindow(QMainWindow):
         dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id)
         current = self.stimulus_view.detail.external_id if self.stimulus_view.detail else None
 
-        def done(count: int) -> None:
-            self.status_message.setText(f"Imported {count} labels from {path.name}")
-            self.media_page.annotation.reload_label_sets()
-            if self.session.stimulus_id is not None:
-                self._load_detail(self.session.stimulus_id)
+        def done(reading) -> None:
+            try:
+                count = len(import_prepared(self.annotation_model, reading.rows, path.name))
+            except ThinsliceError as exc:
+                self.status_message.setText(str(exc))
+                return
+            self.status_message.setText(f"Imported {count} labels from {path.name}" if count else
+                                        f"{path.name}: every label is already in the store; nothing was added")
 
-        self.runner.submit("annotation-import", lambda: import_annotations(
-            self.store, fmt, path, dataset, self.session.annotator, None, current), done, self._report_error)
+        self.runner.submit("annotation-import", lambda: read_annotation_file(
+            self.annotations, fmt, path, dataset, self.session.annotator, None, current), done, self._report_error)
 
     def _export_backend(self):
         from app.export_service import export_annotations

@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QSplitter, QWidget
 
 from app.annotations import ANNOTATION_BINDINGS
-from storage.annotations import AnnotationStore
+from app.annotation_model import AnnotationModel
 from storage.records import StimulusDetail
 from widgets.annotation_panel import AnnotationPanel
 from widgets.player_panel import PlayerPanel, key_sequence_of
@@ -35,7 +35,7 @@ class MediaStimulusPage(QWidget):
     statusMessage = Signal(str)
     annotationsChanged = Signal(int)
 
-    def __init__(self, annotations: AnnotationStore, parent: QWidget | None = None) -> None:
+    def __init__(self, annotations: AnnotationModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.player = PlayerPanel()
         self.annotation = AnnotationPanel(annotations)
@@ -113,8 +113,8 @@ class MediaStimulusPage(QWidget):
             super().keyPressEvent(event)
 
     def busy(self) -> bool:
-        """Media still being decoded (for screenshots and tests that wait for the waveform)."""
-        return self.player.loading()
+        """Media still being decoded or labels still being read (for screenshots and tests that wait)."""
+        return self.player.loading() or self.annotation.busy()
 
     def shutdown(self) -> None:
         self.annotation.close()

@@ -44,7 +44,8 @@ _LEFT = re.compile(r"^(?P<entity>.+?) left the (?P<place>.+)\.$")
 _DECLARED = re.compile(r"^(?:[Tt]he (?P<thing>.+?)|(?P<entity>.+?)) is in the (?P<room>.+)\.$")
 _FACT = re.compile(r"^(?:the (?P<thing>.+?)|(?P<person>.+?)) is in the (?P<value>.+)$")
 _STATE_REST = re.compile(r"^(?P<value>.+?) the (?P<obj>[^.]+)\.$")
-_ACTOR = re.compile(r"^(?P<person>.+?) (?:entered the|left the|moved the|told privately to|told out loud) ")
+# Sentences whose subject is someone (an object also "leaves" a container, so leaving does not tell).
+_ACTOR = re.compile(r"^(?P<person>.+?) (?:entered the|moved the|told privately to|told out loud) ")
 _MOVED_THING = re.compile(r" moved the (?P<obj>.+?) to the ")
 # Actions whose step takes the peeking and distraction lists.
 _WATCHED = frozenset({"location_declaration", "enter_room", "leave_room", "leave_container", "move_object_container",

@@ -201,8 +201,9 @@ def _factual(replay: Replay, q: Question) -> Answer:
                 history.append((record.index, flat[i + 2]))
     if q.moment == "before":
         event = (q.event or "").strip().rstrip(".")
+        # the reference quotes the step's last story sentence, without its full stop and room
         at = next((r.index for r in replay.records if r.outcome.story_sentences and
-                   r.outcome.story_sentences[0].strip().rstrip(".").split(", which is also located in")[0] == event),
+                   r.outcome.story_sentences[-1].strip(".").split(", which is also located in")[0] == event),
                   None)
         earlier = [(i, v) for i, v in history if at is not None and i < at]
         step, value = earlier[-1] if earlier else (None, None)

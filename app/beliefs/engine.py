@@ -67,7 +67,6 @@ class Quirk(Enum):
     DISTRACTED_GET_SECOND_ORDER = "distracted_get_second_order"
     CONTAINER_ROOM_WORLD_ONLY = "container_room_world_only"
     ENTRY_SEEN_SECOND_ORDER_ONLY = "entry_seen_second_order_only"
-    TALK_REGISTERS_PEOPLE = "talk_registers_people"
     PEEKER_LEARNS_FAILED_TALK = "peeker_learns_failed_talk"
     PEEKER_NEWS_COUNTS = "peeker_news_counts"
 
@@ -110,11 +109,6 @@ _QUIRK_TEXT = {
         "When someone enters, the people already in the room record that everyone present sees the "
         "room's visible things (second order, themselves included), but their own first-order "
         "beliefs are not updated.",
-    ),
-    Quirk.TALK_REGISTERS_PEOPLE: (
-        "Failed talk still makes belief tables",
-        "A private communication registers both people as thinking entities before it knows whether "
-        "anything is learnt, so their (empty) belief tables exist even when it fails.",
     ),
     Quirk.PEEKER_LEARNS_FAILED_TALK: (
         "Peeker learns from failed talk",
@@ -250,8 +244,8 @@ class BeliefTracker:
             return StepOutcome(action, args, kwargs, False, (), (), witnesses, (), (), tuple(ctx.failed), (), logged)
         peeking = signature.peeking
         distracted = signature.distracted
-        # A communication can fail and still have written (see Quirk.TALK_REGISTERS_PEOPLE and
-        # Quirk.PEEKER_LEARNS_FAILED_TALK); a failed step never tells a story.
+        # A communication can fail and still have written (Quirk.PEEKER_LEARNS_FAILED_TALK); a failed step
+        # never tells a story.
         return StepOutcome(
             action,
             args,
@@ -423,14 +417,11 @@ class BeliefTracker:
         if not self._watchers_ok(witnesses, speaker, peeking, distracted):
             return False
         self._register_all(peeking)
-        new = [p for p in witnesses if p not in self._people_set]
+        # Both become thinking entities here, before anything is known to be learnt (as the reference does).
         self._register_all(witnesses)
         told = self._tell(topic, witnesses, peeking, distracted)
         if not told:
             self._fail("it was news to nobody, so nothing was told")
-        if not told and new:
-            self._note(Quirk.TALK_REGISTERS_PEOPLE,
-                       f"Nothing was learnt, yet {_names(new)} now {'has' if len(new) == 1 else 'have'} belief tables.")
         if told:
             text = _topic_text(topic, self._people_set)
             self._say(f"{speaker} told privately to {listener} {'about ' if isinstance(topic, str) else 'that '}{text}.")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from fixtures_store import friendbench_like_plan, make_store
 from storage import queries
@@ -98,3 +98,54 @@ def test_presentation_reveals_one_by_one_then_moves_on(qtbot, detail):
         qtbot.keyClick(show, Qt.Key.Key_Left)
     qtbot.keyClick(show, Qt.Key.Key_Escape)
     assert not show.isVisible() and view.presentation is None
+
+
+def test_the_diff_baseline_is_chosen_by_name(qtbot, detail):
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.set_available_models(["alpha", "beta", "gamma"])
+    view.set_compared_models(["gamma", "alpha", "beta"])
+    view.set_detail(detail[0])
+    options = [view.baseline_box.itemText(i) for i in range(view.baseline_box.count())]
+    assert options[:3] == ["differences from gamma", "differences from alpha", "differences from beta"]
+    assert "no differences marked" in options
+    view.set_baseline("model", "beta")
+    p = next(p for p in detail[0].predictions if p.model == "alpha" and p.modality == "text")
+    beta = next(q for q in detail[0].predictions if q.model == "beta" and q.modality == "text")
+    assert view.baseline_text(p) == beta.raw_output
+    view.set_baseline("none")
+    assert view.baseline_text(p) is None
+    # the choice survives a change of the models shown
+    view.set_baseline("model", "beta")
+    view.set_compared_models(["beta", "gamma"])
+    assert view.baseline_model() == "beta"
+
+
+def test_docked_narrow_every_chosen_model_is_shown(qtbot, detail):
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.set_available_models(["alpha", "beta", "gamma"])
+    view.set_compared_models(["alpha", "beta", "gamma"])
+    view.resize(400, 700)
+    view.show()
+    view.set_detail(detail[0])
+    qtbot.waitUntil(lambda: len(view.cells) == 9 and all(c.isVisible() for c in view.cells.values()), timeout=5000)
+    qtbot.wait(50)
+    for model in ("alpha", "beta", "gamma"):
+        cell = view.cells[(model, "text")]
+        assert cell.width() >= 150   # a readable column, not a sliver
+        right_edge = cell.mapTo(view, QPoint(cell.width(), 0)).x()
+        assert right_edge <= view.width()   # in view, not behind a sideways scroll
+
+
+def test_judge_bars_are_coloured_by_score(qtbot, detail):
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.set_available_models(["alpha", "beta"])
+    view.set_compared_models(["alpha", "beta"])
+    view.set_detail(detail[0])
+    sheets = {}
+    for cell in view.cells.values():
+        for bar in cell.judge_bars:
+            sheets[bar.format()] = bar.styleSheet()
+    assert len({sheet for sheet in sheets.values()}) == len(sheets) > 1   # different scores, different colours

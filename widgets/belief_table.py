@@ -10,7 +10,7 @@ from PySide6.QtGui import QBrush, QFont
 from app.beliefs.engine import KNOWLEDGE, KNOWLEDGE_ENTITY, ROOM, UNKNOWN_WHEREABOUTS
 from app.beliefs.replay import BeliefState, StepRecord
 from app.beliefs.trace_view import TraceData, cell_text, prop_words, short_value
-from widgets.stepper_style import CHANGED_BG, CHANGED_FALSE_BG, FALSE_BG, FALSE_FG, UNKNOWN_FG, WORLD_BG
+from widgets.palette import qcolour
 
 _ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
                     Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole})
@@ -28,9 +28,10 @@ class BeliefTableModel(QAbstractTableModel):
         self._state: BeliefState | None = None
         self._changed: set[tuple] = set()
         self._cache: dict[tuple[int, int], tuple[str, bool, bool]] = {}
-        self._brushes = {name: QBrush(color) for name, color in (
-            ("changed false", CHANGED_FALSE_BG), ("false", FALSE_BG), ("changed", CHANGED_BG), ("world", WORLD_BG),
-            ("false text", FALSE_FG), ("unknown text", UNKNOWN_FG))}
+        # from the light/dark palette, so the palette's own text stays readable on every marked cell
+        self._brushes = {name: QBrush(qcolour(colour)) for name, colour in (
+            ("changed false", "changed_false_bg"), ("false", "false_bg"), ("changed", "changed_bg"),
+            ("world", "world_bg"), ("false text", "false_fg"), ("unknown text", "unknown_fg"))}
         self._bold = QFont()
         self._bold.setBold(True)
 

@@ -18,47 +18,39 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QListWidget,
+from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QListWidget,
                                QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QVBoxLayout, QWidget)
 
+from app.keymap import PRESENTATION_BINDINGS
 from widgets.judge_bar import judge_bar
+from widgets.palette import colour
 from storage.records import HumanSplit, Prediction, StimulusDetail
 
-RIGHT = "#2e7d32"
-WRONG = "#c62828"
 MIN_MODELS, MAX_MODELS = 2, 6
-INSERTED_STYLE = "background:#fff0a8;"
-DELETED_STYLE = "color:#b71c1c;text-decoration:line-through;"
+# below this width per chosen model the comparison is one column (model after model), so every model shows
+COLUMN_WIDTH = 230
 
-# key, action, description: drives key handling, the help line and the tests.
-PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = (
-    ("Right", "advance", "reveal the next answer, then go to the next stimulus"),
-    ("PgDown", "advance", "reveal the next answer, then go to the next stimulus"),
-    ("Space", "advance", "reveal the next answer, then go to the next stimulus"),
-    ("Down", "reveal", "reveal the next answer"),
-    ("Return", "reveal", "reveal the next answer"),
-    ("A", "reveal_all", "reveal every answer"),
-    ("Left", "back", "previous stimulus"),
-    ("PgUp", "back", "previous stimulus"),
-    ("Backspace", "back", "previous stimulus"),
-    ("Escape", "leave", "leave presentation mode"),
-)
+# key, action, description, from the one keymap: drives key handling, the help line and the tests.
+PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = tuple(
+    (b.sequence, b.action.split(".", 1)[1], b.description) for b in PRESENTATION_BINDINGS)
 
 
 def word_diff_html(baseline: str, text: str) -> str:
     """`text` as HTML with words that differ from `baseline` marked: added or changed words highlighted,
     baseline words it lacks struck through."""
     old, new = baseline.split(), text.split()
+    inserted = f"background:{colour('diff_inserted_bg')};color:{colour('diff_inserted_fg')};"
+    deleted = f"color:{colour('diff_deleted_fg')};text-decoration:line-through;"
     parts: list[str] = []
     for op, a0, a1, b0, b1 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
         if op == "equal":
             parts.append(html.escape(" ".join(new[b0:b1])))
             continue
         if op in ("delete", "replace") and a1 > a0:
-            parts.append(f"<span style='{DELETED_STYLE}'>{html.escape(' '.join(old[a0:a1]))}</span>")
+            parts.append(f"<span style='{deleted}'>{html.escape(' '.join(old[a0:a1]))}</span>")
         if op in ("insert", "replace") and b1 > b0:
-            parts.append(f"<span style='{INSERTED_STYLE}'>{html.escape(' '.join(new[b0:b1]))}</span>")
+            parts.append(f"<span style='{inserted}'>{html.escape(' '.join(new[b0:b1]))}</span>")
     return " ".join(parts)
 
 
@@ -70,8 +62,8 @@ def response_text(p: Prediction) -> str:
 def verdict_html(correct: bool | None) -> str:
     if correct is None:
         return ""
-    colour, text = (RIGHT, "✓ right") if correct else (WRONG, "✗ wrong")
-    return f"<span style='color:{colour};font-weight:bold'>{text}</span>"
+    shade, text = (colour("right"), "✓ right") if correct else (colour("wrong"), "✗ wrong")
+    return f"<span style='color:{shade};font-weight:bold'>{text}</span>"
 
 
 def human_summary(splits: Sequence[HumanSplit], truth: str | None) -> list[str]:
@@ -97,14 +89,15 @@ class _PredictionCell(QFrame):
     def __init__(self, p: Prediction, text_html: str, audio: Path | None, on_play, parent: QWidget | None = None):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setMinimumWidth(240)
+        self.setMinimumWidth(160)
         grid = QGridLayout(self)
         grid.setContentsMargins(6, 4, 6, 4)
         short = p.answer if p.answer and len(p.answer) <= SHORT_ANSWER and p.answer != response_text(p) else ""
         self.answer = QLabel(f"<b>{html.escape(short)}</b> {verdict_html(p.correct)}".strip())
         self.answer.setTextFormat(Qt.TextFormat.RichText)
-        self.answer.setVisible(bool(short) or p.correct is not None)
         grid.addWidget(self.answer, 0, 0, 1, 2)
+        # only once it has a parent: shown without one it would flash up as a window and take the focus
+        self.answer.setVisible(bool(short) or p.correct is not None)
         self.judge_bars: list[QProgressBar] = []
         row = 1
         for j in p.judgments:
@@ -152,12 +145,14 @@ class CompareView(QWidget):
         self.humans_box.setChecked(True)
         self.humans_box.toggled.connect(lambda _on: self._render())
         self.baseline_box = QComboBox()
-        self.baseline_box.addItem("differences from the first chosen model", "first")
-        self.baseline_box.addItem("differences from the reference text", "reference")
+        self.baseline_box.setToolTip("Which answer the others' words are compared with")
         self.baseline_box.currentIndexChanged.connect(lambda _i: self._render())
+        self.baseline_box.activated.connect(self._baseline_picked)
+        self._baseline_choice: str | None = None   # what the user picked ("model:NAME", "reference", "none")
+        self._narrow = False
         present = QPushButton("Present…")
         present.setToolTip("Full screen, large type; Right/PgDown/Space advance, Left/PgUp back, Esc leaves")
-        present.clicked.connect(self.enter_presentation)
+        present.clicked.connect(lambda _checked=False: self.enter_presentation(full_screen=True))
         self.hint = QLabel("")
         self.header = QLabel("No stimulus selected.")
         self.header.setWordWrap(True)
@@ -192,9 +187,10 @@ class CompareView(QWidget):
         main.addWidget(self.splitter, 1)
         main_widget = QWidget()
         main_widget.setLayout(main)
-        layout = QHBoxLayout(self)
-        layout.addWidget(side_widget)
-        layout.addWidget(main_widget, 1)
+        # the model list sits beside the answers when there is room, above them in a narrow dock
+        self.outer = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self.outer.addWidget(side_widget)
+        self.outer.addWidget(main_widget, 1)
 
     # ----- models ----------------------------------------------------------------------------------------
     def set_available_models(self, models: Sequence[str]) -> None:
@@ -218,7 +214,36 @@ class CompareView(QWidget):
         self._render()
         self.comparedModelsChanged.emit(tuple(chosen))
 
+    def _fill_baselines(self) -> None:
+        """The diff baseline is named, never implied: one of the chosen models, the reference text, or none."""
+        kept = self._baseline_choice
+        self.baseline_box.blockSignals(True)
+        self.baseline_box.clear()
+        for model in self._chosen:
+            self.baseline_box.addItem(f"differences from {model}", f"model:{model}")
+        self.baseline_box.addItem("differences from the reference text", "reference")
+        self.baseline_box.addItem("no differences marked", "none")
+        index = self.baseline_box.findData(kept) if kept is not None else -1
+        self.baseline_box.setCurrentIndex(index if index >= 0 else 0)
+        self.baseline_box.blockSignals(False)
+
+    def _baseline_picked(self, _index: int) -> None:
+        self._baseline_choice = self.baseline_box.currentData()
+
+    def set_baseline(self, kind: str, model: str | None = None) -> None:
+        """Compare with `model`'s answers (kind 'model'), the reference text ('reference') or nothing ('none')."""
+        data = f"model:{model}" if kind == "model" else kind
+        index = self.baseline_box.findData(data)
+        if index >= 0:
+            self._baseline_choice = data
+            self.baseline_box.setCurrentIndex(index)
+
+    def baseline_model(self) -> str | None:
+        data = self.baseline_box.currentData() or ""
+        return data.split(":", 1)[1] if data.startswith("model:") else None
+
     def _fill_list(self) -> None:
+        self._fill_baselines()
         self.model_list.blockSignals(True)
         self.model_list.clear()
         for name in self._available:
@@ -242,6 +267,7 @@ class CompareView(QWidget):
             self._chosen.remove(name)
         else:
             return
+        self._fill_baselines()
         self._render()
         self.comparedModelsChanged.emit(tuple(self._chosen))
 
@@ -291,11 +317,13 @@ class CompareView(QWidget):
         the same condition (None for the first model itself)."""
         if self.detail is None:
             return None
-        if self.baseline_box.currentData() == "reference":
+        kind = (self.baseline_box.currentData() or "none").split(":", 1)[0]
+        if kind == "reference":
             return self.detail.text or None
-        if not self._chosen or p.model == self._chosen[0]:
+        baseline = self.baseline_model()
+        if kind != "model" or baseline is None or p.model == baseline:
             return None
-        firsts = [q for q in self.detail.predictions if q.model == self._chosen[0]]
+        firsts = [q for q in self.detail.predictions if q.model == baseline]
         match = next((q for q in firsts if _same_condition(p, q)), None)
         if match is None:
             match = next((q for q in firsts if q.modality == p.modality), None)
@@ -323,28 +351,21 @@ class CompareView(QWidget):
         elif not self.hint.text().startswith("At most"):
             self.hint.setText("")
         conditions = list(dict.fromkeys(p.condition for p in detail.predictions if p.model in self._chosen))
+        self._narrow = self._is_narrow()
+        self.outer.setDirection(QBoxLayout.Direction.TopToBottom if self._narrow else QBoxLayout.Direction.LeftToRight)
+        self.model_list.setMaximumHeight(96 if self._narrow else 16777215)
+        if self._narrow:
+            self._render_stacked(detail, conditions)
+            return
         for c, model in enumerate(self._chosen, start=1):
-            heading = QLabel(f"<b>{html.escape(model)}</b>")
-            font = QFont(heading.font())
-            font.setPointSizeF(font.pointSizeF() * 1.2)
-            heading.setFont(font)
-            self.grid.addWidget(heading, 0, c)
+            self.grid.addWidget(self._heading(model), 0, c)
         for r, condition in enumerate(conditions, start=1):
             label = QLabel(html.escape(condition))
             label.setWordWrap(True)
             label.setMaximumWidth(150)
             self.grid.addWidget(label, r, 0, Qt.AlignmentFlag.AlignTop)
             for c, model in enumerate(self._chosen, start=1):
-                p = next((q for q in detail.predictions if q.model == model and q.condition == condition), None)
-                if p is None:
-                    self.grid.addWidget(QLabel("—"), r, c, Qt.AlignmentFlag.AlignTop)
-                    continue
-                text = response_text(p)
-                baseline = self.baseline_text(p)
-                body = word_diff_html(baseline, text) if baseline is not None else html.escape(text)
-                cell = _PredictionCell(p, body, self.response_audio.get(p.id), self.playResponseRequested.emit)
-                self.cells[(model, condition)] = cell
-                self.grid.addWidget(cell, r, c, Qt.AlignmentFlag.AlignTop)
+                self.grid.addWidget(self._cell(detail, model, condition), r, c, Qt.AlignmentFlag.AlignTop)
         if self.humans_box.isChecked() and detail.human:
             c = len(self._chosen) + 1
             self.grid.addWidget(QLabel("<b>human crowd</b>"), 0, c)
@@ -355,6 +376,56 @@ class CompareView(QWidget):
         self.grid.setRowStretch(len(conditions) + 1, 1)
         for c in range(1, len(self._chosen) + 2):
             self.grid.setColumnStretch(c, 1)
+
+    def _is_narrow(self) -> bool:
+        """Too narrow for a column per model (e.g. docked beside the stimulus): stack the models instead."""
+        return self.width() < COLUMN_WIDTH * max(1, len(self._chosen)) + self.model_list.maximumWidth()
+
+    def _heading(self, model: str) -> QLabel:
+        mark = " <span style='font-weight:normal'>(baseline)</span>" if model == self.baseline_model() else ""
+        heading = QLabel(f"<b>{html.escape(model)}</b>{mark}")
+        font = QFont(heading.font())
+        font.setPointSizeF(font.pointSizeF() * 1.2)
+        heading.setFont(font)
+        return heading
+
+    def _cell(self, detail: StimulusDetail, model: str, condition: str) -> QWidget:
+        p = next((q for q in detail.predictions if q.model == model and q.condition == condition), None)
+        if p is None:
+            return QLabel("—")
+        text = response_text(p)
+        baseline = self.baseline_text(p)
+        body = word_diff_html(baseline, text) if baseline is not None else html.escape(text)
+        cell = _PredictionCell(p, body, self.response_audio.get(p.id), self.playResponseRequested.emit)
+        self.cells[(model, condition)] = cell
+        return cell
+
+    def _render_stacked(self, detail: StimulusDetail, conditions: list[str]) -> None:
+        """One column: each model's heading, then its answer per condition; the crowd last."""
+        row = 0
+        for model in self._chosen:
+            self.grid.addWidget(self._heading(model), row, 0, 1, 2)
+            row += 1
+            for condition in conditions:
+                label = QLabel(html.escape(condition))
+                label.setWordWrap(True)
+                label.setMaximumWidth(90)
+                self.grid.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)
+                self.grid.addWidget(self._cell(detail, model, condition), row, 1, Qt.AlignmentFlag.AlignTop)
+                row += 1
+        if self.humans_box.isChecked() and detail.human:
+            self.grid.addWidget(QLabel("<b>human crowd</b>"), row, 0, 1, 2)
+            crowd = QLabel("<br/>".join(html.escape(line) for line in human_summary(detail.human, detail.ground_truth)))
+            crowd.setWordWrap(True)
+            self.grid.addWidget(crowd, row + 1, 0, 1, 2, Qt.AlignmentFlag.AlignTop)
+            row += 2
+        self.grid.setRowStretch(row, 1)
+        self.grid.setColumnStretch(1, 1)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self.detail is not None and self._is_narrow() != self._narrow:
+            self._render()
 
     # ----- presentation ----------------------------------------------------------------------------------
     def enter_presentation(self, full_screen: bool = True) -> PresentationView:

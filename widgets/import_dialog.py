@@ -178,7 +178,8 @@ class ImportDialog(QDialog):
             return
         counts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result["counts"].items() if v)
         notes = "".join(f"<br/>{n}" for n in result.get("notes", []))
-        skipped = "".join(f"<br/><span style='color:{colour('error')}'>skipped {s}</span>" for s in result.get("skipped", []))
+        skipped = "".join(f"<br/><span style='color:{colour('error')}'>skipped {_escape(s)}</span>"
+                          for s in result.get("skipped", []))
         self.report.setText(f"<b>{result['kind']}</b> → dataset <b>{result['dataset']}</b>: {counts or 'nothing'}"
                             f"{notes}{skipped}")
         for row in range(self.mapping.rowCount()):

@@ -4,10 +4,11 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel, QProgressBar
 
 from storage.records import Judgment
+from widgets.palette import score_colour
 
 
 def judge_bar(judgment: Judgment, height: int, no_reason: str = "") -> tuple[QLabel, QProgressBar]:
-    """The criterion's name and a bar filled to score / scale (5 when the scale is unknown)."""
+    """The criterion's name and a bar filled to score / scale (5 when the scale is unknown), coloured by score."""
     name = QLabel(judgment.criterion)
     bar = QProgressBar()
     scale = judgment.scale_max or 5.0
@@ -15,6 +16,10 @@ def judge_bar(judgment: Judgment, height: int, no_reason: str = "") -> tuple[QLa
     bar.setValue(int(round(100 * (judgment.score or 0) / scale)))
     bar.setFormat(f"{judgment.score:g} / {scale:g}" if judgment.score is not None else "—")
     bar.setMaximumHeight(height)
+    if judgment.score is not None:
+        # the bar's colour says the score at a glance: red low, green high, on the judge's own scale
+        bar.setStyleSheet(f"QProgressBar::chunk {{ background: {score_colour(judgment.score, scale).name()}; }}"
+                          " QProgressBar { text-align: center; }")
     judge = judgment.judge or ("judge" if judgment.rationale else no_reason)
     tip = f"{judge}: {judgment.rationale}" if judgment.rationale else judge
     for widget in (name, bar):

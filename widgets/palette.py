@@ -53,6 +53,13 @@ def colour(name: str, palette: QPalette | None = None) -> str:
     return pick(light, dark, palette)
 
 
+def score_colour(score: float, scale: float, palette: QPalette | None = None) -> QColor:
+    """Red (low) to green (high) on the judge's own scale, pale on a light palette and deep on a dark one,
+    so the palette's text stays readable on it."""
+    share = max(0.0, min(1.0, score / scale if scale else 0.0))
+    return QColor.fromHsvF(0.33 * share, 0.6, 0.42) if is_dark(palette) else QColor.fromHsvF(0.33 * share, 0.45, 0.95)
+
+
 def qcolour(name: str, palette: QPalette | None = None) -> QColor:
     """`colour` as a QColor, for brushes and pens."""
     return QColor(colour(name, palette))

@@ -3,10 +3,11 @@ profiles on hover, and the four tasks' judged scores per role in both vision mod
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QPixmap
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (QFrame, QGridLayout, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QHeaderView)
 
+from widgets.palette import score_colour
 from storage.records import StimulusDetail
 
 TASKS = ("Expr", "Char", "Int-Reg", "Int-Out")
@@ -23,12 +24,6 @@ def profile_html(name: str, profile: dict) -> str:
     rows = "".join(f"<tr><td style='color:gray'>{k.replace('_', ' ')}</td><td>{_escape(str(profile[k]))}</td></tr>"
                    for k in PROFILE_FIELDS if profile.get(k) not in (None, ""))
     return f"<b>{_escape(name)}</b><table>{rows}</table>"
-
-
-def score_colour(score: float, scale: float) -> QColor:
-    """Red (low) to green (high) on the judge's scale."""
-    share = max(0.0, min(1.0, score / scale if scale else 0.0))
-    return QColor.fromHsvF(0.33 * share, 0.45, 0.95)
 
 
 class SceneView(QWidget):

@@ -17,6 +17,7 @@ from widgets.goal_checklist import GoalChecklist
 from widgets.rich_text_block import RichTextBlock
 from widgets.rooms_canvas import RoomsCanvas
 from widgets.stepper_style import FALSE_BG, FALSE_FG
+from widgets.palette import colour
 
 
 class TracePane(QWidget):
@@ -47,8 +48,9 @@ class TracePane(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.first_table, "First-order beliefs")
         self.tabs.addTab(self.second_table, "Second-order beliefs")
-        legend = QLabel("<span style='background:#ffe98a'>&nbsp;yellow&nbsp;</span> changed at this step &nbsp; "
-                        "<span style='background:#f6c9c4;color:#9b1c10'>&nbsp;⚠ red&nbsp;</span> false belief "
+        legend = QLabel(f"<span style='background:{colour('changed_bg')}'>&nbsp;yellow&nbsp;</span> changed at this "
+                        f"step &nbsp; <span style='background:{colour('false_bg')};color:{colour('false_fg')}'>"
+                        "&nbsp;⚠ red&nbsp;</span> false belief "
                         "(differs from the world) &nbsp; ? = no longer knows where")
         legend.setWordWrap(True)  # else its one long line sets the pane's minimum width
         centre = QSplitter(Qt.Orientation.Vertical)

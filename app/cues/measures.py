@@ -20,7 +20,7 @@ from app.cues.acoustics import (PraatSettings, energy_mean_db, formant_track, in
                                 semitones)
 from app.cues.conversation import (Conversation, ConversationSettings, TimedWord, analyse,
                                    conversation_measures, speaker_measures)
-from storage.records import StimulusDetail
+from storage.records import Segment, StimulusDetail
 
 WHOLE = "all"
 AUDIO_PREFIX = "audio"
@@ -98,10 +98,10 @@ def audio_roles(detail: StimulusDetail) -> list[str]:
     return [m.role for m in detail.media if m.role == AUDIO_PREFIX or m.role.startswith(AUDIO_PREFIX + ":")]
 
 
-def timed_words(detail: StimulusDetail) -> list[TimedWord]:
-    """Every timed word of the transcript with its speaker (the segment's speaker, else its audio role)."""
+def timed_words(segments: Sequence[Segment]) -> list[TimedWord]:
+    """Every timed word of a transcript with its speaker (the segment's speaker, else its audio role)."""
     out = []
-    for segment in detail.segments:
+    for segment in segments:
         speaker = segment.speaker or (subject_of_role(segment.media_role) if segment.media_role else "")
         out += [TimedWord(speaker, w.word, w.start_s, w.end_s) for w in segment.words]
     return out

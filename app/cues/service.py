@@ -53,7 +53,7 @@ def library_versions(settings: CueSettings) -> dict[str, str | None]:
 
 def voices_of(detail: StimulusDetail, should_cancel: Callable[[], bool] = lambda: False) -> list[Voice]:
     """The stimulus's audio tracks decoded (its window of each file), with each participant's words."""
-    words = timed_words(detail)
+    words = timed_words(detail.segments)
     roles = set(audio_roles(detail))
     voices = []
     for media in detail.media:

@@ -1,0 +1,120 @@
+"""The analysis tracks in the real window: drawn under the waveform on its time axis from Praat's values,
+a click on a track seeks, zooming the waveform zooms the tracks, toggles are remembered, and a new
+stimulus replaces the old one's tracks."""
+from __future__ import annotations
+
+import numpy as np
+import parselmouth
+import pytest
+from PySide6.QtCore import QPointF, QSettings, Qt
+
+from app.sample import import_label_sets
+from storage.importers.writer import write_plan
+from storage.store import Store
+from tests.cues_dyads import dyad_plan, f0_of
+from widgets.analysis_tracks import CONVERSATION, INTENSITY, PITCH, SPECTROGRAM, AnalysisTracksView
+
+
+@pytest.fixture
+def dyads(tmp_path):
+    root = tmp_path / "media"
+    root.mkdir()
+    store = Store.open(tmp_path / "tracks.duckdb")
+    import_label_sets(store)
+    write_plan(store, dyad_plan(root, n=3))
+    yield store, root
+    store.close()
+
+
+def wait_for_tracks(qtbot, page, tracks: AnalysisTracksView) -> None:
+    qtbot.waitUntil(lambda: tracks.lane_names() == ["A", "B"] and not page.busy() and tracks.loaded(), timeout=30000)
+
+
+def click_at(qtbot, tracks: AnalysisTracksView, track: str, lane: int | None, seconds: float) -> None:
+    plot = tracks.row_plot(track, lane)
+    y = float(np.mean(plot.vb.viewRange()[1]))
+    point = tracks.canvas.mapFromScene(plot.vb.mapViewToScene(QPointF(seconds, y)))
+    qtbot.mouseClick(tracks.canvas.viewport(), Qt.MouseButton.LeftButton, pos=point)
+
+
+def test_tracks_draw_praats_values_and_a_click_seeks(qtbot, dyads, window_for):
+    store, root = dyads
+    win = window_for(store, annotator="ana")
+    win.select_stimulus_id(1)
+    page = win.media_page
+    tracks = page.player.tracks
+    wait_for_tracks(qtbot, page, tracks)
+    assert tracks.wanted_rows() == [(SPECTROGRAM, 0), (PITCH, 0), (CONVERSATION, None)]
+    # the first voice's pitch is Praat's for that file, and its F0 is the generated one
+    praat = parselmouth.Sound(str(root / "d0_A.wav")).to_pitch_ac(pitch_floor=75.0, pitch_ceiling=600.0)
+    assert np.allclose(np.nan_to_num(tracks.voice(0).pitch.f0_hz), praat.selected_array["frequency"], atol=1e-6)
+    assert abs(np.nanmedian(tracks.voice(0).pitch.f0_hz) - f0_of(0)[0]) < 1.5
+    image = tracks.row_plot(SPECTROGRAM, 0).items
+    assert any(getattr(item, "image", None) is not None and item.image.max() > 0 for item in image)
+    # the turn-taking row has the dyad's four turns, gaps and overlap
+    talk = tracks.conversation()
+    assert [t.speaker for t in talk.turns] == ["A", "B", "A", "B"] and len(talk.gaps) == 2
+    clock = page.player.clock
+    click_at(qtbot, tracks, PITCH, 0, 3.0)
+    assert clock.position == pytest.approx(3.0, abs=0.05)
+    click_at(qtbot, tracks, CONVERSATION, None, 4.4)
+    assert clock.position == pytest.approx(4.4, abs=0.05)
+
+
+def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyads, window_for):
+    store, _ = dyads
+    win = window_for(store)
+    win.select_stimulus_id(1)
+    page = win.media_page
+    tracks = page.player.tracks
+    wait_for_tracks(qtbot, page, tracks)
+    page.player.waveform.set_view_range(1.0, 1.5)
+    # the same time sits at the same screen x in the waveform and in every track
+    ruler = page.player.waveform.ruler.vb
+    for t in (1.1, 1.25, 1.4):
+        on_wave = page.player.waveform.canvas.mapToGlobal(
+            page.player.waveform.canvas.mapFromScene(ruler.mapViewToScene(QPointF(t, 0.0)))).x()
+        for track, lane in ((PITCH, 0), (SPECTROGRAM, 0), (CONVERSATION, None)):
+            vb = tracks.row_plot(track, lane).vb
+            on_track = tracks.canvas.mapToGlobal(tracks.canvas.mapFromScene(vb.mapViewToScene(QPointF(t, 0.0)))).x()
+            assert abs(on_track - on_wave) <= 1, (track, t)
+    spectrogram = tracks.spectrogram(0)
+    assert spectrogram.level_for(1.0, 1.5, int(ruler.width())) == 0
+    drawn = next(i for i in tracks.row_plot(SPECTROGRAM, 0).items if getattr(i, "image", None) is not None)
+    # drawn at once from a coarser level, then from level 0 (a frame every 2 ms) once its tiles are computed
+    qtbot.waitUntil(lambda: drawn.image.shape[0] >= 0.5 / spectrogram.params.time_step_s, timeout=10000)
+    left, right = drawn.mapRectToParent(drawn.boundingRect()).left(), drawn.mapRectToParent(drawn.boundingRect()).right()
+    assert left <= 1.0 and right >= 1.5
+
+
+def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_for):
+    store, _ = dyads
+    win = window_for(store)
+    win.select_stimulus_id(1)
+    tracks = win.media_page.player.tracks
+    wait_for_tracks(qtbot, win.media_page, tracks)
+    assert tracks.row_plot(INTENSITY, 1) is None
+    action = next(a for menu in tracks.tracks_menu.actions() if menu.menu()
+                  for a in menu.menu().actions() if a.objectName() == "track:B:intensity")
+    action.trigger()
+    assert tracks.row_plot(INTENSITY, 1) is not None
+    qtbot.waitUntil(tracks.loaded, timeout=30000)
+    assert np.nanmax(tracks.voice(1).intensity.db) > 60
+    assert QSettings().value("analysis_tracks/B/intensity") in (True, "true")
+    other = AnalysisTracksView()
+    qtbot.addWidget(other)
+    assert other.is_on("B", INTENSITY)
+    other.shutdown()
+
+
+def test_a_new_stimulus_replaces_the_tracks_and_drops_the_old_work(qtbot, dyads, window_for):
+    store, _ = dyads
+    win = window_for(store)
+    win.select_stimulus_id(1)
+    tracks = win.media_page.player.tracks
+    qtbot.waitUntil(lambda: tracks.lane_names() == ["A", "B"], timeout=30000)
+    win.select_stimulus_id(3)  # at once, before the first one's tracks are in
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == 3, timeout=30000)
+    wait_for_tracks(qtbot, win.media_page, tracks)
+    assert abs(np.nanmedian(tracks.voice(0).pitch.f0_hz) - f0_of(2)[0]) < 1.5
+    assert [t.speaker for t in tracks.conversation().turns] == ["A", "B", "A", "B"]

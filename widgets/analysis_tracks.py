@@ -1,0 +1,595 @@
+"""Analysis tracks under the waveform, on its time axis: spectrogram (with formants), pitch, intensity per
+voice, and the conversation's floors, gaps, overlaps and backchannels.
+
+Each track is toggled per lane (voice) from the Tracks menu and remembered; the spectrogram's band, top
+frequency and dynamic range and Praat's pitch floor and ceiling are set in the strip above the rows.
+Rows are x-linked to the waveform's view box (`link_x`), so zoom and pan move them together; clicking a
+row asks to seek there (`seekRequested`), as the waveform does.
+
+Nothing heavy runs on the GUI thread: the spectrogram tiles, Praat's analyses and the turn-taking run on
+the tracks' TaskRunner, keyed per lane, and a new stimulus cancels the old one's work. While zooming, a
+view is drawn at once from the tiles in memory (a coarser level if the fine one is not there yet) and the
+missing tiles are computed on the worker, latest view winning.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QSpinBox, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from app.cues.acoustics import PraatSettings
+from app.cues.conversation import Conversation, TimedWord
+from app.cues.tracks import VoiceTracks, conversation_track, voice_tracks
+from storage.records import MediaRef
+from storage.spectrogram import DB_FLOOR, DB_STEP, SpectrogramParams, SpectrogramTiles, open_spectrogram
+from widgets.tasks import TaskRunner
+from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox
+
+SPECTROGRAM, PITCH, INTENSITY, FORMANTS = "spectrogram", "pitch", "intensity", "formants"
+CONVERSATION = "conversation"
+LANE_TRACKS = (SPECTROGRAM, PITCH, INTENSITY, FORMANTS)
+TRACK_TITLES = {SPECTROGRAM: "spectrogram", PITCH: "pitch (F0)", INTENSITY: "intensity", FORMANTS: "formants",
+                CONVERSATION: "turn-taking"}
+ROW_HEIGHTS = {SPECTROGRAM: 120, PITCH: 70, INTENSITY: 60, CONVERSATION: 76}
+# on by default: the first voice's spectrogram and pitch, and the turn-taking of a conversation
+DEFAULT_ON = {SPECTROGRAM, PITCH, CONVERSATION}
+SETTINGS_GROUP = "analysis_tracks"
+PITCH_COLOUR = "#1f6fd1"
+INTENSITY_COLOUR = "#c98a06"
+FORMANT_COLOUR = "#d62728"
+GAP_BRUSH = QColor(128, 128, 128, 90)
+OVERLAP_BRUSH = QColor(214, 39, 40, 150)
+MAX_TURN_LABELS = 200
+FORMANT_RANGE_DB = 30.0
+
+
+class _Row:
+    """One plot row: its track, lane and the items drawn in it."""
+
+    def __init__(self, plot: pg.PlotItem, track: str, lane: int | None) -> None:
+        self.plot = plot
+        self.track = track
+        self.lane = lane
+        self.items: list[pg.GraphicsObject] = []
+        self.image: pg.ImageItem | None = None
+
+
+def _lut(dark: bool) -> np.ndarray:
+    """Praat's grey (white silence, black energy) on a light palette; inferno (dark silence) on a dark one,
+    so the image stands apart from the window's background either way."""
+    if dark:
+        return pg.colormap.get("inferno").getLookupTable(nPts=256)
+    grey = np.linspace(255, 0, 256).astype(np.uint8)
+    return np.stack([grey, grey, grey], axis=1)
+
+
+class AnalysisTracksView(QWidget):
+    """Rows of analysis tracks for the lanes of one stimulus; see the module docstring."""
+
+    seekRequested = Signal(float)
+    tracksChanged = Signal()
+
+    def __init__(self, parent: QWidget | None = None, runner: TaskRunner | None = None) -> None:
+        super().__init__(parent)
+        if runner is None:
+            pool = QThreadPool(self)
+            pool.setMaxThreadCount(1)
+            runner = TaskRunner(self, pool=pool)
+        self._tasks = runner
+        self._lanes: list[tuple[str, MediaRef]] = []
+        self._words: list[TimedWord] = []
+        self._rows: list[_Row] = []
+        self._x_link: pg.ViewBox | None = None
+        self._playhead = 0.0
+        self._generation = 0
+        self._spectrograms: dict[int, SpectrogramTiles] = {}
+        self._spectrogram_top: dict[int, float] = {}
+        self._voices: dict[int, VoiceTracks] = {}
+        self._conversation: Conversation | None = None
+        self._errors: dict[str, str] = {}
+        self.redraw_count = 0
+        self._settings = QSettings()
+
+        self.tracks_button = QToolButton(self)
+        self.tracks_button.setText("Tracks")
+        self.tracks_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.tracks_menu = QMenu(self)
+        self.tracks_button.setMenu(self.tracks_menu)
+        self.band = QComboBox(self)
+        self.band.addItem("wide-band (5 ms)", "wide")
+        self.band.addItem("narrow-band (30 ms)", "narrow")
+        self.band.setToolTip("spectrogram window: wide-band shows formants and pulses, narrow-band harmonics")
+        self.max_frequency = self._spin(1000, 16000, 500, 5000, " Hz", "spectrogram's top frequency")
+        self.dynamic_range = self._spin(20, 100, 5, 50, " dB", "dynamic range: how far under the loudest is white")
+        self.pitch_floor = self._spin(30, 400, 5, 75, " Hz", "Praat's pitch floor")
+        self.pitch_ceiling = self._spin(100, 1200, 25, 600, " Hz", "Praat's pitch ceiling")
+        self._restore_parameters()
+        self.status = QLabel("", self)
+        self.status.setStyleSheet("color: #777")
+        strip = QHBoxLayout()
+        strip.setContentsMargins(4, 0, 4, 0)
+        strip.addWidget(self.tracks_button)
+        strip.addWidget(self.band)
+        for label, spin in (("max", self.max_frequency), ("range", self.dynamic_range),
+                            ("pitch floor", self.pitch_floor), ("ceiling", self.pitch_ceiling)):
+            strip.addWidget(QLabel(label, self))
+            strip.addWidget(spin)
+        strip.addWidget(self.status, 1)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setBackground(None)
+        self.canvas.ci.setSpacing(2)
+        self.canvas.ci.setContentsMargins(0, 0, 0, 0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(strip)
+        layout.addWidget(self.canvas)
+
+        self._view_timer = QTimer(self)
+        self._view_timer.setSingleShot(True)
+        self._view_timer.setInterval(0)
+        self._view_timer.timeout.connect(self.redraw_spectrograms)
+        self.band.currentIndexChanged.connect(self._spectrogram_parameters_changed)
+        self.max_frequency.valueChanged.connect(self._spectrogram_parameters_changed)
+        self.dynamic_range.valueChanged.connect(self._levels_changed)
+        self.pitch_floor.valueChanged.connect(self._pitch_parameters_changed)
+        self.pitch_ceiling.valueChanged.connect(self._pitch_parameters_changed)
+        self._rebuild()
+
+    def _spin(self, low: int, high: int, step: int, value: int, suffix: str, tip: str) -> QSpinBox:
+        spin = QSpinBox(self)
+        spin.setRange(low, high)
+        spin.setSingleStep(step)
+        spin.setValue(value)
+        spin.setSuffix(suffix)
+        spin.setToolTip(tip)
+        spin.setKeyboardTracking(False)  # typing "5000" is one change, not four
+        return spin
+
+    # ----- remembered choices -------------------------------------------------------------------------
+    def _restore_parameters(self) -> None:
+        s = self._settings
+        index = self.band.findData(s.value(f"{SETTINGS_GROUP}/band", "wide"))
+        self.band.setCurrentIndex(max(0, index))
+        for key, spin in (("max_frequency", self.max_frequency), ("dynamic_range", self.dynamic_range),
+                          ("pitch_floor", self.pitch_floor), ("pitch_ceiling", self.pitch_ceiling)):
+            try:
+                spin.setValue(int(float(s.value(f"{SETTINGS_GROUP}/{key}", spin.value()))))
+            except (TypeError, ValueError):
+                pass  # a hand-edited settings file: keep the default
+
+    def _save_parameters(self) -> None:
+        s = self._settings
+        s.setValue(f"{SETTINGS_GROUP}/band", self.band.currentData())
+        for key, spin in (("max_frequency", self.max_frequency), ("dynamic_range", self.dynamic_range),
+                          ("pitch_floor", self.pitch_floor), ("pitch_ceiling", self.pitch_ceiling)):
+            s.setValue(f"{SETTINGS_GROUP}/{key}", spin.value())
+
+    def is_on(self, lane_name: str | None, track: str) -> bool:
+        """Whether `track` is shown for the lane (None: the conversation row); remembered per lane name."""
+        key = f"{SETTINGS_GROUP}/{CONVERSATION}" if lane_name is None else f"{SETTINGS_GROUP}/{lane_name}/{track}"
+        first = bool(self._lanes) and lane_name == self._lanes[0][0]
+        default = track in DEFAULT_ON and (lane_name is None or first)
+        value = self._settings.value(key, default)
+        return value in (True, "true", "1", 1)
+
+    def set_track(self, lane_name: str | None, track: str, on: bool) -> None:
+        """Show or hide a track of a lane (None: the conversation row), remember it and fetch what it needs."""
+        key = f"{SETTINGS_GROUP}/{CONVERSATION}" if lane_name is None else f"{SETTINGS_GROUP}/{lane_name}/{track}"
+        self._settings.setValue(key, bool(on))
+        self._rebuild()
+        self._request_missing()
+        self.tracksChanged.emit()
+
+    # ----- stimulus -----------------------------------------------------------------------------------
+    def link_x(self, viewbox: pg.ViewBox) -> None:
+        """Share the time axis of `viewbox` (the waveform's ruler): same seconds, zoom and pan."""
+        self._x_link = viewbox
+        viewbox.sigXRangeChanged.connect(lambda *_: self._view_timer.start())
+        for row in self._rows:
+            row.plot.setXLink(viewbox)
+
+    def set_stimulus(self, lanes: Sequence[tuple[str, MediaRef]], words: Sequence[TimedWord] = ()) -> None:
+        """Show the tracks of a new stimulus: every job of the old one is cancelled, its results dropped."""
+        self._generation += 1
+        self._tasks.cancel_prefix("tracks:")
+        self._lanes = [(name, ref) for name, ref in lanes if ref is not None]
+        self._words = list(words)
+        self._spectrograms, self._spectrogram_top, self._voices = {}, {}, {}
+        self._conversation = None
+        self._errors = {}
+        self._rebuild()
+        self._request_missing()
+
+    def clear(self) -> None:
+        self.set_stimulus([], [])
+
+    def shutdown(self) -> None:
+        """Cancel the tracks' work and wait for what is mid-way (it checks its token between steps)."""
+        self._tasks.close()
+        self._tasks.wait(5000)
+
+    def busy(self) -> bool:
+        return self._tasks.busy()
+
+    # ----- rows ---------------------------------------------------------------------------------------
+    def _rebuild_menu(self) -> None:
+        self.tracks_menu.clear()
+        for name, _ in self._lanes:
+            section = self.tracks_menu.addMenu(f"voice {name}")
+            for track in LANE_TRACKS:
+                action = section.addAction(TRACK_TITLES[track])
+                action.setCheckable(True)
+                action.setChecked(self.is_on(name, track))
+                action.setObjectName(f"track:{name}:{track}")
+                action.toggled.connect(lambda on, n=name, t=track: self.set_track(n, t, on))
+        if self._has_conversation():
+            action = self.tracks_menu.addAction(TRACK_TITLES[CONVERSATION])
+            action.setCheckable(True)
+            action.setChecked(self.is_on(None, CONVERSATION))
+            action.setObjectName(f"track:{CONVERSATION}")
+            action.toggled.connect(lambda on: self.set_track(None, CONVERSATION, on))
+        self.tracks_button.setEnabled(bool(self._lanes))
+
+    def _has_conversation(self) -> bool:
+        return len({w.speaker for w in self._words}) >= 2
+
+    def wanted_rows(self) -> list[tuple[str, int | None]]:
+        """(track, lane index) of every row to show, top to bottom."""
+        rows: list[tuple[str, int | None]] = []
+        for index, (name, _) in enumerate(self._lanes):
+            if self.is_on(name, SPECTROGRAM) or self.is_on(name, FORMANTS):
+                rows.append((SPECTROGRAM, index))
+            for track in (PITCH, INTENSITY):
+                if self.is_on(name, track):
+                    rows.append((track, index))
+        if self._has_conversation() and self.is_on(None, CONVERSATION):
+            rows.append((CONVERSATION, None))
+        return rows
+
+    def _rebuild(self) -> None:
+        self._rebuild_menu()
+        for row in self._rows:
+            self.canvas.ci.removeItem(row.plot)
+        self._rows = []
+        total = 0
+        for position, (track, lane) in enumerate(self.wanted_rows()):
+            plot = self._make_plot(track, lane)
+            self.canvas.ci.addItem(plot, row=position, col=0)
+            self._rows.append(_Row(plot, track, lane))
+            total += ROW_HEIGHTS[track] + 2
+        self.canvas.setFixedHeight(max(total, 0) + 4)
+        self.canvas.setVisible(bool(self._rows))
+        for row in self._rows:
+            self._draw_row(row)
+
+    def _make_plot(self, track: str, lane: int | None) -> pg.PlotItem:
+        plot = pg.PlotItem(viewBox=LaneViewBox())
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        plot.hideAxis("bottom")
+        axis = plot.getAxis("left")
+        axis.setWidth(LEFT_AXIS_WIDTH)
+        axis.enableAutoSIPrefix(False)
+        height = ROW_HEIGHTS[track]
+        plot.setMinimumHeight(height)
+        plot.setMaximumHeight(height)
+        name = short_name(self._lanes[lane][0]) if lane is not None else ""
+        colour = LANE_COLOURS[lane % len(LANE_COLOURS)] if lane is not None else "#666666"
+        label = {SPECTROGRAM: f"{name} kHz", PITCH: f"{name} F0", INTENSITY: f"{name} dB",
+                 CONVERSATION: "turns"}[track]
+        plot.setLabel("left", label, color=colour)
+        if self._x_link is not None:
+            plot.setXLink(self._x_link)
+        plot.vb.clicked.connect(self._on_clicked)
+        line = pg.InfiniteLine(self._playhead, angle=90, movable=False, pen=pg.mkPen(PLAYHEAD_COLOUR, width=1))
+        line.setZValue(20)
+        plot.addItem(line, ignoreBounds=True)
+        plot.playhead = line
+        return plot
+
+    def row_plot(self, track: str, lane: int | None = None) -> pg.PlotItem | None:
+        for row in self._rows:
+            if row.track == track and row.lane == lane:
+                return row.plot
+        return None
+
+    def _on_clicked(self, seconds: float) -> None:
+        self.seekRequested.emit(max(0.0, float(seconds)))
+
+    def set_playhead(self, seconds: float) -> None:
+        self._playhead = seconds
+        for row in self._rows:
+            row.plot.playhead.setValue(seconds)
+
+    # ----- work ---------------------------------------------------------------------------------------
+    def _spectrogram_params(self) -> SpectrogramParams:
+        return SpectrogramParams(band=self.band.currentData(), max_frequency_hz=float(self.max_frequency.value()))
+
+    def praat_settings(self) -> PraatSettings:
+        return PraatSettings(pitch_floor_hz=float(self.pitch_floor.value()),
+                             pitch_ceiling_hz=float(self.pitch_ceiling.value()))
+
+    def _view(self) -> tuple[float, float, int]:
+        if self._x_link is not None:
+            t0, t1 = self._x_link.viewRange()[0]
+            width = int(self._x_link.width()) or 1000
+        else:
+            t0, t1, width = 0.0, max((r.duration_s or 0.0 for _, r in self._lanes), default=1.0) or 1.0, 1000
+        return float(t0), float(t1), width
+
+    def _request_missing(self) -> None:
+        generation = self._generation
+        wanted = self.wanted_rows()
+        for index, (name, ref) in enumerate(self._lanes):
+            if not ref.present:
+                continue
+            if (SPECTROGRAM, index) in wanted and index not in self._spectrograms:
+                params = self._spectrogram_params()
+                t0, t1, width = self._view()
+
+                def open_and_draw(token, _progress, r=ref, p=params, v=(t0, t1, width)):
+                    tiles = open_spectrogram(r.path, r.offset_s, r.duration_s, p, should_cancel=token)
+                    top = tiles.overview_max_db(token)
+                    tiles.query(v[0], v[1], v[2], should_cancel=token)
+                    return tiles, top
+
+                self._status(f"{name}: spectrogram...")
+                self._tasks.submit(f"tracks:spec:{index}", open_and_draw,
+                                   lambda result, i=index, g=generation: self._spectrogram_ready(g, i, result),
+                                   on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} spectrogram", exc),
+                                   with_progress=True)
+            needs_voice = ((PITCH, index) in wanted or (INTENSITY, index) in wanted or self.is_on(name, FORMANTS))
+            formants_missing = (self.is_on(name, FORMANTS) and index in self._voices
+                                and self._voices[index].formants is None)
+            if needs_voice and (index not in self._voices or formants_missing):
+                settings, formants = self.praat_settings(), self.is_on(name, FORMANTS)
+                self._status(f"{name}: pitch and intensity...")
+                self._tasks.submit(f"tracks:voice:{index}",
+                                   lambda token, _p, r=ref, s=settings, f=formants: voice_tracks(r, s, f, token),
+                                   lambda result, i=index, g=generation: self._voice_ready(g, i, result),
+                                   on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} pitch", exc),
+                                   with_progress=True)
+        if (CONVERSATION, None) in wanted and self._conversation is None:
+            words = list(self._words)
+            self._tasks.submit("tracks:conversation", lambda: conversation_track(words),
+                               lambda result, g=generation: self._conversation_ready(g, result),
+                               on_error=lambda exc: self._failed("turn-taking", exc))
+
+    def _status(self, text: str) -> None:
+        self.status.setText(text)
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        self._errors[what] = str(exc)
+        self._status(f"{what}: {exc}")
+
+    def _spectrogram_ready(self, generation: int, lane: int, result: tuple[SpectrogramTiles, float]) -> None:
+        if generation != self._generation:
+            return
+        self._spectrograms[lane], self._spectrogram_top[lane] = result
+        self._status("")
+        self._redraw_track(SPECTROGRAM, lane)
+
+    def _voice_ready(self, generation: int, lane: int, result: VoiceTracks) -> None:
+        if generation != self._generation:
+            return
+        self._voices[lane] = result
+        self._status("")
+        for track in (SPECTROGRAM, PITCH, INTENSITY):
+            self._redraw_track(track, lane)
+
+    def _conversation_ready(self, generation: int, result: Conversation | None) -> None:
+        if generation != self._generation:
+            return
+        self._conversation = result
+        self._redraw_track(CONVERSATION, None)
+
+    def _redraw_track(self, track: str, lane: int | None) -> None:
+        for row in self._rows:
+            if row.track == track and row.lane == lane:
+                self._draw_row(row)
+
+    # ----- parameters ---------------------------------------------------------------------------------
+    def _spectrogram_parameters_changed(self) -> None:
+        self._save_parameters()
+        self._tasks.cancel_prefix("tracks:spec:")
+        self._spectrograms, self._spectrogram_top = {}, {}
+        for row in self._rows:
+            if row.track == SPECTROGRAM:
+                self._draw_row(row)
+        self._request_missing()
+
+    def _levels_changed(self) -> None:
+        self._save_parameters()
+        self.redraw_spectrograms()
+
+    def _pitch_parameters_changed(self) -> None:
+        self._save_parameters()
+        self._tasks.cancel_prefix("tracks:voice:")
+        self._voices = {}
+        for row in self._rows:
+            if row.track in (PITCH, INTENSITY, SPECTROGRAM):
+                self._draw_row(row)
+        self._request_missing()
+
+    # ----- drawing ------------------------------------------------------------------------------------
+    def _clear_row(self, row: _Row) -> None:
+        for item in row.items:
+            row.plot.removeItem(item)
+        row.items = []
+
+    def _add(self, row: _Row, item: pg.GraphicsObject) -> None:
+        row.plot.addItem(item)
+        row.items.append(item)
+
+    def _draw_row(self, row: _Row) -> None:
+        if row.track == SPECTROGRAM:
+            self._draw_spectrogram(row)
+        elif row.track == PITCH:
+            self._draw_pitch(row)
+        elif row.track == INTENSITY:
+            self._draw_intensity(row)
+        else:
+            self._draw_conversation(row)
+
+    def redraw_spectrograms(self) -> None:
+        """Draw every spectrogram row for the current view from the tiles at hand; fetch what is missing."""
+        for row in self._rows:
+            if row.track == SPECTROGRAM:
+                self._draw_spectrogram(row, fetch=True)
+
+    def _draw_spectrogram(self, row: _Row, fetch: bool = False) -> None:
+        lane = row.lane
+        top_hz = float(self.max_frequency.value())
+        row.plot.setYRange(0.0, top_hz, padding=0)
+        row.plot.getAxis("left").setTicks([[(f, f"{f / 1000:g}") for f in range(0, int(top_hz) + 1, 1000)]])
+        tiles = self._spectrograms.get(lane)
+        show_image = self.is_on(self._lanes[lane][0], SPECTROGRAM)
+        if row.image is None:
+            row.image = pg.ImageItem()
+            row.image.setZValue(-10)
+            row.plot.addItem(row.image)
+        if tiles is None or not show_image:
+            row.image.clear()
+        else:
+            t0, t1, width = self._view()
+            found = tiles.query(t0, t1, width, compute=False)
+            top = (self._spectrogram_top.get(lane, 80.0) - DB_FLOOR) / DB_STEP
+            bottom = top - self.dynamic_range.value() / DB_STEP
+            dark = self.palette().window().color().lightness() < 128
+            row.image.setImage(found.image, levels=(bottom, top), lut=_lut(dark), autoLevels=False)
+            row.image.setRect(QRectF(found.t0, 0.0, found.t1 - found.t0, found.frequency_step * found.image.shape[1]))
+            self.redraw_count += 1
+            if fetch and (not found.complete or found.level != tiles.level_for(t0, t1, width)):
+                generation = self._generation
+                self._tasks.submit(f"tracks:spec:{lane}:view",
+                                   lambda token, _p: tiles.query(t0, t1, width, should_cancel=token),
+                                   lambda _r, g=generation, r=row: self._view_computed(g, r), with_progress=True)
+        self._clear_row(row)
+        voice = self._voices.get(lane)
+        if voice is not None and voice.formants is not None and self.is_on(self._lanes[lane][0], FORMANTS):
+            times = np.tile(voice.formants.times, voice.formants.hz.shape[0])
+            values = voice.formants.hz.reshape(-1)
+            # as Praat's editor: formants only where the sound is within FORMANT_RANGE_DB of its loudest,
+            # so silence shows none (Burg's method finds "formants" in any noise)
+            db = np.interp(times, voice.intensity.times, voice.intensity.db)
+            loud = db >= np.nanmax(voice.intensity.db) - FORMANT_RANGE_DB
+            keep = np.isfinite(values) & (values <= top_hz) & loud
+            self._add(row, pg.ScatterPlotItem(times[keep], values[keep], size=3, pen=None,
+                                              brush=pg.mkBrush(FORMANT_COLOUR)))
+
+    def _view_computed(self, generation: int, row: _Row) -> None:
+        if generation == self._generation and row in self._rows:
+            self._draw_spectrogram(row)
+
+    def _draw_pitch(self, row: _Row) -> None:
+        self._clear_row(row)
+        row.plot.setYRange(float(self.pitch_floor.value()), float(self.pitch_ceiling.value()), padding=0.02)
+        voice = self._voices.get(row.lane)
+        if voice is None:
+            return
+        # NaN where Praat found no voicing: the curve breaks there, so voiced stretches read at a glance
+        self._add(row, pg.PlotCurveItem(voice.pitch.times, voice.pitch.f0_hz, connect="finite",
+                                        pen=pg.mkPen(PITCH_COLOUR, width=2)))
+        self._add(row, pg.ScatterPlotItem(voice.pitch.times, voice.pitch.f0_hz, size=2, pen=None,
+                                          brush=pg.mkBrush(PITCH_COLOUR)))
+
+    def _draw_intensity(self, row: _Row) -> None:
+        self._clear_row(row)
+        voice = self._voices.get(row.lane)
+        if voice is None:
+            return
+        db = voice.intensity.db
+        finite = db[np.isfinite(db)]
+        if len(finite):
+            top = float(finite.max())
+            row.plot.setYRange(top - self.dynamic_range.value(), top + 2.0, padding=0)
+        self._add(row, pg.PlotCurveItem(voice.intensity.times, db, connect="finite",
+                                        pen=pg.mkPen(INTENSITY_COLOUR, width=2)))
+
+    def _draw_conversation(self, row: _Row) -> None:
+        self._clear_row(row)
+        talk = self._conversation
+        if talk is None:
+            return
+        speakers = list(talk.speakers)
+        lane_names = [name for name, _ in self._lanes]
+        row.plot.setYRange(0.0, len(speakers), padding=0.02)
+        row.plot.getAxis("left").setTicks([[(k + 0.5, s) for k, s in enumerate(speakers)]])
+
+        def colour(speaker: str) -> QColor:
+            index = lane_names.index(speaker) if speaker in lane_names else speakers.index(speaker)
+            c = QColor(LANE_COLOURS[index % len(LANE_COLOURS)])
+            c.setAlpha(150)
+            return c
+
+        for k, speaker in enumerate(speakers):
+            turns = [t for t in talk.turns if t.speaker == speaker]
+            if turns:
+                self._add(row, pg.BarGraphItem(x0=[t.start for t in turns], x1=[t.end for t in turns],
+                                               y0=k + 0.15, height=0.7, brush=colour(speaker), pen=None))
+            pauses = [p for t in turns for p in t.pauses]
+            if pauses:
+                self._add(row, pg.BarGraphItem(x0=[a for a, _ in pauses], x1=[b for _, b in pauses], y0=k + 0.3,
+                                               height=0.4, brush=QColor(255, 255, 255, 200), pen=None))
+            backchannels = [u for u in talk.backchannels if u.speaker == speaker]
+            if backchannels:
+                self._add(row, pg.BarGraphItem(x0=[u.start for u in backchannels], x1=[u.end for u in backchannels],
+                                               y0=k + 0.35, height=0.3, brush=QColor(40, 40, 40, 220), pen=None))
+        gaps = [t.interval for t in talk.gaps]
+        if gaps:
+            self._add(row, pg.BarGraphItem(x0=[a for a, _ in gaps], x1=[b for _, b in gaps], y0=0.0,
+                                           height=len(speakers), brush=GAP_BRUSH, pen=None))
+        if talk.overlaps:
+            self._add(row, pg.BarGraphItem(x0=[a for a, _ in talk.overlaps], x1=[b for _, b in talk.overlaps],
+                                           y0=0.0, height=len(speakers), brush=OVERLAP_BRUSH, pen=None))
+        if len(talk.turns) <= MAX_TURN_LABELS:
+            for turn in talk.turns:
+                k = speakers.index(turn.speaker)
+                text = pg.TextItem(f"{turn.speech_rate:.1f} w/s", color="#222222", anchor=(0, 0.5))
+                text.setPos(turn.start, k + 0.5)
+                self._add(row, text)
+
+    # ----- for tests and screenshots --------------------------------------------------------------------
+    def loaded(self) -> bool:
+        """Everything the visible rows need has arrived (or failed)."""
+        wanted = self.wanted_rows()
+        for track, lane in wanted:
+            if lane is not None and not self._lanes[lane][1].present:
+                continue
+            name = self._lanes[lane][0] if lane is not None else ""
+            if track == SPECTROGRAM and lane not in self._spectrograms and f"{name} spectrogram" not in self._errors:
+                return False
+            if track in (PITCH, INTENSITY) and lane not in self._voices and f"{name} pitch" not in self._errors:
+                return False
+            if track == CONVERSATION and self._conversation is None and "turn-taking" not in self._errors:
+                return False
+        return not self._tasks.busy()
+
+    def lane_names(self) -> list[str]:
+        return [name for name, _ in self._lanes]
+
+    def voice(self, lane: int) -> VoiceTracks | None:
+        return self._voices.get(lane)
+
+    def conversation(self) -> Conversation | None:
+        return self._conversation
+
+    def spectrogram(self, lane: int) -> SpectrogramTiles | None:
+        return self._spectrograms.get(lane)
+
+
+def short_name(lane_name: str) -> str:
+    """A lane's name short enough for a row's rotated label ("alternative" -> "altern.")."""
+    return lane_name if len(lane_name) <= 7 else lane_name[:6] + "."
+
+
+def lanes_for(media: Sequence[MediaRef], lane_names: Sequence[str]) -> list[tuple[str, MediaRef]]:
+    """(lane name, audio) for each waveform lane whose audio is known, from the stimulus's media."""
+    by_subject = {m.role.split(":", 1)[-1]: m for m in media if m.role == "audio" or m.role.startswith("audio:")}
+    return [(name, by_subject[name]) for name in lane_names if name in by_subject]

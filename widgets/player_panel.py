@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from app import keymap as keys
 from app.audio import AudioOutput
 from app.clock import RATE_STEPS, ClockEvent, PlaybackClock
+from app.cues.measures import timed_words
 from app.keymap import Keymap, default_keymap
 from storage.media import (
     DecodeCancelled,
@@ -45,6 +46,7 @@ from storage.media import (
     source_from_peaks,
 )
 from storage.records import MediaRef, Segment
+from widgets.analysis_tracks import AnalysisTracksView
 from widgets.transcript_view import TranscriptView
 from widgets.video_view import VideoSource, VideoView
 from widgets.waveform_view import LANE_COLOURS, WaveformView, format_time
@@ -265,7 +267,9 @@ class PlayerPanel(QWidget):
         self.media_area.addWidget(self.script)
         self.waveform = WaveformView()
         self.transcript = TranscriptView()
-        for view in (self.transcript, self.waveform.canvas):
+        self.tracks = AnalysisTracksView()  # spectrogram, pitch, intensity, turn-taking under the waveform
+        self.tracks.link_x(self.waveform.ruler.vb)
+        for view in (self.transcript, self.waveform.canvas, self.tracks.canvas):
             view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys stay with the panel's keymap
 
         self.play_button = QPushButton("Play")
@@ -293,7 +297,12 @@ class PlayerPanel(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.media_area)
-        splitter.addWidget(self.waveform)
+        wave_area = QWidget()
+        wave_box = QVBoxLayout(wave_area)
+        wave_box.setContentsMargins(0, 0, 0, 0)
+        wave_box.addWidget(self.waveform, 1)
+        wave_box.addWidget(self.tracks)
+        splitter.addWidget(wave_area)
         splitter.addWidget(self.transcript)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 3)
@@ -326,6 +335,7 @@ class PlayerPanel(QWidget):
         help_button.clicked.connect(self.toggle_help)
         self.rate_box.activated.connect(lambda i: self.clock.set_rate(self.rate_box.itemData(i)))
         self.waveform.seekRequested.connect(self.clock.seek)
+        self.tracks.seekRequested.connect(self.clock.seek)
         self.transcript.seekRequested.connect(self.clock.seek)
         self.clock.subscribe(self._on_clock)
         self._timer = QTimer(self)
@@ -357,6 +367,7 @@ class PlayerPanel(QWidget):
         )
         self.transcript.set_segments(segments)
         self.transcript.setVisible(bool(segments))
+        self.tracks.set_stimulus(layout.lanes, timed_words(segments))
 
         total = max(self.height(), 600)
         if layout.videos:
@@ -517,6 +528,7 @@ class PlayerPanel(QWidget):
 
     def _render_position(self, seconds: float) -> None:
         self.waveform.set_playhead(seconds)
+        self.tracks.set_playhead(seconds)
         self.transcript.set_position(seconds)
         self.time_label.setText(f"{format_time(seconds)} / {format_time(self.clock.duration or 0.0)}")
         self.positionChanged.emit(seconds)
@@ -570,6 +582,7 @@ class PlayerPanel(QWidget):
     def shutdown(self) -> None:
         """Cancel background work, wait for it, release players and the audio device."""
         self._generation += 1
+        self.tracks.shutdown()
         self._timer.stop()
         self._gather_timer.stop()
         self._pool.waitForDone(5000)

@@ -86,3 +86,78 @@ def reference_data() -> Path:
     if not REFERENCE_DATA.exists():
         pytest.skip("reference data folder not present")
     return REFERENCE_DATA
+
+
+@pytest.fixture
+def window_for(qtbot):
+    """Builds the real main window over a store, with this test's own settings file, and closes it after.
+
+        win = window_for(store, annotator="ana")          # shown; show=False leaves it hidden
+    """
+    from PySide6.QtCore import QSettings
+
+    from app.session import Session
+    from widgets.main_window import MainWindow
+
+    windows = []
+
+    def build(store, *, annotator: str | None = None, show: bool = True):
+        settings = QSettings()
+        if annotator is not None:
+            settings.setValue("annotator", annotator)
+        win = MainWindow(store, Session(), settings)
+        qtbot.addWidget(win)
+        windows.append(win)
+        if show:
+            win.show()
+            qtbot.waitExposed(win)
+            win.activateWindow()
+        return win
+
+    yield build
+    for win in windows:
+        win.close()
+
+
+@pytest.fixture
+def main_window(window_for, tmp_path, qtbot):
+    """The window over a generated FriendBench-like store (12 dyads, 3 models), its table filled."""
+    from fixtures_store import friendbench_like_plan, make_store
+
+    store = make_store(tmp_path / "window.duckdb", friendbench_like_plan(tmp_path))
+    win = window_for(store)
+    qtbot.waitUntil(lambda: win.table_model.rowCount() == 12, timeout=10000)
+    yield win
+    win.close()
+    store.close()
+
+
+@pytest.fixture
+def dyad_store(tmp_path):
+    """One FriendBench-style dyad with 6 s of generated audio per participant, and the bundled label sets."""
+    import json
+
+    import numpy as np
+    import soundfile as sf
+
+    from app.sample import import_label_sets
+    from storage.importers.plan import DatasetInfo, ImportPlan
+    from storage.importers.writer import write_plan
+    from storage.store import Store
+
+    rate = 16000
+    t = np.arange(rate * 6) / rate
+    for participant, freq in (("A", 220.0), ("B", 330.0)):
+        sf.write(tmp_path / f"d1_{participant}.wav", (0.4 * np.sin(2 * np.pi * freq * t)).astype(np.float32), rate)
+    plan = ImportPlan(DatasetInfo("Dyads", "friendbench", tmp_path, "test"), "test")
+    plan.add("stimuli", [{"external_id": "d1", "kind": "dyad", "ground_truth": "familiar",
+                          "meta": json.dumps({"duration_s": 6.0})}])
+    plan.add("media", [{"stimulus": "d1", "role": f"audio:{p}", "path": f"d1_{p}.wav", "present": True}
+                       for p in "AB"])
+    plan.add("segments", [{"stimulus": "d1", "ord": 0, "speaker": "A", "start_s": 0.5, "end_s": 2.0,
+                           "text": "would you rather", "words": json.dumps([])}])
+    store = Store.open(tmp_path / "s.duckdb")
+    import_label_sets(store)
+    write_plan(store, plan)
+    yield store
+    store.close()

@@ -7,28 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from widgets.main_window import MainWindow
-from app.session import Session
 from fixtures_store import big_predictions_plan, friendbench_like_plan, make_store
-from storage.store import Store
 from widgets.stimulus_table import LOADING, PAGE_SIZE
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitUntil(lambda: win.table_model.rowCount() == 12, timeout=10000)
-    yield win
-    win.close()
-    store.close()
+def window(main_window):
+    return main_window
 
 
 def visible_ids(win: MainWindow) -> list[str]:
@@ -79,11 +70,9 @@ def test_filter_bar_narrows_the_table(qtbot, window):
     assert window.filter_bar.count.text() == f"{n} stimuli"
 
 
-def test_lazy_table_over_a_million_predictions_fetches_only_what_is_shown(qtbot, tmp_path):
+def test_lazy_table_over_a_million_predictions_fetches_only_what_is_shown(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "big.duckdb", big_predictions_plan(tmp_path, 250_000, 4))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
+    win = window_for(store)
     model = win.table_model
     qtbot.waitUntil(lambda: model.rowCount() == 250_000, timeout=30000)
     qtbot.waitUntil(lambda: model.data(model.index(0, 0)) != LOADING, timeout=10000)
@@ -98,17 +87,15 @@ def test_lazy_table_over_a_million_predictions_fetches_only_what_is_shown(qtbot,
     store.close()
 
 
-def test_window_remembers_the_last_dataset(qtbot, tmp_path):
+def test_window_remembers_the_last_dataset(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path, name="First"))
     from storage.importers.writer import write_plan
     write_plan(store, friendbench_like_plan(tmp_path, name="Second", n_stimuli=3))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
+    win = window_for(store, show=False)
     assert win.select_dataset("Second (synthetic)")
     qtbot.waitUntil(lambda: win.table_model.rowCount() == 3, timeout=10000)
     win.close()
-    again = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(again)
+    again = window_for(store, show=False)
     assert again.dataset_combo.currentText() == "Second (synthetic)"
     again.close()
     store.close()
@@ -127,3 +114,47 @@ def test_screenshot_command_writes_a_non_blank_image(tmp_path):
     assert image.width() >= 800 and image.height() >= 500
     pixels = np.array([image.pixel(x, y) for x in range(0, image.width(), 37) for y in range(0, image.height(), 29)])
     assert len(np.unique(pixels)) > 20
+
+
+def test_a_saved_live_answer_refreshes_the_table_facets_and_dashboard(qtbot, main_window):
+    import threading
+
+    from app.changes import Topic
+    from storage.live_runs import store_live_prediction
+
+    win = main_window
+    win.session.set_compared_models(("alpha", "live-model"))
+    model = win.table_model
+    qtbot.waitUntil(lambda: model.headerData(4, Qt.Orientation.Horizontal) == "live-model"
+                    and model.data(model.index(0, 4)) == "", timeout=10000)
+    stimulus_id, dataset_id = model.stimulus_id(0), win.session.dataset_id
+    win.table.selectRow(0)
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == stimulus_id,
+                    timeout=10000)
+    truth = model.data(model.index(0, 2))
+    store_live_prediction(win.store.cursor(), dataset_id=dataset_id, model="live-model", modality="text",
+                          prompt_setting="", vision_mode="", context="", stimulus_id=stimulus_id, prompt="Who?",
+                          raw_output=f"They are {truth}.", answer=truth, correct=True, latency_s=0.1,
+                          tokens_in=3, tokens_out=4)
+    with qtbot.waitSignal(win.dashboard.dashboardShown, timeout=10000):
+        # a service publishes from the thread that wrote, here a worker's: views refresh on the GUI thread
+        publisher = threading.Thread(target=lambda: win.changes.publish(
+            (Topic.ROWS, Topic.FACETS, Topic.METRICS, Topic.DETAIL), dataset_id=dataset_id,
+            stimulus_ids=[stimulus_id], source="live"))
+        publisher.start()
+        publisher.join()
+    qtbot.waitUntil(lambda: model.data(model.index(model.row_of(stimulus_id), 4)) == "✓", timeout=10000)
+    qtbot.waitUntil(lambda: win.filter_bar.model.findData("live-model") >= 0, timeout=10000)
+    qtbot.waitUntil(lambda: "live-model" in {p.model for p in win.stimulus_view.detail.predictions}, timeout=10000)
+    assert win.session.stimulus_id == stimulus_id  # the selection stayed where the user left it
+
+
+def test_an_error_shows_in_the_status_bar_until_the_next_action_succeeds(qtbot, main_window):
+    from storage.errors import ThinsliceError
+
+    win = main_window
+    win.report_error(ThinsliceError("runs.csv line 4: found 'maybe', expected true or false"))
+    assert win.status_message.text() == "runs.csv line 4: found 'maybe', expected true or false"
+    with qtbot.waitSignal(win.detailShown, timeout=10000):
+        win.table.selectRow(2)
+    qtbot.waitUntil(lambda: "runs.csv" not in win.status_message.text(), timeout=10000)

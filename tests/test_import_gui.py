@@ -2,10 +2,6 @@
 from __future__ import annotations
 
 import polars as pl
-from PySide6.QtCore import QSettings
-
-from widgets.main_window import MainWindow
-from app.session import Session
 from fixtures_store import friendbench_like_plan, make_store
 from storage.queries import info_summary
 
@@ -15,10 +11,9 @@ def write_predictions(path, n=50):
                   "pred": ["familiar" if i % 3 else "stranger" for i in range(n)]}).write_csv(path)
 
 
-def test_import_dialog_checks_then_imports_a_mapped_table(qtbot, tmp_path):
+def test_import_dialog_checks_then_imports_a_mapped_table(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
+    win = window_for(store, show=False)
     table = tmp_path / "preds.csv"
     pl.DataFrame({"clip": [f"clip-{i:03d}" for i in range(12)], "system": ["newbie"] * 12,
                   "pred": ["familiar"] * 12}).write_csv(table)
@@ -43,10 +38,9 @@ def test_import_dialog_checks_then_imports_a_mapped_table(qtbot, tmp_path):
     store.close()
 
 
-def test_import_error_is_shown_in_the_dialog_and_nothing_is_written(qtbot, tmp_path):
+def test_import_error_is_shown_in_the_dialog_and_nothing_is_written(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
+    win = window_for(store, show=False)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"clip": "clip-001", "system": "x", "pred": "familiar"}\n{"clip": "clip-002", truncated\n')
     before = info_summary(store.cursor())

@@ -2,47 +2,12 @@
 keys from the table, and an edit made in the window landing in the store."""
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import pytest
-import soundfile as sf
-from PySide6.QtCore import QPoint, QSettings, Qt
-
-from widgets.main_window import MainWindow
-from app.sample import import_label_sets
-from app.session import Session
-from storage.importers.plan import DatasetInfo, ImportPlan
-from storage.importers.writer import write_plan
-from storage.store import Store
+from PySide6.QtCore import QPoint, Qt
 
 
-@pytest.fixture
-def dyad_store(tmp_path):
-    rate = 16000
-    t = np.arange(rate * 6) / rate
-    for participant, freq in (("A", 220.0), ("B", 330.0)):
-        sf.write(tmp_path / f"d1_{participant}.wav", (0.4 * np.sin(2 * np.pi * freq * t)).astype(np.float32), rate)
-    plan = ImportPlan(DatasetInfo("Dyads", "friendbench", tmp_path, "test"), "test")
-    plan.add("stimuli", [{"external_id": "d1", "kind": "dyad", "ground_truth": "familiar",
-                          "meta": json.dumps({"duration_s": 6.0})}])
-    plan.add("media", [{"stimulus": "d1", "role": f"audio:{p}", "path": f"d1_{p}.wav", "present": True}
-                       for p in "AB"])
-    plan.add("segments", [{"stimulus": "d1", "ord": 0, "speaker": "A", "start_s": 0.5, "end_s": 2.0,
-                           "text": "would you rather", "words": json.dumps([])}])
-    store = Store.open(tmp_path / "s.duckdb")
-    import_label_sets(store)
-    write_plan(store, plan)
-    yield store
-    store.close()
-
-
-def test_selected_dyad_plays_from_the_table_and_its_labels_are_saved(qtbot, dyad_store):
-    settings = QSettings()
-    settings.setValue("annotator", "ana")
-    win = MainWindow(dyad_store, Session(), settings)
-    qtbot.addWidget(win)
-    win.show()
+def test_selected_dyad_plays_from_the_table_and_its_labels_are_saved(qtbot, dyad_store, window_for):
+    win = window_for(dyad_store, annotator="ana")
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None, timeout=10000)
     page = win.media_page
     assert win.stimulus_view.current_page() is page

@@ -4,12 +4,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from app.import_service import run_import
-from widgets.main_window import MainWindow
 from app.benchmarks.ncp import score_attempt
-from app.session import Session
 from storage.importers.common import ImportOptions
 from storage.store import Store
 
@@ -47,14 +45,12 @@ def test_false_belief_goal_is_reached_only_by_the_trace_that_creates_it():
     assert score_attempt(SETUP + [{"action": "fly", "args": [], "kwargs": {}}], goal).reached is False
 
 
-def test_imported_attempts_are_scored_and_shown_in_the_stepper(qtbot, ncp_store):
+def test_imported_attempts_are_scored_and_shown_in_the_stepper(qtbot, ncp_store, window_for):
     verdicts = dict(ncp_store.cursor().execute(
         "SELECT m.name, p.correct FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
     ).fetchall())
     assert verdicts == {"good": True, "bad": False}
-    win = MainWindow(ncp_store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
+    win = window_for(ncp_store)
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None, timeout=10000)
     page = win.ncp_page
     assert win.stimulus_view.current_page() is page

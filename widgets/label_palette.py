@@ -84,6 +84,10 @@ class LabelPaletteView(QWidget):
         self._buttons[name].setChecked(True)
         self.currentLabelChanged.emit(self.label_set, name)
 
+    def shortcuts(self) -> list[tuple[str, str]]:
+        """(key, label) for each label of the set that has a key, in palette order."""
+        return [(label.shortcut, label.name) for label in self._labels if label.shortcut]
+
     def label_for_shortcut(self, text: str) -> str | None:
         """The label whose shortcut is `text` (case-insensitive), or None."""
         for label in self._labels:

@@ -5,7 +5,7 @@ import getpass
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea, QToolBar,
                                QVBoxLayout, QWidget)
@@ -24,6 +24,7 @@ from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
+from widgets.dock_layout import DefaultLayout, fitting_size, show_panel
 from widgets.failure_panel import FailurePanel
 from widgets.agreement_panel import AgreementPanel
 from widgets.filter_bar import FilterBarView
@@ -46,7 +47,8 @@ MAX_COMPARED_MODELS = 4
 ANNOTATION_FORMATS_BY_SUFFIX = {".eaf": "eaf", ".textgrid": "textgrid", ".txt": "audacity", ".csv": "csv",
                                 ".jsonl": "jsonl", ".parquet": "parquet", ".json": "echomind"}
 ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json)"
-DEFAULT_SIZE = (1480, 900)
+# worker keys of the actions a user starts; one succeeding clears an error left from an earlier one
+USER_ACTIONS = frozenset({"detail", "facets", "agreement", "annotation-import", "compare-traces"})
 
 
 class MainWindow(QMainWindow):
@@ -126,7 +128,10 @@ class MainWindow(QMainWindow):
         self.media_page.set_annotator(self.session.annotator)
         self._pending_select: int | None = None
         self._closed = False
+        self._error_shown = False
+        self.runner.on_success = self._work_succeeded
         self.refresh_datasets(prefer=remembered.last_dataset)
+        self.default_layout = DefaultLayout(self, self._roomy_docks())
         self._restore_layout(remembered.geometry, remembered.window_state)
 
     # -- building ------------------------------------------------------------------------------
@@ -203,7 +208,7 @@ class MainWindow(QMainWindow):
         self.dashboard.drillDown.connect(self.drill_down)
         self.failures.drillDown.connect(self.drill_down)
         for view in (self.dashboard, self.failures, self.live):
-            view.statusMessage.connect(self.status_message.setText)
+            view.statusMessage.connect(self.show_status)
         self.live.liveSaved.connect(lambda sid, _pid: self._load_detail(sid))
         # a stored live answer (a batch's too) changes the table's answer columns and the dashboard
         self.live.answersSaved.connect(lambda change: (self.table_model.reload(), self.dashboard.set_dataset(
@@ -228,52 +233,97 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    def _menu_action(self, text: str, slot, action_id: str | None = None) -> QAction:
+        """A menu item; its keys, if any, come from the keymap."""
+        action = QAction(text, self)
+        action.triggered.connect(lambda _checked=False: slot())  # `checked` must not reach the slot
+        if action_id is not None:
+            bind_shortcuts(action, self.keymap, action_id)
+        return action
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        self.import_action = QAction("&Import…", self, shortcut=QKeySequence("Ctrl+I"), triggered=self.open_import)
+        self.import_action = self._menu_action("&Import…", self.open_import, keys.IMPORT)
         file_menu.addAction(self.import_action)
         file_menu.addSeparator()
-        self.quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close)
+        self.quit_action = self._menu_action("&Quit", self.close, keys.QUIT)
         file_menu.addAction(self.quit_action)
         self.file_menu = file_menu
         view = self.menuBar().addMenu("&View")
         for dock in (self.stimuli_dock, self.predictions_dock, self.compare_dock, self.live_dock,
                      self.history_dock, self.metrics_dock, self.failures_dock, self.agreement_dock):
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        view.addAction(self._menu_action("&Find…", self.focus_search, keys.SEARCH))
+        view.addAction(self._menu_action("&Reset layout", self.reset_layout))
         self.view_menu = view
         self.annotate_menu = self.menuBar().addMenu("&Annotate")
-        set_name = QAction("Set &annotator name…", self, triggered=self._ask_annotator)
-        self.annotate_menu.addAction(set_name)
+        self.annotate_menu.addAction(self._menu_action("Set &annotator name…", self._ask_annotator))
         # they drive the annotation model's history of the stimulus on screen (never another's)
         self.undo_action, self.redo_action = self.media_page.annotation.undo_actions(self)
-        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action.setShortcut(QKeySequence.StandardKey.Redo)
+        bind_shortcuts(self.undo_action, self.keymap, keys.UNDO)
+        bind_shortcuts(self.redo_action, self.keymap, keys.REDO)
         self.annotate_menu.addActions([self.undo_action, self.redo_action])
         self.annotate_menu.addSeparator()
-        self.annotate_menu.addAction(QAction("&Label sets…", self, triggered=self.open_label_sets))
-        self.annotate_menu.addAction(QAction("Annotation &history", self,
-                                             triggered=lambda: self.show_dock(self.history_dock)))
-        self.annotate_menu.addAction(QAction("A&greement between annotators", self, shortcut=QKeySequence("Ctrl+G"),
-                                             triggered=self._show_agreement))
-        self.annotate_menu.addAction(QAction("&Export annotations…", self, shortcut=QKeySequence("Ctrl+E"),
-                                             triggered=self.open_export))
-        self.annotate_menu.addAction(QAction("&Import annotations…", self, triggered=self.open_annotation_import))
+        self.annotate_menu.addAction(self._menu_action("&Label sets…", self.open_label_sets))
+        self.annotate_menu.addAction(self._menu_action("Annotation &history", lambda: self.show_dock(self.history_dock)))
+        self.annotate_menu.addAction(self._menu_action("A&greement between annotators", self._show_agreement,
+                                                       keys.AGREEMENT))
+        self.annotate_menu.addAction(self._menu_action("&Export annotations…", self.open_export, keys.EXPORT))
+        self.annotate_menu.addAction(self._menu_action("&Import annotations…", self.open_annotation_import))
         self.compare_menu = self.menuBar().addMenu("&Compare")
-        self.compare_menu.addAction(QAction("&Compare models on this stimulus", self, shortcut=QKeySequence("Ctrl+K"),
-                                            triggered=lambda: self.show_dock(self.compare_dock)))
-        self.compare_menu.addAction(QAction("&Presentation mode", self, shortcut=QKeySequence("F5"),
-                                            triggered=self.compare.enter_presentation))
-        self.compare_menu.addAction(QAction("&Metrics dashboard", self, shortcut=QKeySequence("Ctrl+M"),
-                                            triggered=lambda: self.show_dock(self.metrics_dock)))
-        self.compare_menu.addAction(QAction("&Failure mining", self, shortcut=QKeySequence("Ctrl+F"),
-                                            triggered=lambda: self.show_dock(self.failures_dock)))
-        self.compare_menu.addAction(QAction("Ask a &live model", self, shortcut=QKeySequence("Ctrl+L"),
-                                            triggered=lambda: self.show_dock(self.live_dock)))
+        self.compare_menu.addAction(self._menu_action("&Compare models on this stimulus",
+                                                      lambda: self.show_dock(self.compare_dock), keys.COMPARE))
+        self.present_action = self._menu_action("&Presentation mode", self.present, keys.PRESENT)
+        self.compare_menu.addAction(self.present_action)
+        self.compare_menu.addAction(self._menu_action("&Metrics dashboard", lambda: self.show_dock(self.metrics_dock),
+                                                      keys.METRICS))
+        self.compare_menu.addAction(self._menu_action("&Failure mining", lambda: self.show_dock(self.failures_dock),
+                                                      keys.FAILURES))
+        self.compare_menu.addAction(self._menu_action("Ask a &live model", lambda: self.show_dock(self.live_dock),
+                                                      keys.LIVE))
         self.compare_menu.addSeparator()
-        self.compare_menu.addAction(QAction("Show &all stimuli (clear drill-down)", self,
-                                            triggered=self.filter_bar.reset))
+        self.compare_menu.addAction(self._menu_action("Show &all stimuli (clear drill-down)", self.filter_bar.reset))
         self.help_menu = self.menuBar().addMenu("&Help")
-        self.help_menu.addAction(QAction("&About Thinslice", self, triggered=self._about))
+        self.help_action = self._menu_action("&Keyboard shortcuts", self.toggle_help, keys.HELP)
+        self.help_menu.addAction(self.help_action)
+        self.help_menu.addAction(self._menu_action("&About Thinslice", self._about))
+
+    def _build_keys(self) -> None:
+        """Every key of the keymap, from wherever focus is: page keys by the dispatcher, the rest by the menus."""
+        self.help_overlay = HelpOverlay(self.keymap, self)
+        self.keys = KeyDispatcher(self, self.keymap, self._key_contexts)
+        self.keys.overlay = self.help_overlay
+        self.keys.register_all(self.media_page.actions())
+        stepper = self.ncp_page.stepper
+        self.keys.register_all({keys.STEP_NEXT: stepper.step_forward, keys.STEP_PREVIOUS: stepper.step_back,
+                                keys.STEP_FIRST: stepper.go_first, keys.STEP_LAST: stepper.go_last,
+                                keys.STEP_PLAY: stepper.toggle_play})
+        self.keys.label_handler = self.media_page.press_label
+        self.media_page.player.helpRequested.connect(self.toggle_help)
+        self.media_page.annotation.palette.currentLabelChanged.connect(lambda *_: self._sync_label_keys())
+        self._sync_label_keys()
+
+    def _key_contexts(self) -> tuple[str, ...]:
+        page = self.stimulus_view.current_page()
+        if page is self.media_page:
+            return (keys.MEDIA,)
+        if page is self.ncp_page and self.ncp_page.stepper.step_count() > 0:
+            return (keys.STEPPER,)
+        return ()
+
+    def _sync_label_keys(self) -> None:
+        label_set, shortcuts = self.media_page.label_shortcuts()
+        self.keymap.set_labels(label_set, shortcuts)
+
+    def toggle_help(self) -> None:
+        """Show or hide the list of every key (F1, ?, Help > Keyboard shortcuts, the player's ? button)."""
+        self._sync_label_keys()
+        self.help_overlay.toggle()
+
+    def present(self) -> None:
+        """Present the current comparison full screen; Escape or F5 there leaves."""
+        self.compare.enter_presentation(full_screen=True)
 
     # -- datasets ------------------------------------------------------------------------------
     def refresh_datasets(self, prefer: str | None = None) -> None:
@@ -294,7 +344,7 @@ class MainWindow(QMainWindow):
         if datasets:
             self._dataset_picked(self.dataset_combo.currentIndex())
         else:
-            self.status_message.setText("The store has no datasets yet: File > Import.")
+            self.show_status("The store has no datasets yet: File > Import.")
 
     def select_dataset(self, name: str) -> bool:
         index = self.dataset_combo.findText(name)
@@ -307,10 +357,10 @@ class MainWindow(QMainWindow):
         dataset_id = self.dataset_combo.itemData(index)
         if dataset_id is None:
             return
-        self.settings.setValue("last_dataset", self.dataset_combo.currentText())
+        self.settings_store.update(last_dataset=self.dataset_combo.currentText())
         # the facets scan the dataset's stimuli and runs: a worker reads them, then the dataset is shown
         self.runner.submit("facets", lambda: queries.dataset_facets(self.store.cursor(), dataset_id),
-                           lambda facets: self._show_dataset(dataset_id, facets), self._report_error)
+                           lambda facets: self._show_dataset(dataset_id, facets))
 
     def _show_dataset(self, dataset_id: int, facets: dict[str, list[str]]) -> None:
         self.filter_bar.set_facets(facets)
@@ -351,9 +401,12 @@ class MainWindow(QMainWindow):
             from storage.analysis import response_audio_paths
             cur = self.store.cursor()
             detail = queries.stimulus_detail(cur, stimulus_id)
-            return None if detail is None else (detail, response_audio_paths(cur, stimulus_id))
+            if detail is None:
+                return None
+            detail = replace(detail, annotation_count=len(self.annotations.for_stimulus(stimulus_id)))
+            return detail, response_audio_paths(cur, stimulus_id)
 
-        self.runner.submit("detail", load, self._show_detail, self._report_error)
+        self.runner.submit("detail", load, self._show_detail)
 
     def _show_detail(self, bundle: tuple[StimulusDetail, dict] | None) -> None:
         detail, response_audio = bundle if bundle is not None else (None, {})
@@ -363,9 +416,9 @@ class MainWindow(QMainWindow):
         self.live.set_detail(detail)
         if detail is not None:
             missing = [m.path.name for m in detail.media if not m.present]
-            self.status_message.setText(f"{len(missing)} media file(s) missing: {', '.join(missing[:3])}"
-                                        if missing else "")
+            self.show_status(f"{len(missing)} media file(s) missing: {', '.join(missing[:3])}" if missing else "")
             self._show_audio_status()
+            self._annotations_changed(detail.id)  # the history dock shows the selected stimulus's edits
             self.detailShown.emit(detail.id)
 
     def _show_audio_status(self) -> None:
@@ -385,27 +438,50 @@ class MainWindow(QMainWindow):
         """Show only these stimuli (from a chart, a failure filter or a slice)."""
         self.session.set_filter(replace(self.session.filter, stimulus_ids=tuple(int(i) for i in stimulus_ids)))
         self.filter_bar.set_drill_down(f"{description} ({len(stimulus_ids)})")
-        self.status_message.setText(f"Showing {len(stimulus_ids)} stimuli: {description}")
+        self.show_status(f"Showing {len(stimulus_ids)} stimuli: {description}")
+
+    def _roomy_docks(self) -> list[QDockWidget]:
+        return [self.metrics_dock, self.failures_dock, self.agreement_dock]
 
     def show_dock(self, dock: QDockWidget) -> None:
-        bottom = [self.metrics_dock, self.failures_dock, self.agreement_dock]
-        sibling = next((d for d in bottom if d is not dock and d.isVisible()), None) if dock in bottom else None
-        if sibling is not None and dock not in self.tabifiedDockWidgets(sibling):
-            self.tabifyDockWidget(sibling, dock)
-        dock.show()
-        dock.raise_()
-        if dock in bottom:
-            self.resizeDocks([dock], [340], Qt.Orientation.Vertical)
+        show_panel(self, dock, self._roomy_docks())
+
+    def focus_search(self) -> None:
+        """Ctrl+F: the stimuli panel in view and the cursor in its search box, its text selected to retype."""
+        self.stimuli_dock.show()
+        self.stimuli_dock.raise_()
+        self.filter_bar.text.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.filter_bar.text.selectAll()
+
+    def reset_layout(self) -> None:
+        """View > Reset layout: every panel where a new window has it, at the default size."""
+        self.default_layout.reset()
 
     def _compare_traces(self, stimulus_id: int, models: tuple) -> None:
         from app.ncp import compare_traces
         self.runner.submit("compare-traces",
                            lambda: compare_traces(self.store.cursor(), stimulus_id, list(models)),
-                           self.compare.set_traces, self._report_error)
+                           self.compare.set_traces)
 
-    def _report_error(self, exc: BaseException) -> None:
+    def report_error(self, exc: BaseException) -> None:
+        """The one way an error reaches the user: its one-line message in the status bar, until the next
+        action succeeds. A `ThinsliceError` already says file, place, what was found and what was expected;
+        anything else is named by its type."""
         text = str(exc) if isinstance(exc, ThinsliceError) else f"{type(exc).__name__}: {exc}"
+        self.status_message.setStyleSheet("color: #c62828;")
         self.status_message.setText(text)
+        self._error_shown = True
+
+    def show_status(self, text: str) -> None:
+        """A message for the status bar; it replaces whatever error was there."""
+        self.status_message.setStyleSheet("")
+        self.status_message.setText(text)
+        self._error_shown = False
+
+    def _work_succeeded(self, key: str) -> None:
+        # the user has moved on (another stimulus, dataset or analysis): an error about the last one is stale
+        if self._error_shown and key in USER_ACTIONS:
+            self.show_status("")
 
     # -- import ---------------------------------------------------------------------------------
     def import_backend(self) -> ImportBackend:
@@ -433,7 +509,7 @@ class MainWindow(QMainWindow):
         return dialog
 
     def _imported(self, dataset: str) -> None:
-        self.status_message.setText(f"Imported {dataset}.")
+        self.show_status(f"Imported {dataset}.")
         self.refresh_datasets()
         for index in range(self.dataset_combo.count()):
             if self.dataset_combo.itemText(index).startswith(dataset):
@@ -449,7 +525,7 @@ class MainWindow(QMainWindow):
         name, ok = QInputDialog.getText(self, "Annotator", "Your name, stamped on every edit:",
                                         text=self.session.annotator)
         if ok and name.strip():
-            self.settings.setValue("annotator", name.strip())
+            self.settings_store.update(annotator=name.strip())
             self.session.set_annotator(name.strip())
 
     def _about(self) -> None:
@@ -457,19 +533,15 @@ class MainWindow(QMainWindow):
                           "Thinslice: look inside social-intelligence benchmarks of multimodal models.\n"
                           f"Store: {self.store.path}")
 
-    def _restore_layout(self) -> None:
-        geometry = self.settings.value("geometry")
-        state = self.settings.value("window_state")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1480, 900)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+    def _restore_layout(self, geometry: bytes | None, state: bytes | None) -> None:
+        if geometry is None or not self.restoreGeometry(QByteArray(geometry)):
+            self.resize(fitting_size(self))
+        if state is not None:
+            self.restoreState(QByteArray(state))
 
     def open_label_sets(self) -> None:
         from widgets.label_set_editor import LabelSetEditorDialog
-        dialog = LabelSetEditorDialog(self.annotation_model, self, keymap=self.media_page.player.keymap)
+        dialog = LabelSetEditorDialog(self.annotation_model, self, keymap=self.keymap)
         dialog.labelSetsChanged.connect(self.media_page.annotation.reload_label_sets)
         dialog.show()
 
@@ -498,7 +570,7 @@ class MainWindow(QMainWindow):
     def open_export(self) -> None:
         from widgets.export_dialog import ExportDialog
         dialog = ExportDialog(self._export_backend(), self.runner, self)
-        dialog.exported.connect(lambda path: self.status_message.setText(f"Exported annotations to {path}"))
+        dialog.exported.connect(lambda path: self.show_status(f"Exported annotations to {path}"))
         dialog.show()
 
     def open_annotation_import(self) -> None:
@@ -515,7 +587,7 @@ class MainWindow(QMainWindow):
         from app.export_service import import_prepared
         fmt = ANNOTATION_FORMATS_BY_SUFFIX.get(path.suffix.lower())
         if fmt is None or self.session.dataset_id is None:
-            self.status_message.setText(f"{path.name}: not an annotation format Thinslice reads")
+            self.show_status(f"{path.name}: not an annotation format Thinslice reads")
             return
         dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id)
         current = self.stimulus_view.detail.external_id if self.stimulus_view.detail else None
@@ -524,13 +596,13 @@ class MainWindow(QMainWindow):
             try:
                 count = len(import_prepared(self.annotation_model, reading.rows, path.name))
             except ThinsliceError as exc:
-                self.status_message.setText(str(exc))
+                self.show_status(str(exc))
                 return
-            self.status_message.setText(f"Imported {count} labels from {path.name}" if count else
-                                        f"{path.name}: every label is already in the store; nothing was added")
+            self.show_status(f"Imported {count} labels from {path.name}" if count else
+                             f"{path.name}: every label is already in the store; nothing was added")
 
         self.runner.submit("annotation-import", lambda: read_annotation_file(
-            self.annotations, fmt, path, dataset, self.session.annotator, None, current), done, self._report_error)
+            self.annotations, fmt, path, dataset, self.session.annotator, None, current), done)
 
     def _export_backend(self):
         from app.export_service import export_annotations
@@ -543,27 +615,65 @@ class MainWindow(QMainWindow):
                              export=lambda fmt, out, annotator: export_annotations(
                                  self.store, fmt, out, dataset=dataset, annotator=annotator or None).path)
 
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
-        # playback keys work while the table has focus, so a researcher can pick a clip and press Space;
-        # the table keeps the keys it moves with
-        if watched is self.table and event.type() == QEvent.Type.KeyPress \
-                and event.key() not in TABLE_KEYS and self.stimulus_view.current_page() is self.media_page:
-            return self.media_page.player.handle_key_sequence(key_sequence_of(event))
-        return super().eventFilter(watched, event)
-
     def _annotations_changed(self, stimulus_id: int) -> None:
-        self.history.set_events(self.annotations.history(stimulus_id=stimulus_id))
+        """After an edit (or on selection): the history dock and the header's count, read on a worker."""
+        def read():
+            return self.annotations.history(stimulus_id=stimulus_id), len(self.annotations.for_stimulus(stimulus_id))
+
+        def show(result) -> None:
+            events, count = result
+            if stimulus_id != self.session.stimulus_id:
+                return
+            self.history.set_events(events)
+            self.stimulus_view.set_annotation_count(count)
+
+        self.runner.submit("annotations", read, show)
+
+    # -- the change channel ----------------------------------------------------------------------
+    def _listen_to_changes(self) -> None:
+        self.change_relay = ChangeRelay(self.changes, tuple(Topic), self)
+        self.change_relay.changed.connect(self._changed)
+
+    def _changed(self, change: Change) -> None:
+        """Refresh exactly the views that show what a service says it changed."""
+        if self._closed:
+            return
+        dataset_id = self.session.dataset_id
+        this_dataset = change.dataset_id is None or change.dataset_id == dataset_id
+        shown = self.session.stimulus_id
+        this_stimulus = shown is not None and (not change.stimulus_ids or shown in change.stimulus_ids)
+        if change.concerns(Topic.DATASETS):
+            self.refresh_datasets()
+            return  # a new dataset list reloads the table, facets and dashboard itself
+        if this_dataset and dataset_id is not None:
+            if change.concerns(Topic.ROWS):
+                self.table_model.reload()  # the ids, then the visible pages; the selection is kept
+            if change.concerns(Topic.FACETS):
+                self.runner.submit("facets-refresh", lambda: queries.dataset_facets(self.store.cursor(), dataset_id),
+                                   self._facets_refreshed)
+            if change.concerns(Topic.METRICS):
+                self.dashboard.set_dataset(dataset_id)
+        if this_stimulus and change.concerns(Topic.DETAIL):
+            self._load_detail(shown)
+        if this_stimulus and change.concerns(Topic.ANNOTATIONS):
+            self._annotations_changed(shown)
+        if change.concerns(Topic.LABEL_SETS):
+            self.media_page.annotation.reload_label_sets()
+
+    def _facets_refreshed(self, facets: dict[str, list[str]]) -> None:
+        self.filter_bar.update_facets(facets)
+        self.compare.set_available_models(facets["model"])
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         if self._closed:
             super().closeEvent(event)
             return
         self._closed = True
+        self.change_relay.close()
         self.runner.close()
+        self.help_overlay.hide()
         self.media_page.shutdown()
-        self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("window_state", self.saveState())
-        self.settings.sync()
+        self.settings_store.update(geometry=self.saveGeometry().data(), window_state=self.saveState().data())
         self.runner.wait(5000)
         super().closeEvent(event)
 

@@ -2,16 +2,17 @@
 questions): the player on top and the annotation tiers below, on one time axis and one clock."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QSplitter, QWidget
 
-from app.annotations import ANNOTATION_BINDINGS
+from app.keymap import ANNOTATION_BINDINGS
 from app.annotation_model import AnnotationModel
 from storage.records import StimulusDetail
 from widgets.annotation_panel import AnnotationPanel
-from widgets.player_panel import PlayerPanel, key_sequence_of
+from widgets.player_panel import PlayerPanel
 from widgets.waveform_view import LEFT_AXIS_WIDTH
 
 MEDIA_KINDS = ["dyad", "echomind_script", "echomind_mcq", "video", "audio"]
@@ -30,7 +31,7 @@ def stimulus_duration(detail: StimulusDetail) -> float:
 
 
 class MediaStimulusPage(QWidget):
-    """Player and annotation panel for one stimulus; the annotation keys join the player's keymap."""
+    """Player and annotation panel for one stimulus; `actions()` says what its keys do."""
 
     statusMessage = Signal(str)
     annotationsChanged = Signal(int)
@@ -58,9 +59,6 @@ class MediaStimulusPage(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         # a long audio-status message is elided by width (its tooltip has it all) instead of widening the window
         self.player.audio_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        for binding in ANNOTATION_BINDINGS:
-            self.player.keymap.add(binding)
-            self.player.register_action(binding.action, lambda a=binding.action: self.annotation.tiers.run_action(a))
         self.player.statusMessage.connect(self.statusMessage)
         self.annotation.message.connect(self.statusMessage)
         self.annotation.annotationsChanged.connect(self.annotationsChanged)
@@ -104,13 +102,20 @@ class MediaStimulusPage(QWidget):
         if self.detail is not None and duration is not None and duration > stimulus_duration(self.detail):
             self.annotation.set_stimulus(self.detail.id, self.player.clock.duration)
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
-        if self.player.handle_key_sequence(key_sequence_of(event)):
-            return
-        event.accept()
-        self.annotation.keyPressEvent(event)  # a label's shortcut picks it, or marks a range while playing
-        if not event.isAccepted():
-            super().keyPressEvent(event)
+    def actions(self) -> dict[str, Callable[[], object]]:
+        """The media context's actions of the keymap: playback, and edits of the selected labels."""
+        actions: dict[str, Callable[[], object]] = dict(self.player.actions())
+        for binding in ANNOTATION_BINDINGS:
+            actions[binding.action] = lambda a=binding.action: self.annotation.tiers.run_action(a)
+        return actions
+
+    def press_label(self, name: str) -> None:
+        """A label's own key: picks it, or marks a range while playing."""
+        self.annotation.press_label(name)
+
+    def label_shortcuts(self) -> tuple[str, list[tuple[str, str]]]:
+        """The active label set and its (key, label) pairs."""
+        return self.annotation.palette.label_set, self.annotation.palette.shortcuts()
 
     def busy(self) -> bool:
         """Media still being decoded or labels still being read (for screenshots and tests that wait)."""

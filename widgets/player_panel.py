@@ -1,4 +1,4 @@
-"""One stimulus on one clock: video(s), waveform lanes, transcript, transport bar and key help.
+"""One stimulus on one clock: video(s), waveform lanes, transcript and transport bar.
 
 `PlayerPanel.set_stimulus(media, segments, kind)` lays the panel out for the stimulus kind:
 - `dyad`: two videos side by side (`video:A`, `video:B`), one waveform lane per participant (from
@@ -7,17 +7,16 @@
   `audio:neutral`); V switches the voice that is heard at the same position, the heard lane is marked;
 - `video`: one video and its sound as a lane;
 - `audio` (anything else without video): one lane per audio file, played through sounddevice.
-Decoding and peak building run on a QThreadPool; a newer `set_stimulus` cancels older work (latest
-request wins) and nothing ever blocks the GUI thread.
+Decoding and peak building run on the panel's own `TaskRunner` (two threads, so a decode never waits
+behind the window's queries); a newer `set_stimulus` cancels older work (latest request wins) and nothing
+ever blocks the GUI thread. Keys reach the panel's actions (`actions()`) through the window's dispatcher.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from html import escape
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence
+from PySide6.QtCore import Qt, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -34,9 +33,7 @@ from app import keymap as keys
 from app.audio import AudioOutput
 from app.clock import RATE_STEPS, ClockEvent, PlaybackClock
 from app.cues.measures import timed_words
-from app.keymap import Keymap, default_keymap
 from storage.media import (
-    DecodeCancelled,
     MediaError,
     PeakPyramid,
     SampleSource,
@@ -47,6 +44,7 @@ from storage.media import (
 )
 from storage.records import MediaRef, Segment
 from widgets.analysis_tracks import AnalysisTracksView
+from widgets.tasks import TaskRunner
 from widgets.transcript_view import TranscriptView
 from widgets.video_view import VideoSource, VideoView
 from widgets.waveform_view import LANE_COLOURS, WaveformView, format_time
@@ -57,33 +55,6 @@ TICK_MS = 30
 # Waveforms that are ready this soon after a switch wait for the other lanes and appear together:
 # one repaint instead of one per lane, each of which would also slow the decoding still under way.
 GATHER_LANES_MS = 200
-
-
-def key_sequence_of(event: QKeyEvent) -> str:
-    """The keymap spelling of a key press ("Shift+Left", "?", "Space"); "" for a lone modifier."""
-    key = event.key()
-    if key in (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_unknown):
-        return ""
-    name = QKeySequence(key).toString()
-    modifiers = event.modifiers()
-    parts = []
-    if modifiers & Qt.KeyboardModifier.ControlModifier:
-        parts.append("Ctrl")
-    if modifiers & Qt.KeyboardModifier.AltModifier:
-        parts.append("Alt")
-    # "?" or "[" already say which shift state they need.
-    symbol = len(name) == 1 and not name.isalnum()
-    if modifiers & Qt.KeyboardModifier.ShiftModifier and not symbol:
-        parts.append("Shift")
-    if modifiers & Qt.KeyboardModifier.MetaModifier:
-        parts.append("Meta")
-    return "+".join([*parts, name])
-
-
-def key_press_for(sequence: str) -> tuple[Qt.Key, Qt.KeyboardModifier]:
-    """The Qt key and modifiers that produce `sequence` (tests press keys from the keymap with it)."""
-    combination = QKeySequence(sequence)[0]
-    return combination.key(), combination.keyboardModifiers()
 
 
 def format_rate(rate: float) -> str:
@@ -135,112 +106,28 @@ def plan_layout(media: Sequence[MediaRef], kind: str) -> Layout:
     return Layout("audio", (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
 
 
-# ----- background work -----------------------------------------------------------------------------------
-class _Relay(QObject):
-    """Carries results from pool threads back to the GUI thread (queued signals)."""
-
-    done = Signal(int, int, str, object)  # generation, lane, job kind, result
-    failed = Signal(int, int, str, str)  # generation, lane, job kind, message
-    cancelled = Signal(int, int, str)
-
-
-class _MediaJob:
-    """Runs `work(should_cancel)` for one lane of one stimulus generation and reports the outcome.
-
-    A plain callable handed to `QThreadPool.start`: Qt owns the runnable that wraps it, so no Python
-    object has to outlive its C++ counterpart."""
-
-    def __init__(self, relay: _Relay, generation: int, lane: int, kind: str,
-                 work: Callable[[Callable[[], bool]], object], is_current: Callable[[int], bool]) -> None:
-        self._relay, self._generation, self._lane, self._kind = relay, generation, lane, kind
-        self._work, self._is_current = work, is_current
-
-    def __call__(self) -> None:
-        generation, lane, kind = self._generation, self._lane, self._kind
-        try:
-            if not self._is_current(generation):
-                raise DecodeCancelled()
-            result = self._work(lambda: not self._is_current(generation))
-        except DecodeCancelled:
-            self._emit(self._relay.cancelled, generation, lane, kind)
-        except MediaError as exc:
-            self._emit(self._relay.failed, generation, lane, kind, str(exc))
-        except Exception as exc:  # a decoder bug must reach the user as a message, not kill a thread
-            self._emit(self._relay.failed, generation, lane, kind, f"{type(exc).__name__}: {exc}")
-        else:
-            self._emit(self._relay.done, generation, lane, kind, result)
-
-    @staticmethod
-    def _emit(signal, *args) -> None:
-        try:
-            signal.emit(*args)
-        except RuntimeError:
-            pass  # the panel was deleted while we worked: nobody to tell
-
-
-# ----- help overlay --------------------------------------------------------------------------------------
-class HelpOverlay(QFrame):
-    """The keymap as a table over the panel; any key or click closes it."""
-
-    def __init__(self, keymap: Keymap, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.setObjectName("helpOverlay")
-        self.setStyleSheet(
-            "#helpOverlay { background: rgba(20, 20, 20, 215); }"
-            "QLabel { color: white; font-size: 13px; }"
-        )
-        self.label = QLabel()
-        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.label)
-        self.set_keymap(keymap)
-        self.hide()
-
-    def set_keymap(self, keymap: Keymap) -> None:
-        """Rebuild the table: one row per action, its keys together, grouped as in the keymap."""
-        groups: dict[str, dict[str, list]] = {}
-        for binding in keymap:
-            actions = groups.setdefault(binding.group, {})
-            actions.setdefault(binding.action, []).append(binding)
-        rows = []
-        for group, actions in groups.items():
-            rows.append(f"<tr><td colspan=2 style='padding-top:8px'><b>{group}</b></td></tr>")
-            for bindings in actions.values():
-                sequences = ", ".join(escape(b.sequence) for b in bindings)
-                rows.append(f"<tr><td style='padding-right:18px'><code>{sequences}</code></td>"
-                            f"<td>{escape(bindings[0].description)}</td></tr>")
-        self.label.setText("<h3>Keys</h3><table align='center'>" + "".join(rows) + "</table>"
-                           "<p style='color:#bbb'>Any key or click closes this.</p>")
-
-    def mousePressEvent(self, event) -> None:  # noqa: N802 (Qt API)
-        self.hide()
-
-
 # ----- the panel -----------------------------------------------------------------------------------------
 class PlayerPanel(QWidget):
     """Plays one stimulus on one `PlaybackClock`; see the module docstring for kinds and roles.
 
-    Attributes for wiring: `clock` (PlaybackClock), `waveform` (WaveformView, e.g. `add_tier_plot`,
-    `rangeSelected`), `transcript`, `video`, `keymap` (add bindings, then `register_action`).
+    Attributes for wiring: `clock` (PlaybackClock), `waveform` (WaveformView, e.g. `rangeSelected`),
+    `transcript`, `video`; `actions()` maps the keymap's playback action ids to what they do, and
+    `helpRequested` asks the window to show the list of keys.
     """
 
     statusMessage = Signal(str)
     positionChanged = Signal(float)
     waveformReady = Signal()
     voiceChanged = Signal(str)
+    helpRequested = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, vlc_args: Sequence[str] | None = None,
-                 keymap: Keymap | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, vlc_args: Sequence[str] | None = None) -> None:
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.clock = PlaybackClock()
-        self.keymap = keymap or default_keymap()
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(2)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_job_done)
-        self._relay.failed.connect(self._on_job_failed)
-        self._relay.cancelled.connect(self._on_job_cancelled)
+        pool = QThreadPool(self)
+        pool.setMaxThreadCount(2)
+        self._tasks = TaskRunner(self, pool=pool)
         self._generation = 0
         self._layout = Layout("audio", (), (), False)
         self._pending_lanes: set[int] = set()
@@ -253,8 +140,6 @@ class PlayerPanel(QWidget):
         self._voice = 0
         self._audio: AudioOutput | None = None
         self.audio_status = ""
-        # Background jobs that stopped early because a newer stimulus was chosen.
-        self.cancelled_jobs = 0
 
         self.video = VideoView(vlc_args=vlc_args)
         self.video.follow(self.clock)
@@ -312,7 +197,6 @@ class PlayerPanel(QWidget):
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(splitter, 1)
         outer.addLayout(bar)
-        self.help = HelpOverlay(self.keymap, self)
 
         self._actions: dict[str, Callable[[], None]] = {
             keys.PLAY_PAUSE: self.clock.toggle,
@@ -328,11 +212,10 @@ class PlayerPanel(QWidget):
             keys.GO_START: lambda: self.clock.seek(0.0),
             keys.GO_END: lambda: self.clock.seek(self.clock.duration or 0.0),
             keys.NEXT_VOICE: self.next_voice,
-            keys.HELP: self.toggle_help,
         }
 
         self.play_button.clicked.connect(self.clock.toggle)
-        help_button.clicked.connect(self.toggle_help)
+        help_button.clicked.connect(self.helpRequested)
         self.rate_box.activated.connect(lambda i: self.clock.set_rate(self.rate_box.itemData(i)))
         self.waveform.seekRequested.connect(self.clock.seek)
         self.tracks.seekRequested.connect(self.clock.seek)
@@ -349,7 +232,8 @@ class PlayerPanel(QWidget):
     def set_stimulus(self, media: Sequence[MediaRef], segments: Sequence[Segment], kind: str,
                      text: str | None = None) -> None:
         """Show a stimulus paused at 0; older decoding is cancelled. `text` is the script (EchoMind)."""
-        self._generation += 1  # every job of older generations now sees should_cancel() == True
+        self._generation += 1
+        self._tasks.cancel_prefix("lane")  # every older job's token now says stop; its results are dropped
         generation = self._generation
         layout = plan_layout(media, kind)
         self._layout = layout
@@ -409,10 +293,10 @@ class PlayerPanel(QWidget):
         self.set_stimulus([], [], "audio")
 
     def _submit(self, generation: int, lane: int, kind: str, work) -> None:
-        self._pool.start(_MediaJob(self._relay, generation, lane, kind, work, self._is_current))
-
-    def _is_current(self, generation: int) -> bool:
-        return generation == self._generation
+        """Run `work(should_cancel)` for one lane; a newer stimulus cancels it (see `set_stimulus`)."""
+        self._tasks.submit(f"lane-{lane}-{kind}", lambda token, _progress: work(token),
+                           lambda result: self._on_job_done(generation, lane, kind, result),
+                           lambda exc: self._on_job_failed(generation, lane, kind, exc), with_progress=True)
 
     def _on_job_done(self, generation: int, lane: int, kind: str, result) -> None:
         if generation != self._generation:
@@ -443,9 +327,11 @@ class PlayerPanel(QWidget):
         if lane == self._voice and self._audio is not None:
             self._audio.set_source(source)
 
-    def _on_job_failed(self, generation: int, lane: int, kind: str, message: str) -> None:
+    def _on_job_failed(self, generation: int, lane: int, kind: str, exc: BaseException) -> None:
         if generation != self._generation:
             return
+        # a decoder bug reaches the user as a message naming it; a media error already says what is wrong
+        message = str(exc) if isinstance(exc, MediaError) else f"{type(exc).__name__}: {exc}"
         if kind == "peaks":
             self.waveform.set_lane_message(lane, message)
             self._lane_finished(lane)
@@ -453,9 +339,6 @@ class PlayerPanel(QWidget):
             self.video.surfaces[lane].fail(message)
         if kind != "source":  # the same file's peaks job already says it
             self.statusMessage.emit(message)
-
-    def _on_job_cancelled(self, generation: int, lane: int, kind: str) -> None:
-        self.cancelled_jobs += 1
 
     def _lane_finished(self, lane: int) -> None:
         self._pending_lanes.discard(lane)
@@ -540,52 +423,28 @@ class PlayerPanel(QWidget):
         if index >= 0:
             self.rate_box.setCurrentIndex(index)
 
-    # ----- keys -------------------------------------------------------------------------------------
-    def register_action(self, action: str, handler: Callable[[], None]) -> None:
-        """Make `action` (bound in `keymap`) do `handler`; refreshes the help overlay."""
-        self._actions[action] = handler
-        self.help.set_keymap(self.keymap)
+    # ----- keys ------------------------------------------------------------------------------------
+    def actions(self) -> dict[str, Callable[[], None]]:
+        """What each playback action of the keymap does on this panel (the window's dispatcher runs them)."""
+        return dict(self._actions)
 
     def perform(self, action: str) -> bool:
-        """Run an action by id (menus and other widgets use the same ids as the keys)."""
+        """Run a playback action by id; False if it is not one."""
         handler = self._actions.get(action)
         if handler is None:
             return False
         handler()
         return True
 
-    def handle_key_sequence(self, sequence: str) -> bool:
-        """Run the action bound to `sequence`; False if none (so the key can go elsewhere)."""
-        if self.help.isVisible():
-            self.help.hide()  # any key closes the help, and does nothing else
-            return True
-        action = self.keymap.action_for(sequence)
-        return action is not None and self.perform(action)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
-        if not self.handle_key_sequence(key_sequence_of(event)):
-            super().keyPressEvent(event)
-
-    def toggle_help(self) -> None:
-        if self.help.isVisible():
-            self.help.hide()
-        else:
-            self.help.setGeometry(self.rect())
-            self.help.raise_()
-            self.help.show()
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
-        super().resizeEvent(event)
-        self.help.setGeometry(self.rect())
-
     # ----- lifetime ---------------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Cancel background work, wait for it, release players and the audio device."""
         self._generation += 1
+        self._tasks.close()
         self.tracks.shutdown()
         self._timer.stop()
         self._gather_timer.stop()
-        self._pool.waitForDone(5000)
+        self._tasks.wait(5000)
         self.video.follow(None)
         self.video.clear()
         if self._audio is not None:
@@ -597,4 +456,9 @@ class PlayerPanel(QWidget):
         return bool(self._pending_lanes) or self.pending_jobs() > 0
 
     def pending_jobs(self) -> int:
-        return self._pool.activeThreadCount()
+        return self._tasks.running()
+
+    @property
+    def cancelled_jobs(self) -> int:
+        """Background jobs that stopped early (or never started) because a newer stimulus was chosen."""
+        return self._tasks.cancelled

@@ -1,0 +1,22 @@
+"""The window's typed, versioned settings, without Qt: old files open with nothing lost, bad values fall back."""
+from __future__ import annotations
+
+from app.settings import SETTINGS_VERSION, Settings, as_stored, upgrade
+
+
+def test_settings_written_before_versions_existed_open_with_nothing_lost():
+    old = {"annotator": "ana", "last_dataset": "FriendBench (sample)", "geometry": b"\x01\x02",
+           "window_state": b"\x03"}
+    settings = upgrade(old)
+    assert settings == Settings("ana", "FriendBench (sample)", b"\x01\x02", b"\x03", SETTINGS_VERSION)
+
+
+def test_stored_settings_round_trip_and_malformed_values_take_the_default():
+    settings = Settings(annotator="ben", last_dataset="EchoMind", geometry=b"g")
+    assert upgrade(as_stored(settings)) == settings
+    assert as_stored(settings)["version"] == SETTINGS_VERSION and as_stored(settings)["window_state"] is None
+    broken = upgrade({"version": "not a number", "annotator": 7, "geometry": "text", "window_state": b""})
+    assert broken == Settings()
+    # a file from a newer release still gives this release's fields
+    assert upgrade({"version": SETTINGS_VERSION + 3, "annotator": "cy"}).annotator == "cy"
+    assert settings.with_(annotator="dee").annotator == "dee" and settings.annotator == "ben"

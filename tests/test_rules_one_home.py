@@ -27,6 +27,7 @@ from app.ncp_live import NcpTask, run_live_ncp_task
 from live_server import Reply, ScriptedServer, tool_call
 from resources.sample_build import ncp as ncp_sample
 from storage.importers.common import ImportOptions
+from storage.importers.tables import read_table
 from storage.queries import stimulus_detail
 from storage.store import Store
 
@@ -202,3 +203,14 @@ def test_an_ncp_attempt_gets_one_verdict_at_import_on_the_dashboard_and_live(tmp
         assert compared >= 2
     finally:
         store.close()
+
+
+def test_one_table_reader_gives_the_same_text_on_its_fast_and_its_row_by_row_path(tmp_path):
+    rows = 'clip,answer,score\nc1,"familiar, surely",1\nc2,,2.5\n'
+    plain, spaced = tmp_path / "plain.csv", tmp_path / "spaced.csv"
+    plain.write_text(rows, encoding="utf-8")
+    spaced.write_text(rows.replace("\nc2", "\n\nc2"), encoding="utf-8")   # a blank line: read row by row
+    fast, by_row = read_table(plain), read_table(spaced)
+    assert fast.data.to_dicts() == by_row.data.to_dicts() == [
+        {"clip": "c1", "answer": "familiar, surely", "score": "1"}, {"clip": "c2", "answer": None, "score": "2.5"}]
+    assert (fast.lines, by_row.lines) == ([2, 3], [2, 4])

@@ -35,8 +35,8 @@ from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import (
     ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl,
 )
-from storage.importers.generic import LINE, read_table
 from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.importers.tables import LINE, read_table
 
 STORY_COLUMNS = ("infilled_story", "story_structure", "raw_story")
 _TRUE = {"true", "1", "yes", "t"}
@@ -81,7 +81,7 @@ class ExploreToMImporter:
 
     def _read_file(self, file: Path, plan: ImportPlan, options: ImportOptions, log: ProblemLog,
                    seen: dict[str, str], prefix: str) -> None:
-        frame = read_table(file)
+        frame = read_table(file, file.name, log).frame
         columns = [c for c in frame.columns if c != LINE]
         story = next((c for c in STORY_COLUMNS if c in columns), None)
         missing = [c for c in ("question", "expected_answer") if c not in columns]

@@ -35,7 +35,8 @@ from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.seamless import (AUDIO_SUFFIXES, LABEL_SET_FILES, VIDEO_SUFFIXES, parse_transcript,
                                         probe_media, segment_rows, transcript_text)
-from storage.importers.sniff import TABLE_SUFFIXES, Guess, Table, read_table, require_fields, sniff_frame, unit_scale
+from storage.importers.sniff import Guess, require_fields, sniff_frame, unit_scale
+from storage.importers.tables import TABLE_SUFFIXES, Table, read_table
 
 FAMILIAR_WORDS = {"familiar", "friend", "friends", "1", "1.0", "acquainted", "acquaintances", "known"}
 STRANGER_WORDS = {"stranger", "strangers", "0", "0.0", "unfamiliar", "not familiar", "not_familiar", "unknown"}
@@ -274,7 +275,7 @@ class _Planner:
         return read_table(path, str(path.relative_to(self.root)), self.log)
 
     def sniff(self, table: Table, fields: list[str], required: list[str]) -> dict[str, Guess]:
-        guesses = sniff_frame(table.frame, fields=fields, overrides=self.options.mapping)
+        guesses = sniff_frame(table.data, fields=fields, overrides=self.options.mapping)
         require_fields(table, guesses, required, FIELD_HELP)
         short = Path(table.name).name
         for field_name, guess in guesses.items():

@@ -13,25 +13,16 @@ Predictions, judgments and ratings also create a bare stimulus for each id they 
 """
 from __future__ import annotations
 
-import csv
-import json
-import re
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.common import (
-    MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar, read_json, read_jsonl,
-    resolve_media,
-)
+from storage.importers.common import MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar, resolve_media
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
-
-LINE = "__line"   # 1-based line (CSV: first data row is line 2) or record number of each row
-TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t", ".txt": ","}
-JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+from storage.importers.tables import LINE, TABLE_SUFFIXES, read_table
 TRUE_WORDS = ["true", "t", "yes", "y", "1", "1.0", "correct"]
 FALSE_WORDS = ["false", "f", "no", "n", "0", "0.0", "incorrect", "wrong"]
 
@@ -40,142 +31,6 @@ _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "la
 _AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
 _VIDEO = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
 _IMAGE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
-
-
-# ------------------------------------------------------------------------------------------- reading
-def read_table(path: Path, n_rows: int | None = None) -> pl.DataFrame:
-    """Every column of a CSV, TSV, JSONL, JSON or Parquet file as text, plus `LINE`.
-
-    Raises `ImportFailed` naming the file and line for undecodable bytes, ragged rows or broken JSON.
-    """
-    suffix = path.suffix.lower()
-    if suffix in TABLE_SUFFIXES:
-        separator = TABLE_SUFFIXES[suffix]
-        if suffix == ".txt" and b"\t" in _head(path):
-            separator = "\t"
-        return _read_delimited(path, separator, n_rows)
-    if suffix == ".parquet":
-        try:
-            frame = pl.read_parquet(path, n_rows=n_rows)
-        except (pl.exceptions.PolarsError, OSError) as exc:
-            raise ImportFailed(RowProblem(path.name, None, None, f"<unreadable Parquet: {_first_line(exc)}>",
-                                          "a Parquet file"))
-        frame = frame.select([_as_text(frame, c) for c in frame.columns])
-        return frame.with_row_index(LINE, offset=1).with_columns(pl.col(LINE).cast(pl.Int64))
-    if suffix in (".jsonl", ".ndjson"):
-        log = ProblemLog(skip_bad=False, limit=1)
-        records = read_jsonl(path, log)
-        if log.problems:
-            raise ImportFailed(log.problems)
-        return _records_frame(path, records[:n_rows] if n_rows else records)
-    if suffix == ".json":
-        value = read_json(path)
-        rows = _json_rows(value)
-        if rows is None:
-            raise ImportFailed(RowProblem(path.name, None, None, f"<{type(value).__name__}>",
-                                          "a list of objects, or an object holding one"))
-        records = []
-        for number, record in enumerate(rows, start=1):
-            if not isinstance(record, dict):
-                raise ImportFailed(RowProblem(path.name, number, None, f"<{type(record).__name__}>",
-                                              "a JSON object in each record"))
-            records.append((number, record))
-        return _records_frame(path, records[:n_rows] if n_rows else records)
-    raise ImportFailed(RowProblem(path.name, None, None, f"<a {suffix or 'suffix-less'} file>",
-                                  "a .csv, .tsv, .jsonl, .json or .parquet file"))
-
-
-def _head(path: Path, size: int = 65536) -> bytes:
-    with path.open("rb") as fh:
-        return fh.read(size)
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _as_text(frame: pl.DataFrame, column: str) -> pl.Expr:
-    dtype = frame.schema[column]
-    if dtype == pl.String:
-        return pl.col(column)
-    if isinstance(dtype, (pl.List, pl.Struct, pl.Array)):
-        return pl.col(column).map_elements(lambda v: json.dumps(v if not hasattr(v, "to_list") else v.to_list()),
-                                           return_dtype=pl.String).alias(column)
-    return pl.col(column).cast(pl.String)
-
-
-def _read_delimited(path: Path, separator: str, n_rows: int | None) -> pl.DataFrame:
-    try:
-        frame = pl.read_csv(path, separator=separator, infer_schema=False, n_rows=n_rows,
-                            empty_string_is_null=False, raise_if_empty=True)
-    except pl.exceptions.NoDataError:
-        raise ImportFailed(RowProblem(path.name, 1, None, "<an empty file>", "a header line with column names"))
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise ImportFailed(_locate_csv_problem(path, separator, exc))
-    if not frame.width or not any(frame.columns):
-        raise ImportFailed(RowProblem(path.name, 1, None, "<no column names>", "a header line with column names"))
-    duplicated = [c for c in frame.columns if re.search(r"_duplicated_\d+$", c)]
-    if duplicated:
-        raise ImportFailed(RowProblem(path.name, 1, duplicated[0].rsplit("_duplicated_", 1)[0],
-                                      "<a column name used twice>", "unique column names"))
-    return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
-
-
-def _locate_csv_problem(path: Path, separator: str, exc: Exception) -> RowProblem:
-    """Find the line polars refused, reading the file once more in Python (only on this failure path)."""
-    raw = path.read_bytes()
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as bad:
-        line = raw[: bad.start].count(b"\n") + 1
-        return RowProblem(path.name, line, None, f"<byte 0x{raw[bad.start]:02x} that is not UTF-8>", "UTF-8 text")
-    reader = csv.reader(raw.decode("utf-8").splitlines(), delimiter=separator)
-    width = None
-    for row in reader:
-        if width is None:
-            width = len(row)
-        elif len(row) > width:
-            return RowProblem(path.name, reader.line_num, None, f"<{len(row)} fields>",
-                              f"at most {width} fields, as in the header")
-    return RowProblem(path.name, None, None, f"<unreadable table: {_first_line(exc)}>",
-                      "a well-formed delimited table (quotes closed, one record per line)")
-
-
-def _json_rows(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, dict):
-        for key in ("data", "rows", "records", "items", "results", "predictions"):
-            if isinstance(value.get(key), list):
-                return value[key]
-        lists = [v for v in value.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
-        if len(lists) == 1:
-            return lists[0]
-    return None
-
-
-def _records_frame(path: Path, records: list[tuple[int, dict[str, Any]]]) -> pl.DataFrame:
-    columns: dict[str, None] = {}
-    for _, record in records:
-        for key in record:
-            columns.setdefault(str(key), None)
-    if not columns:
-        raise ImportFailed(RowProblem(path.name, None, None, "<no records>", "at least one record with fields"))
-    data: dict[str, list[Any]] = {name: [] for name in columns}
-    data[LINE] = []
-    for number, record in records:
-        data[LINE].append(number)
-        for name in columns:
-            value = record.get(name)
-            if value is None or isinstance(value, str):
-                data[name].append(value)
-            elif isinstance(value, (dict, list)):
-                data[name].append(json.dumps(value, ensure_ascii=False))
-            else:
-                data[name].append(json.dumps(value) if isinstance(value, bool) else str(value))
-    schema = {name: pl.String for name in columns}
-    schema[LINE] = pl.Int64
-    return pl.DataFrame(data, schema=schema).select([LINE, *columns])
 
 
 # ------------------------------------------------------------------------------------------- mapping
@@ -200,7 +55,7 @@ def table_kind(mapping: dict[str, str]) -> str:
 def preview(path: Path, options: ImportOptions | None = None, n: int = 20
             ) -> tuple[list[str], list[tuple[str | None, ...]], dict[str, str]]:
     """The first `n` rows as text, the columns, and the mapping that would be used (given or guessed)."""
-    frame = read_table(Path(path), n_rows=max(n, 200))
+    frame = read_table(Path(path), n_rows=max(n, 200)).frame
     mapping = dict(options.mapping) if options and options.mapping else guess_mapping(frame)
     frame = frame.drop(LINE)
     return frame.columns, [tuple(row) for row in frame.head(n).iter_rows()], mapping
@@ -216,14 +71,14 @@ class GenericImporter:
         """A weak yes for any single table file, so that it is the last resort."""
         path = Path(path)
         suffix = path.suffix.lower()
-        return 0.1 if path.is_file() and (suffix in TABLE_SUFFIXES or suffix in JSON_SUFFIXES
-                                          or suffix == ".parquet") else 0.0
+        return 0.1 if path.is_file() and suffix in TABLE_SUFFIXES else 0.0
 
     def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
         path = Path(path)
         if not path.is_file():
             raise ImportFailed(RowProblem(str(path), None, None, "<not a file>", "one table file"))
-        frame = read_table(path)
+        log = ProblemLog(options.skip_bad)
+        frame = read_table(path, path.name, log).frame
         check_cancel(options)
         columns = [c for c in frame.columns if c != LINE]
         mapping = dict(options.mapping) if options.mapping else guess_mapping(frame)
@@ -233,7 +88,6 @@ class GenericImporter:
             DatasetInfo(name=options.dataset_name or f"Generic {path.stem}",
                         benchmark=str(options.extra.get("benchmark", "generic")), root=root, source=str(path)),
             importer=self.kind, importer_version=self.version, mapping=mapping)
-        log = ProblemLog(options.skip_bad)
         kind = table_kind(mapping)
         typed = _typed(frame, mapping, path.name, log, kind)
         check_cancel(options)

@@ -31,7 +31,7 @@ from storage.importers.common import (ImportOptions, ProblemLog, check_cancel, d
                                       read_json, resolve_media)
 from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
-from storage.importers.sniff import Table, read_table
+from storage.importers.tables import Table, read_table
 
 PARTICIPANT_ID = re.compile(r"^(V\d+)_S(\d+)_I(\d+)_P(\d+[A-Za-z]*)$")
 SNAP_RADIUS_S = 5.0
@@ -474,8 +474,8 @@ def _float_or_text(value: str) -> float | str:
 
 
 def _require(table: Table, columns: list[str]) -> None:
-    missing = [c for c in columns if c not in table.frame.columns]
+    missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ImportFailed(RowProblem(table.name, 1, ", ".join(missing),
-                                      f"<columns {', '.join(table.frame.columns) or 'none'}>",
+                                      f"<columns {', '.join(table.columns) or 'none'}>",
                                       f"the columns {', '.join(columns)}"))

@@ -7,19 +7,15 @@ text/audio/video conditions, true/false flags, numbers, file paths, long free te
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.common import ProblemLog, read_json, read_jsonl
+from storage.importers.tables import Table
 
 # Field -> column-name synonyms, compared after `normalise_name`. The fields of `common.MAP_FIELDS` plus
 # the FriendBench metadata fields (site, gender, part, relationship_detail, topic, organisation, duration,
@@ -244,144 +240,12 @@ def mapping_of(guesses: Mapping[str, Guess]) -> dict[str, str]:
     return {field: guess.column for field, guess in guesses.items()}
 
 
-# -- reading tables whose columns are not documented ----------------------------------------------------
-
-@dataclass
-class Table:
-    """A table read as text: every column a string (nested JSON values dumped), with each row's source line."""
-
-    name: str              # shown in problems, e.g. "validation/data/metadata.csv"
-    frame: pl.DataFrame
-    lines: list[int]       # 1-based line (CSV, JSONL; the CSV header is line 1) or record number (JSON, Parquet)
-
-    def rows(self) -> Iterable[tuple[int, dict[str, str | None]]]:
-        return zip(self.lines, self.frame.iter_rows(named=True))
-
-
-TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
-
-
-def _as_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _frame(name: str, header: list[str], rows: list[list[str | None]], log: ProblemLog) -> pl.DataFrame:
-    seen: dict[str, int] = {}
-    unique = []
-    for column in header:
-        if column in seen:
-            log.add(name, 1, column, "<a repeated column name>", "unique column names")
-            seen[column] += 1
-            column = f"{column}_{seen[column]}"
-        seen.setdefault(column, 1)
-        unique.append(column)
-    data = {c: [row[i] for row in rows] for i, c in enumerate(unique)}
-    return pl.DataFrame(data, schema={c: pl.String for c in unique})
-
-
-def _decode(path: Path, name: str) -> str:
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8>",
-                                      "UTF-8 text")) from None
-
-
-def _read_delimited(path: Path, name: str, log: ProblemLog) -> Table:
-    text = _decode(path, name)
-    first = text.split("\n", 1)[0]
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else max(",;\t", key=first.count)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        header = next(reader, None)
-        if not header or not any(h.strip() for h in header):
-            raise ImportFailed(RowProblem(name, 1, None, "<no header row>", "a header row naming the columns"))
-        header = [h.strip() for h in header]
-        rows: list[list[str | None]] = []
-        lines: list[int] = []
-        start = reader.line_num + 1
-        for record in reader:
-            line, start = start, reader.line_num + 1
-            if not any(field.strip() for field in record):
-                continue
-            if len(record) != len(header):
-                log.add(name, line, None, f"<{len(record)} fields>", f"{len(header)} fields as in the header")
-                continue
-            rows.append([field if field != "" else None for field in record])
-            lines.append(line)
-    except csv.Error as exc:
-        raise ImportFailed(RowProblem(name, reader.line_num, None, f"<{exc}>", "well-formed CSV")) from None
-    return Table(name, _frame(name, header, rows, log), lines)
-
-
-def _records_table(name: str, records: list[tuple[int, dict[str, Any]]], log: ProblemLog) -> Table:
-    header: list[str] = []
-    for _line, record in records:
-        header.extend(k for k in record if k not in header)
-    rows = [[_as_text(record.get(c)) for c in header] for _line, record in records]
-    return Table(name, _frame(name, header, rows, log), [line for line, _ in records])
-
-
-def read_table(path: Path, name: str, log: ProblemLog) -> Table:
-    """Read a CSV/TSV/JSONL/JSON/Parquet table as text columns; malformed rows go to `log`.
-
-    Raises `ImportFailed` naming `name` for a file that cannot be read at all (not UTF-8, no header,
-    not JSON, not Parquet).
-    """
-    suffix = path.suffix.lower()
-    if not path.is_file():
-        raise ImportFailed(RowProblem(name, None, None, "<no such file>", "an existing file"))
-    if suffix in (".csv", ".tsv", ".txt"):
-        return _read_delimited(path, name, log)
-    if suffix == ".jsonl":
-        _decode(path, name)
-        inner = ProblemLog(skip_bad=True)
-        records = read_jsonl(path, inner)
-        for p in inner.problems:
-            log.add(name, p.line, p.field, p.found, p.expected)
-        return _records_table(name, records, log)
-    if suffix == ".json":
-        data = read_json(path, name)
-        if isinstance(data, dict):
-            lists = [v for v in data.values() if isinstance(v, list)]
-            data = lists[0] if len(lists) == 1 else [data]
-        if not isinstance(data, list):
-            raise ImportFailed(RowProblem(name, None, None, f"<{type(data).__name__}>", "a list of records"))
-        records = []
-        for number, item in enumerate(data, start=1):
-            if isinstance(item, dict):
-                records.append((number, item))
-            else:
-                log.add(name, number, None, f"<{type(item).__name__}>", "a JSON object")
-        return _records_table(name, records, log)
-    if suffix == ".parquet":
-        try:
-            frame = pl.read_parquet(path)
-        except Exception as exc:  # polars raises several unrelated types for damaged files
-            raise ImportFailed(RowProblem(name, None, None, f"<unreadable Parquet: {exc}>",
-                                          "a Parquet file")) from None
-        records = [(i, row) for i, row in enumerate(frame.iter_rows(named=True), start=1)]
-        return _records_table(name, records, log)
-    raise ImportFailed(RowProblem(name, None, None, f"<a {suffix or 'suffix-less'} file>",
-                                  "a .csv, .tsv, .jsonl, .json or .parquet table"))
-
-
 def require_fields(table: Table, guesses: Mapping[str, Guess], fields: Sequence[str],
                    descriptions: Mapping[str, str]) -> None:
     """Fail naming the file, the missing field and the columns that do exist when a needed field is unmapped."""
     missing = [f for f in fields if f not in guesses]
     if missing:
-        columns = ", ".join(table.frame.columns) or "none"
+        columns = ", ".join(table.columns) or "none"
         raise ImportFailed([RowProblem(table.name, 1, f, f"<no column for it; columns are: {columns}>",
                                        f"a column holding {descriptions.get(f, f)} (name it with --map {f}=COLUMN)")
                             for f in missing])

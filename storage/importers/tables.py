@@ -1,0 +1,226 @@
+"""Reading one table file as text: CSV, TSV, JSON lines, JSON or Parquet, with each row's line. The one table
+reader every importer uses.
+
+Every column is a string (numbers as written, booleans as true/false, nested JSON values dumped) and an empty
+field is null. Each row keeps where it came from: its 1-based line in a delimited or JSON-lines file (the CSV
+header is line 1), its record number in a JSON or Parquet file. A delimited file whose rows are one line each
+(the usual case) is read by polars, which is fast enough for millions of rows; one with blank lines, line
+breaks inside quoted fields, ragged rows or a repeated column name is read again row by row, so that every row
+has its true line and a bad row is a problem of that line (skipped with --skip-bad) rather than of the file.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage.errors import ImportFailed, RowProblem
+from storage.importers.common import ProblemLog, read_json, read_jsonl
+
+LINE = "__line"
+DELIMITED_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
+TABLE_SUFFIXES = (*DELIMITED_SUFFIXES, ".jsonl", ".ndjson", ".json", ".parquet")
+# An object holding its records under one of these keys (or as its only list of objects) is a table.
+_RECORD_KEYS = ("data", "rows", "records", "items", "results", "predictions")
+
+
+@dataclass
+class Table:
+    """A table read as text. `frame` holds the columns and, first, `LINE`: each row's line or record number."""
+
+    name: str              # shown in problems, e.g. "validation/data/metadata.csv"
+    frame: pl.DataFrame
+
+    @property
+    def columns(self) -> list[str]:
+        return [c for c in self.frame.columns if c != LINE]
+
+    @property
+    def data(self) -> pl.DataFrame:
+        """The columns without the line numbers."""
+        return self.frame.drop(LINE)
+
+    @property
+    def lines(self) -> list[int]:
+        return self.frame[LINE].to_list()
+
+    def rows(self) -> Iterable[tuple[int, dict[str, str | None]]]:
+        """(line, {column: text}) for every row, in file order."""
+        return zip(self.frame[LINE].to_list(), self.data.iter_rows(named=True))
+
+
+def read_table(path: Path, name: str | None = None, log: ProblemLog | None = None,
+               n_rows: int | None = None) -> Table:
+    """Read a table file; malformed rows go to `log` (without one, the first fails the read).
+
+    Raises `ImportFailed` naming `name` (default: the file name) for a file that cannot be read at all: not
+    there, not UTF-8, no header, not JSON, not Parquet. `n_rows` reads only the first rows (for a preview).
+    """
+    path = Path(path)
+    name = name or path.name
+    log = log if log is not None else ProblemLog(skip_bad=False, limit=1)
+    suffix = path.suffix.lower()
+    if not path.is_file():
+        raise ImportFailed(RowProblem(name, None, None, "<no such file>", "an existing file"))
+    if suffix in DELIMITED_SUFFIXES:
+        return _read_delimited(path, name, log, n_rows)
+    if suffix in (".jsonl", ".ndjson"):
+        inner = ProblemLog(skip_bad=True)
+        records = read_jsonl(path, inner)
+        for p in inner.problems:
+            log.add(name, p.line, p.field, p.found, p.expected)
+        return _records_table(name, records[:n_rows] if n_rows else records)
+    if suffix == ".json":
+        return _records_table(name, _json_records(path, name, log)[:n_rows or None])
+    if suffix == ".parquet":
+        return _read_parquet(path, name, n_rows)
+    raise ImportFailed(RowProblem(name, None, None, f"<a {suffix or 'suffix-less'} file>",
+                                  "a .csv, .tsv, .jsonl, .json or .parquet table"))
+
+
+# -- delimited ----------------------------------------------------------------------------------------
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8>",
+                                      "UTF-8 text")) from None
+
+
+def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) -> Table:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(RowProblem(name, None, None, f"<unreadable: {exc.strerror}>", "a readable file")) from None
+    text = _decode(raw, name)
+    first = text.split("\n", 1)[0]
+    if not first.strip():
+        raise ImportFailed(RowProblem(name, 1, None, "<no header row>", "a header row naming the columns"))
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else max(",;\t", key=first.count)
+    fast = _read_fast(raw, text, delimiter, n_rows)
+    if fast is not None:
+        return Table(name, fast)
+    return _read_by_row(text, name, delimiter, log, n_rows)
+
+
+def _read_fast(raw: bytes, text: str, delimiter: str, n_rows: int | None) -> pl.DataFrame | None:
+    """The table read by polars, or None when its rows are not one line each (or polars refuses it)."""
+    try:
+        frame = pl.read_csv(io.BytesIO(raw), separator=delimiter, infer_schema=False, n_rows=n_rows,
+                            empty_string_is_null=True, raise_if_empty=True)
+    except (pl.exceptions.PolarsError, OSError):
+        return None
+    lines = text.count("\n") + (0 if text.endswith("\n") else 1) - 1
+    if n_rows is None and frame.height != lines:
+        return None       # blank lines or line breaks inside fields: the row index is not the line
+    if any("_duplicated_" in c for c in frame.columns) or any(c != c.strip() for c in frame.columns):
+        return None
+    return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
+
+
+def _read_by_row(text: str, name: str, delimiter: str, log: ProblemLog, n_rows: int | None) -> Table:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        header = [h.strip() for h in next(reader)]
+        rows: list[list[str | None]] = []
+        lines: list[int] = []
+        start = reader.line_num + 1
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if not any(field.strip() for field in record):
+                continue
+            if len(record) != len(header):
+                log.add(name, line, None, f"<{len(record)} fields>", f"{len(header)} fields as in the header")
+                continue
+            rows.append([field if field != "" else None for field in record])
+            lines.append(line)
+            if n_rows is not None and len(rows) >= n_rows:
+                break
+    except csv.Error as exc:
+        raise ImportFailed(RowProblem(name, reader.line_num, None, f"<{exc}>", "well-formed CSV")) from None
+    return Table(name, _frame(name, header, rows, lines, log))
+
+
+def _frame(name: str, header: list[str], rows: list[list[str | None]], lines: list[int],
+           log: ProblemLog) -> pl.DataFrame:
+    seen: dict[str, int] = {}
+    unique = []
+    for column in header:
+        if column in seen:
+            log.add(name, 1, column, "<a repeated column name>", "unique column names")
+            seen[column] += 1
+            column = f"{column}_{seen[column]}"
+        seen.setdefault(column, 1)
+        unique.append(column)
+    data: dict[str, list[Any]] = {LINE: lines}
+    data.update({c: [row[i] for row in rows] for i, c in enumerate(unique)})
+    return pl.DataFrame(data, schema={LINE: pl.Int64, **{c: pl.String for c in unique}})
+
+
+# -- records ------------------------------------------------------------------------------------------
+
+def _json_records(path: Path, name: str, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]:
+    value = read_json(path, name)
+    if isinstance(value, dict):
+        lists = [value[k] for k in _RECORD_KEYS if isinstance(value.get(k), list)]
+        if not lists:
+            lists = [v for v in value.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+        value = lists[0] if len(lists) == 1 else [value]
+    if not isinstance(value, list):
+        raise ImportFailed(RowProblem(name, None, None, f"<{type(value).__name__}>",
+                                      "a list of objects, or an object holding one"))
+    records = []
+    for number, item in enumerate(value, start=1):
+        if isinstance(item, dict):
+            records.append((number, item))
+        else:
+            log.add(name, number, None, f"<{type(item).__name__}>", "a JSON object in each record")
+    return records
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value if value != "" else None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _records_table(name: str, records: list[tuple[int, dict[str, Any]]]) -> Table:
+    columns: dict[str, None] = {}
+    for _, record in records:
+        for key in record:
+            columns.setdefault(str(key), None)
+    data: dict[str, list[Any]] = {LINE: [number for number, _ in records]}
+    data.update({column: [_as_text(record.get(column)) for _, record in records] for column in columns})
+    return Table(name, pl.DataFrame(data, schema={LINE: pl.Int64, **{c: pl.String for c in columns}}))
+
+
+def _read_parquet(path: Path, name: str, n_rows: int | None) -> Table:
+    try:
+        frame = pl.read_parquet(path, n_rows=n_rows)
+    except Exception as exc:  # polars raises several unrelated types for damaged files
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ImportFailed(RowProblem(name, None, None, f"<unreadable Parquet: {first}>", "a Parquet file")) from None
+    texts = []
+    for column, dtype in frame.schema.items():
+        if dtype == pl.String:
+            texts.append(pl.col(column).replace("", None))
+        elif isinstance(dtype, (pl.List, pl.Struct, pl.Array)) or dtype == pl.Object:
+            texts.append(pl.col(column).map_elements(
+                lambda v: _as_text(v.to_list() if isinstance(v, pl.Series) else v), return_dtype=pl.String,
+                skip_nulls=True))
+        else:
+            texts.append(pl.col(column).cast(pl.String))
+    frame = frame.select(texts).with_row_index(LINE, offset=1).with_columns(pl.col(LINE).cast(pl.Int64))
+    return Table(name, frame)

@@ -79,3 +79,30 @@ def test_each_model_answer_has_a_column(qtbot, story_store):
     assert table.horizontalHeaderItem(3).text() == "Lantern 9B"
     assert table.item(0, 3).text() == "drawer" and table.item(1, 3).text() == ""
     assert isinstance(questions[0], StoryQuestion)
+
+
+def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(qtbot, story_store):
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from app.session import Session
+    from widgets.main_window import MainWindow
+
+    win = MainWindow(story_store, Session(), QSettings())
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    target = story_store.cursor().execute(
+        "SELECT id FROM stimulus WHERE title LIKE 'Does Kofi believe%'").fetchone()[0]
+    win.select_stimulus_id(target)
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == target,
+                    timeout=30000)
+    page = win.ncp_page
+    assert win.stimulus_view.current_page() is page
+    assert page.questions.isVisibleTo(win) and page.questions.table.rowCount() == 5
+    assert page.stepper.step() == page.stepper.step_count() - 1
+    page.stepper.setFocus()   # as a click on the stepper does
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is not None)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home)
+    assert page.stepper.step() == 0
+    win.close()

@@ -123,6 +123,8 @@ def _read_fast(raw: bytes, text: str, delimiter: str, n_rows: int | None) -> pl.
         return None       # blank lines or line breaks inside fields: the row index is not the line
     if any("_duplicated_" in c for c in frame.columns) or any(c != c.strip() for c in frame.columns):
         return None
+    if frame.width and frame.select(pl.all_horizontal(pl.all().is_null()).any()).item():
+        return None       # a blank line or a row of empty fields, which the row-by-row path leaves out
     return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
 
 

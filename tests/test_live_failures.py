@@ -2,6 +2,8 @@
 endpoint that echoes the key, and a batch for a second model (Qt-free, through the service the panel uses)."""
 from __future__ import annotations
 
+import traceback
+
 import pytest
 
 from app.changes import Topic
@@ -112,6 +114,8 @@ def test_an_echoed_authorization_header_never_shows_the_key(env):
             message = str(refused.value)
             assert "HTTP 401" in message and "Incorrect API key" in message
             assert SECRET not in message and "sk-live" not in message and "[hidden]" in message
+            # nor in a traceback someone might log: the client's own error (which echoes it) is not chained
+            assert SECRET not in "".join(traceback.format_exception(refused.value))
         assert server.headers[0]["authorization"] == f"Bearer {SECRET}"   # the key was sent, only never shown
     assert SECRET not in _all_text(store)
 

@@ -78,6 +78,7 @@ def test_a_4_mb_stream_stops_at_the_limit_while_the_window_keeps_running(qtbot, 
     timer.stop()
     assert len(ticks_while_busy) >= 5       # the event loop kept turning while the answer streamed in
     assert "size limit of 256 KB" in panel.message.text()
+    qtbot.waitUntil(panel.answer_complete, timeout=10000)
     shown = panel.answer.toPlainText()
     assert 0 < len(shown) <= 256 * 1024 and huge.startswith(shown)
     assert _live_rows(store) == []
@@ -91,6 +92,7 @@ def test_a_raised_limit_takes_a_long_answer_whole(qtbot, env):
     with ScriptedServer([Reply(text=text, chunk_size=4096)]) as server:
         _point(panel, server.base_url)
         result = _ask(qtbot, panel)
+    qtbot.waitUntil(panel.answer_complete, timeout=10000)   # the view takes a long answer in slices
     assert result.text == text and panel.answer.toPlainText() == text
     assert len(_live_rows(store)) == 1
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QTextCursor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel,
                                QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QTreeWidget,
@@ -39,6 +39,8 @@ MODALITIES = ("text", "audio", "video")
 ERROR_STYLE = "color:#b71c1c;font-weight:bold"
 DEFAULT_MAX_STEPS = 30
 OK_COLOUR, FAILED_COLOUR = QColor("#1b5e20"), QColor("#b71c1c")
+# Answer text laid out per event-loop turn: a few ms of work, so the window never stalls on a long answer.
+APPEND_SLICE_CHARS = 16 * 1024
 
 
 class LivePanel(QWidget):
@@ -63,6 +65,12 @@ class LivePanel(QWidget):
         self.last_result: LiveResult | None = None
         self._arrived_steps: deque[NcpStep] = deque()
         self._batch_errors: deque[tuple[int, str]] = deque()
+        self._pending: deque[str] = deque()    # answer text waiting for its slice (see `_drain_answer`)
+        self._pending_chars = 0
+        self._queued_chars = 0                 # characters queued for the view since the answer began
+        self._drain = QTimer(self)
+        self._drain.setInterval(0)
+        self._drain.timeout.connect(self._drain_answer)
         self.base_url = QLineEdit()
         self.model = QLineEdit()
         self.key_env = QLineEdit()
@@ -89,7 +97,8 @@ class LivePanel(QWidget):
         self.max_answer_kb.setRange(1, 64 * 1024)
         self.max_answer_kb.setSuffix(" KB")
         self.max_answer_kb.setToolTip("The longest answer kept; reading stops there and the attempt is kept as failed")
-        self.max_answer_kb.valueChanged.connect(lambda kb: self.settings.setValue(f"{SETTINGS_GROUP}/max_answer_kb", kb))
+        self.max_answer_kb.valueChanged.connect(
+            lambda kb: self.settings.setValue(f"{SETTINGS_GROUP}/max_answer_kb", kb))
         for field in (self.base_url, self.model, self.key_env):
             field.editingFinished.connect(self.save_settings)
         self.key_env.textChanged.connect(lambda _t: self._show_key_status())
@@ -334,7 +343,7 @@ class LivePanel(QWidget):
             self._show_error("This scene names no character to play.")
             return
         self._episode += 1
-        self.answer.clear()
+        self._clear_answer()
         self.steps.clear()
         self._arrived_steps.clear()
         model = options.settings.model
@@ -353,8 +362,8 @@ class LivePanel(QWidget):
                 steps.append(step)
                 progress(0.0, "")  # wakes the panel, which lists the steps that arrived
 
-            return service.ask(detail, options, token, on_delta=lambda piece: progress(0.0, piece),  # type: ignore[union-attr]
-                               on_step=step_made)
+            return service.ask(detail, options, token,  # type: ignore[union-attr]
+                               on_delta=lambda piece: progress(0.0, piece), on_step=step_made)
 
         episode = self._episode
         self._token = self.runner.submit("live", work, self._finished, self._failed,
@@ -371,16 +380,53 @@ class LivePanel(QWidget):
             self._append_answer(piece)
 
     def _append_answer(self, piece: str) -> None:
-        """Insert at the end of the document without moving the view's own cursor, so only the new text
-        is laid out."""
-        cursor = QTextCursor(self.answer.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(piece)
+        """Queue text for the end of the view; it goes in a slice per event-loop turn (`_drain_answer`), so
+        a fast or huge answer never holds the window for longer than one slice takes to lay out."""
+        self._pending.append(piece)
+        self._pending_chars += len(piece)
+        self._queued_chars += len(piece)
+        if not self._drain.isActive():
+            self._drain.start()
+
+    def _drain_answer(self) -> None:
+        """Insert at most `APPEND_SLICE_CHARS` of the queued text at the end of the document, without
+        moving the view's own cursor, so only the new text is laid out."""
+        take, budget = [], APPEND_SLICE_CHARS
+        while self._pending and budget > 0:
+            piece = self._pending.popleft()
+            if len(piece) > budget:
+                piece, rest = piece[:budget], piece[budget:]
+                self._pending.appendleft(rest)
+            take.append(piece)
+            budget -= len(piece)
+        if take:
+            text = "".join(take)
+            self._pending_chars -= len(text)
+            cursor = QTextCursor(self.answer.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(text)
+        if not self._pending:
+            self._drain.stop()
+
+    def answer_complete(self) -> bool:
+        """True once every piece of the answer that arrived is in the view."""
+        return not self._pending
+
+    def _clear_answer(self) -> None:
+        self._drain.stop()
+        self._pending.clear()
+        self._pending_chars = self._queued_chars = 0
+        self.answer.clear()
 
     def _show_answer(self, text: str) -> None:
-        """The final answer in the view, unless the stream already put exactly that there."""
-        if self.answer.document().characterCount() - 1 != len(text) or self.answer.toPlainText() != text:
-            self.answer.setPlainText(text)
+        """The final answer in the view. Streamed pieces are the answer's text in order, so when as many
+        characters were queued the view already holds it (or soon will); otherwise it is put in afresh,
+        through the same slices."""
+        if self._queued_chars != len(text):
+            self._clear_answer()
+            self._append_answer(text)
+        if self._pending_chars <= APPEND_SLICE_CHARS:  # a short rest goes in now, before anyone looks
+            self._drain_answer()
 
     def _add_step(self, step: NcpStep) -> None:
         """One tool call in the list: its number, the call, ok or failed, and what the world said."""

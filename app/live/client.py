@@ -72,6 +72,7 @@ class _StreamState:
     completion_tokens: int | None = None
     chunks: int = 0
     size: int = 0
+    full: bool = False   # the size limit was reached: the text holds exactly what fits
 
 
 class LiveClient:
@@ -143,7 +144,7 @@ class LiveClient:
         try:
             response = self._openai().chat.completions.create(**request)
         except Exception as error:
-            raise self._translate(error) from error
+            raise self._translate(error) from None  # the cause may echo the key: keep it out of tracebacks
         return self._answer_from(response, time.perf_counter() - start)
 
     # -- plain answers -------------------------------------------------------------------------
@@ -186,7 +187,7 @@ class LiveClient:
                 **request, stream=True, stream_options={"include_usage": True}
             )
         except Exception as error:
-            raise self._translate(error) from error
+            raise self._translate(error) from None  # the cause may echo the key: keep it out of tracebacks
         chunks: queue.Queue = queue.Queue()
 
         def read() -> None:
@@ -213,13 +214,15 @@ class LiveClient:
                 if isinstance(item, Exception):
                     if state.chunks and state.finish_reason is None:
                         reason = self._translate(item)
-                        raise StreamCutOff(self._cut_off(state, f" ({reason})"), "".join(state.text)) from item
-                    raise self._translate(item) from item
+                        raise StreamCutOff(self._cut_off(state, f" ({reason})"), "".join(state.text)) from None
+                    raise self._translate(item) from None
                 delta = self._absorb(item, state)
                 if delta:
                     first_delta_s = first_delta_s if first_delta_s is not None else time.perf_counter() - start
                     if on_delta is not None:
                         on_delta(delta)
+                if state.full:  # what was shown is exactly what is kept
+                    raise AnswerTooLarge(self._too_large(), "".join(state.text))
         finally:
             # Closing also ends the reader thread, which is blocked on the socket when cancelled.
             try:
@@ -263,12 +266,14 @@ class LiveClient:
                 slot["name"] += call.function.name or ""
                 slot["arguments"] += call.function.arguments or ""
         if delta.content:
-            state.size += len(delta.content.encode("utf-8", "surrogatepass"))
-            if state.size > self.max_answer_bytes:
-                raise AnswerTooLarge(self._too_large(), _head("".join(state.text) + delta.content,
-                                                              self.max_answer_bytes))
-            state.text.append(delta.content)
-            return delta.content
+            content = delta.content
+            size = len(content.encode("utf-8", "surrogatepass"))
+            if state.size + size > self.max_answer_bytes:
+                content, state.full = _head(content, self.max_answer_bytes - state.size), True
+                size = len(content.encode("utf-8", "surrogatepass"))
+            state.size += size
+            state.text.append(content)
+            return content
         return ""
 
     def _too_large(self) -> str:

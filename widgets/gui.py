@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
 from app.cli import gui_parser, open_cli_store
 from widgets.main_window import MainWindow, screenshot
+from widgets.settings_store import SettingsStore
 from app.sample import import_sample, store_is_empty
 from app.session import Session
 from storage import queries
@@ -41,7 +42,7 @@ def run_gui(argv: list[str]) -> int:
             return _screenshot(store, args)
         settings = QSettings()
         if args.annotator:
-            settings.setValue("annotator", args.annotator)
+            SettingsStore(settings).update(annotator=args.annotator)
         window = MainWindow(store, Session(), settings)
         if not args.no_sample and store_is_empty(store):
             _import_sample_in_background(window)
@@ -65,18 +66,18 @@ def _import_sample_in_background(window: MainWindow) -> None:
     bar.setRange(0, 100)
     bar.setMaximumWidth(220)
     window.statusBar().addPermanentWidget(bar)
-    window.status_message.setText("First run: importing the bundled sample…")
+    window.show_status("First run: importing the bundled sample…")
 
     def done(names: list[str]) -> None:
         window.statusBar().removeWidget(bar)
         bar.deleteLater()
-        window.status_message.setText(f"Imported the sample: {', '.join(names)}")
+        window.show_status(f"Imported the sample: {', '.join(names)}")
         window.refresh_datasets()
 
     def failed(exc: BaseException) -> None:
         window.statusBar().removeWidget(bar)
         bar.deleteLater()
-        window.status_message.setText(f"The sample could not be imported: {exc}")
+        window.report_error(exc)
 
     window.runner.submit("sample-import", lambda token, progress: import_sample(window.store, progress, token),
                          done, failed, on_progress=lambda f, m: bar.setValue(int(f * 100)), with_progress=True)
@@ -89,7 +90,7 @@ def _screenshot(store: Store, args) -> int:
     scratch = tempfile.TemporaryDirectory()
     settings = QSettings(str(Path(scratch.name) / "screenshot.ini"), QSettings.Format.IniFormat)
     if args.annotator:
-        settings.setValue("annotator", args.annotator)
+        SettingsStore(settings).update(annotator=args.annotator)
     window = MainWindow(store, Session(), settings)
     if args.dataset and not window.select_dataset(args.dataset):
         print(f"thinslice: no dataset named {args.dataset!r}", file=sys.stderr)

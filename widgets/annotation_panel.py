@@ -12,6 +12,7 @@ from PySide6.QtGui import QAction, QKeyEvent
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.annotation_model import AnnotationModel
+from app.page_labels import label_sets_for
 from app.annotations import LiveLabeler, stimulus_note
 from storage.errors import ThinsliceError
 from widgets.annotation_tiers import AnnotationTiersView
@@ -33,6 +34,7 @@ class AnnotationPanel(QWidget):
         self.model = model
         self.runner = TaskRunner(self)  # reads a shown stimulus's labels off the GUI thread
         self.annotator = ""
+        self.benchmark: str | None = None   # the label sets offered are the ones made for this benchmark
         self.stimulus_id: int | None = None
         self.live = LiveLabeler()
         self._playing = False
@@ -123,9 +125,15 @@ class AnnotationPanel(QWidget):
             self.live.cancel()
             self.message.emit("Stopped: unfinished live labels were dropped.")
 
+    def set_benchmark(self, benchmark: str | None) -> None:
+        """Offer the label sets that apply to a stimulus of `benchmark` (see `app.page_labels`)."""
+        if benchmark != self.benchmark:
+            self.benchmark = benchmark
+            self.reload_label_sets()
+
     def reload_label_sets(self) -> None:
         """Read the label sets again (after one is imported or edited)."""
-        sets = self.model.label_sets()
+        sets = label_sets_for(self.model.label_sets(), self.benchmark)
         colours = {(s.name, l.name): l.colour for s in sets for l in self.model.labels(s.name) if l.colour}
         self.tiers.set_label_colours(colours)
         interval_sets = [s.name for s in sets if s.scope in ("interval", "both")]

@@ -83,6 +83,7 @@ class MediaStimulusPage(QWidget):
         # a question's text is shown whole above the page (StimulusView's MCQ block), not as a script
         script = None if detail.kind == "echomind_mcq" else detail.text
         self.player.set_stimulus(detail.media, detail.segments, detail.kind, text=script)
+        self.annotation.set_benchmark(detail.benchmark)
         preferred = DEFAULT_LABEL_SETS.get(detail.benchmark)
         if preferred and preferred in [self.annotation.label_set.itemText(i)
                                        for i in range(self.annotation.label_set.count())]:

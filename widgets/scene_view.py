@@ -70,10 +70,18 @@ class SceneView(QWidget):
         split.addWidget(self.scores)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        self.split = split
+        self.annotations: QWidget | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
         self.turn_rows: list[QWidget] = []
+
+    def attach_annotations(self, panel: QWidget) -> None:
+        """Show the scene's labels (a panel with `set_detail`, e.g. `SceneAnnotationsPanel`) under the scores."""
+        self.annotations = panel
+        self.split.addWidget(panel)
+        self.split.setStretchFactor(2, 2)
 
     def set_detail(self, detail: StimulusDetail | None) -> None:
         for row in self.turn_rows:
@@ -82,6 +90,8 @@ class SceneView(QWidget):
         self.scores.clear()
         self.scores.setRowCount(0)
         self.scores.setColumnCount(0)
+        if self.annotations is not None:
+            self.annotations.set_detail(detail)  # type: ignore[attr-defined]
         if detail is None:
             self.group_image.clear()
             self.description.clear()
@@ -151,7 +161,7 @@ class SceneView(QWidget):
                     continue
                 score, scale, reason = cells[key][column]
                 item = QTableWidgetItem(f"{score:g}")
-                item.setTextAlignment(int(Qt.AlignmentFlag.AlignCenter))
+                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 item.setBackground(score_colour(score, scale))
                 item.setToolTip(reason or f"{score:g} of {scale:g}")
                 self.scores.setItem(r, c, item)

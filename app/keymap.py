@@ -38,15 +38,6 @@ class KeyBinding:
     group: str = "Playback"
     context: str = MEDIA
 
-    @property
-    def key(self) -> str:
-        """The key without modifiers ("Left" for "Shift+Left"; "+" stays "+")."""
-        return split_sequence(self.sequence)[1]
-
-    @property
-    def modifiers(self) -> tuple[str, ...]:
-        return split_sequence(self.sequence)[0]
-
 
 def split_sequence(sequence: str) -> tuple[tuple[str, ...], str]:
     """Split "Ctrl+Shift+Left" into (("Ctrl", "Shift"), "Left")."""
@@ -116,9 +107,6 @@ class Keymap:
             if binding is not None:
                 return binding.action
         return None
-
-    def bindings_for(self, action: str) -> list[KeyBinding]:
-        return [b for b in self._bindings if b.action == action]
 
     def sequences_for(self, action: str) -> list[str]:
         """The keys of `action`, in table order (a menu item shows the first)."""
@@ -244,6 +232,7 @@ PRESENTATION_BINDINGS: tuple[KeyBinding, ...] = tuple(
 
 # ----- the main window's menus and help (window context: every page) -------------------------------------
 HELP = "view.help"
+SEARCH = "view.search"
 IMPORT = "file.import"
 QUIT = "file.quit"
 UNDO = "annotate.undo"
@@ -270,7 +259,8 @@ WINDOW_BINDINGS: tuple[KeyBinding, ...] = tuple(
         ("Ctrl+K", COMPARE, "Compare models on this stimulus", "Window"),
         ("F5", PRESENT, "Presentation mode (full screen)", "Window"),
         ("Ctrl+M", METRICS, "Metrics dashboard", "Window"),
-        ("Ctrl+F", FAILURES, "Failure mining", "Window"),
+        ("Ctrl+F", SEARCH, "Find: type in the table's search box", "Window"),
+        ("Ctrl+Shift+F", FAILURES, "Failure mining", "Window"),
         ("Ctrl+L", LIVE, "Ask a live model", "Window"),
     ))
 

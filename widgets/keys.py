@@ -73,7 +73,7 @@ class KeyDispatcher(QObject):
     """Runs keymap actions for key presses anywhere in `root`'s window.
 
     `contexts()` names the keymap contexts in force, most specific first (for instance ("media",) while a
-    clip is shown). `register` says what an action does; a label key's action goes to `label_handler`.
+    clip is shown). `register_all` says what actions do; a label key's action goes to `label_handler`.
     While `overlay` (the list of keys) is shown, scrolling keys scroll it and any other key closes it.
     """
 
@@ -91,9 +91,6 @@ class KeyDispatcher(QObject):
         assert app is not None, "a QApplication must exist before keys can be dispatched"
         app.installEventFilter(self)
         root.destroyed.connect(lambda *_: self._uninstall())
-
-    def register(self, action: str, handler: Handler) -> None:
-        self._handlers[action] = handler
 
     def register_all(self, handlers: dict[str, Handler]) -> None:
         self._handlers.update(handlers)

@@ -335,6 +335,22 @@ class AnnotationModel:
                 self.store.reorder_labels(label_set, order)
         self._edit_set(label_set, f"Add label '{name}'", change)
 
+    def add_labels(self, label_set: str, entries: Sequence[tuple[str, str | None]], *, source: str | None = None) -> int:
+        """Add the (name, description) entries a set does not have yet, creating the set (with `source`) if
+        there is none: one undo step. Returns how many labels were added."""
+        have = {label.name for label in self.store.labels(label_set)}
+        new = [(name, description) for name, description in entries if name not in have]
+        if not new and self.store.label_set(label_set) is not None:
+            return 0
+
+        def change() -> None:
+            if self.store.label_set(label_set) is None:
+                self.store.save_label_set(label_set, source=source)
+            for name, description in new:
+                self.store.save_label(label_set, name, description=description)
+        self._edit_set(label_set, f"Add {len(new)} labels to '{label_set}'", change)
+        return len(new)
+
     def delete_label(self, label_set: str, name: str) -> None:
         self._edit_set(label_set, f"Delete label '{name}'", lambda: self.store.delete_label(label_set, name))
 

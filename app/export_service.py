@@ -139,7 +139,7 @@ def import_annotations(store: Store, format: str, path: Path | str, dataset: str
     reading = read_annotation_file(model.store, format, path, dataset, annotator, label_set, stimulus, clip=clip,
                                    skip_unrepresentable=skip_unrepresentable)
     added = import_prepared(model, reading.rows, Path(path).name)
-    keep_vocabularies(model.store, reading)
+    keep_vocabularies(model, reading)
     if report is not None:
         count_imported(reading, added)
         report.merge(reading.report)
@@ -161,15 +161,12 @@ def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
                                      describe(row))
 
 
-def keep_vocabularies(annotations: AnnotationStore, reading: ImportReading) -> None:
+def keep_vocabularies(model: AnnotationModel, reading: ImportReading) -> None:
     """Add the entries of the files' controlled vocabularies to the label sets of their tiers (only the
-    labels a set does not have yet), so an ELAN user's vocabulary comes along with the labels."""
+    labels a set does not have yet), so an ELAN user's vocabulary comes along with the labels; each set's
+    additions are one step of the label sets' undo history."""
     for name, entries in reading.vocabularies.items():
-        if annotations.label_set(name) is None:
-            annotations.save_label_set(name, source="controlled vocabulary of an imported ELAN file")
-        have = {label.name for label in annotations.labels(name)}
-        new = [(value, description) for value, description in dict(entries).items() if value not in have]
-        for value, description in new:
-            annotations.save_label(name, value, description=description)
-        if new:
-            reading.report.note(f"label set '{name}': {len(new)} controlled-vocabulary entries added as labels")
+        added = model.add_labels(name, list(dict(entries).items()),
+                                 source="controlled vocabulary of an imported ELAN file")
+        if added:
+            reading.report.note(f"label set '{name}': {added} controlled-vocabulary entries added as labels")

@@ -109,3 +109,17 @@ def test_history_and_agreement_panels(qtbot, panel):
     with qtbot.waitSignal(agreement.jumpRequested) as caught:
         agreement.disagreements.itemDoubleClicked.emit(first, 0)
     assert caught.args == [stim, 1.0]
+
+
+def test_a_note_the_store_refuses_keeps_its_text_marked_unsaved(qtbot, panel):
+    widget, notes, stim = panel
+    notes.store.cursor().execute("ALTER TABLE annotation_event RENAME TO annotation_event_away")
+    widget.whole_labels.note.setPlainText("they finish each other's sentences")
+    widget.whole_labels.save_note.click()
+    assert widget.whole_labels.note.toPlainText() == "they finish each other's sentences"
+    assert widget.whole_labels.note_is_unsaved() and "Not saved" in widget.whole_labels.note_state.text()
+    assert "was not saved" in widget.status.text()
+    notes.store.cursor().execute("ALTER TABLE annotation_event_away RENAME TO annotation_event")
+    widget.whole_labels.save_note.click()
+    assert not widget.whole_labels.note_is_unsaved()
+    assert notes.for_stimulus(stim, label_set="note")[0].note == "they finish each other's sentences"

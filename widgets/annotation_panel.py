@@ -95,6 +95,7 @@ class AnnotationPanel(QWidget):
         """Show a stimulus (duration in seconds): its labels are read on a worker unless the model has them."""
         self.stimulus_id = stimulus_id
         self.live.cancel()
+        self.whole_labels.note_saved()  # another stimulus: its own note is shown
         if stimulus_id is None:
             self.runner.cancel("annotations")
             self.model.show(None, [])
@@ -155,15 +156,17 @@ class AnnotationPanel(QWidget):
         self.palette.set_labels(name, self.model.labels(name))
 
     # -- edits -----------------------------------------------------------------------------------
-    def _edit(self, change) -> bool:
+    def _edit(self, change, *, revert: bool = True) -> bool:
         """Make an edit through the model. One it refuses, or the store fails to write, is said in place
-        (the message line and the window's status bar) and the labels on show stay as stored."""
+        (the message line and the window's status bar) and, with `revert`, the whole-stimulus choices on
+        show go back to what is stored."""
         try:
             change()
         except ThinsliceError as exc:
             self.status.setText(str(exc))
             self.message.emit(str(exc))
-            self._refresh_whole()  # a combo or note the user changed goes back to what is stored
+            if revert:
+                self._refresh_whole()
             return False
         return True
 
@@ -208,7 +211,11 @@ class AnnotationPanel(QWidget):
         self._edit(lambda: self.model.set_whole(label_set, label or None))
 
     def _set_note(self, text: str) -> None:
-        self._edit(lambda: self.model.set_note(text))
+        # a note that could not be saved keeps its text, marked unsaved, so the user can save it again
+        if self._edit(lambda: self.model.set_note(text), revert=False):
+            self.whole_labels.note_saved()
+        else:
+            self.whole_labels.note_unsaved()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
         plain = not (event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)

@@ -28,11 +28,17 @@ class WholeLabelsPanel(QWidget):
         self.note.setMaximumHeight(70)
         self.save_note = QPushButton("Save note")
         self.save_note.clicked.connect(lambda: self.noteEdited.emit(self.note.toPlainText()))
+        self.note_state = QLabel()
+        self.note_state.setWordWrap(True)
+        self.note_state.setStyleSheet("color: #c62828")
+        self.note_state.hide()
+        self._note_unsaved = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(self._form)
         layout.addWidget(self.note)
         layout.addWidget(self.save_note)
+        layout.addWidget(self.note_state)
         layout.addStretch(1)
 
     def set_label_sets(self, sets: Sequence[tuple[str, Sequence[Label]]]) -> None:
@@ -68,10 +74,24 @@ class WholeLabelsPanel(QWidget):
                                 if a.is_whole and a.label_set == name and a.annotator != annotator and a.label)
                 self._others[name].setText(", ".join(theirs))
                 self._others[name].setVisible(bool(theirs))
-            if self.note.toPlainText() != note:
+            if self.note.toPlainText() != note and not self._note_unsaved:
                 self.note.setPlainText(note)
         finally:
             self._updating = False
+
+    def note_unsaved(self) -> None:
+        """The note typed could not be saved: keep its text and say so until it is saved."""
+        self._note_unsaved = True
+        self.note_state.setText("Not saved: the note is kept here; press Save note to try again.")
+        self.note_state.show()
+
+    def note_saved(self) -> None:
+        """The note shown is the stored one again."""
+        self._note_unsaved = False
+        self.note_state.hide()
+
+    def note_is_unsaved(self) -> bool:
+        return self._note_unsaved
 
     def choice(self, label_set: str) -> str:
         return self._combos[label_set].currentData() or ""

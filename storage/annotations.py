@@ -423,7 +423,9 @@ class AnnotationStore:
         return after
 
     def _remember(self, written: Iterable[Annotation]) -> None:
-        for item in written:
+        # only the newest rows can stay: remembering all of a 100,000-label import, then forgetting them one
+        # by one from the front of the dict, took seconds
+        for item in list(written)[-_REMEMBERED_ROWS:]:
             self._written.pop(item.id, None)
             self._written[item.id] = item
         while len(self._written) > _REMEMBERED_ROWS:
@@ -444,23 +446,33 @@ class AnnotationStore:
         return self._set_deleted(annotation_ids, annotator, deleted=False)
 
     def _set_deleted(self, annotation_ids: Iterable[int], annotator: str, *, deleted: bool) -> list[Annotation]:
-        ids = list(annotation_ids)
-        results, events = [], []
+        """Delete or restore in one statement: the rows as changed come back from the UPDATE itself (the state
+        before differs only in `revision` and `deleted`), so nothing is read around the write."""
+        ids = [int(i) for i in annotation_ids]
         what = ("Deleting" if deleted else "Restoring") + (" the label" if len(ids) == 1 else f" {len(ids)} labels")
+        stamp = "current_timestamp" if deleted else "NULL"
+        marks = ", ".join("?" * len(ids))
         with writing(self.store, what) as cur:
-            for annotation_id in ids:
-                before = self._get(cur, annotation_id)
-                if before.deleted == deleted:
-                    results.append(before)
-                    continue
-                stamp = "current_timestamp" if deleted else "NULL"
-                cur.execute(f"UPDATE annotation SET deleted_at = {stamp}, revision = revision + 1,"
-                            " updated_at = current_timestamp WHERE id = ?", [annotation_id])
-                after = self._get(cur, annotation_id)
-                events.append((annotation_id, annotator, "delete" if deleted else "restore",
-                               before.state(), after.state()))
-                results.append(after)
+            changed = [_row_to_annotation(r) for r in cur.execute(
+                f"UPDATE annotation SET deleted_at = {stamp}, revision = revision + 1, updated_at = current_timestamp"
+                f" WHERE id IN ({marks}) AND (deleted_at IS NULL) = ? RETURNING {_COLUMNS}",
+                [*ids, deleted]).fetchall()] if ids else []
+            by_id = {a.id: a for a in changed}
+            unchanged = [i for i in ids if i not in by_id]
+            if unchanged:  # already as asked, or not there at all
+                found = {a.id: a for a in (_row_to_annotation(r) for r in cur.execute(
+                    f"SELECT {_COLUMNS} FROM annotation WHERE id IN ({', '.join('?' * len(unchanged))})",
+                    unchanged).fetchall())}
+                missing = [i for i in unchanged if i not in found]
+                if missing:
+                    raise AnnotationError(f"There is no annotation {missing[0]}.")
+                by_id.update(found)
+            events = []
+            for after in changed:
+                before = {**after.state(), "revision": after.revision - 1, "deleted": not deleted}
+                events.append((after.id, annotator, "delete" if deleted else "restore", before, after.state()))
             write_events(cur, events)
+        results = [by_id[i] for i in ids]
         self._remember(results)
         return results
 

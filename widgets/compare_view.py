@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLa
                                QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QVBoxLayout, QWidget)
 
+from app.conditions import condition_name
 from app.keymap import PRESENTATION_BINDINGS
 from widgets.judge_bar import judge_bar
 from widgets.palette import colour
@@ -150,6 +151,7 @@ class CompareView(QWidget):
         self.baseline_box.activated.connect(self._baseline_picked)
         self._baseline_choice: str | None = None   # what the user picked ("model:NAME", "reference", "none")
         self._narrow = False
+        self._condition_names: dict[str, str] = {}
         present = QPushButton("Present…")
         present.setToolTip("Full screen, large type; Right/PgDown/Space advance, Left/PgUp back, Esc leaves")
         present.clicked.connect(lambda _checked=False: self.enter_presentation(full_screen=True))
@@ -351,6 +353,7 @@ class CompareView(QWidget):
         elif not self.hint.text().startswith("At most"):
             self.hint.setText("")
         conditions = list(dict.fromkeys(p.condition for p in detail.predictions if p.model in self._chosen))
+        self._condition_names = {p.condition: condition_name(p) for p in detail.predictions}
         self._narrow = self._is_narrow()
         self.outer.setDirection(QBoxLayout.Direction.TopToBottom if self._narrow else QBoxLayout.Direction.LeftToRight)
         self.model_list.setMaximumHeight(96 if self._narrow else 16777215)
@@ -360,7 +363,7 @@ class CompareView(QWidget):
         for c, model in enumerate(self._chosen, start=1):
             self.grid.addWidget(self._heading(model), 0, c)
         for r, condition in enumerate(conditions, start=1):
-            label = QLabel(html.escape(condition))
+            label = QLabel(html.escape(self._condition_names.get(condition, condition)))
             label.setWordWrap(True)
             label.setMaximumWidth(150)
             self.grid.addWidget(label, r, 0, Qt.AlignmentFlag.AlignTop)
@@ -407,7 +410,7 @@ class CompareView(QWidget):
             self.grid.addWidget(self._heading(model), row, 0, 1, 2)
             row += 1
             for condition in conditions:
-                label = QLabel(html.escape(condition))
+                label = QLabel(html.escape(self._condition_names.get(condition, condition)))
                 label.setWordWrap(True)
                 label.setMaximumWidth(90)
                 self.grid.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)

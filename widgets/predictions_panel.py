@@ -2,19 +2,29 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget, QGridLayout, QScrollArea, QFrame)
 
+from app.conditions import condition_name
 from storage.records import HumanSplit, Prediction, StimulusDetail
 from widgets.judge_bar import judge_bar
+from widgets.palette import colour, qcolour
 
-RIGHT = QColor("#2e7d32")
-WRONG = QColor("#c62828")
+ANSWER_CHARS = 80   # a long free-text answer (AgentViSS role play) shows its start in the tree, all of it below
 
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\n", "<br/>")
+
+
+def short_answer(p: Prediction) -> str:
+    """The parsed answer, or the start of the free-text reply when there is none (AgentViSS role play)."""
+    text = (p.answer or p.raw_output or "").strip()
+    if not text:
+        return "—"
+    line = " ".join(text.split())
+    return line if len(line) <= ANSWER_CHARS else line[:ANSWER_CHARS - 1] + "…"
 
 
 def verdict(correct: bool | None) -> str:
@@ -31,14 +41,18 @@ class PredictionsPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Model / condition", "Answer", "", "Judges"])
         self.tree.setRootIsDecorated(True)
-        self.tree.setUniformRowHeights(True)
+        # full condition names wrap in their column rather than being cut to "conversat…"
+        self.tree.setWordWrap(True)
+        self.tree.setUniformRowHeights(False)
         self.tree.setAlternatingRowColors(True)
         header = self.tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        self.tree.setColumnWidth(0, 118)
-        self.tree.setColumnWidth(1, 74)
-        self.tree.setColumnWidth(2, 62)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        self.tree.setColumnWidth(1, 90)
+        self.tree.setColumnWidth(3, 90)
         self.tree.currentItemChanged.connect(self._current_changed)
         self.judges = QWidget()
         self.judges_layout = QGridLayout(self.judges)
@@ -98,15 +112,15 @@ class PredictionsPanel(QWidget):
             if scored_preds:
                 k = sum(1 for p in scored_preds if p.correct)
                 parent.setText(2, f"{k}/{len(scored_preds)}")
-                parent.setForeground(2, QBrush(RIGHT if k * 2 >= len(scored_preds) else WRONG))
+                parent.setForeground(2, QBrush(qcolour("right" if k * 2 >= len(scored_preds) else "wrong")))
             if any(p.is_live for p in preds):
                 parent.setText(1, "live")
             self.tree.addTopLevelItem(parent)
             for p in preds:
-                item = QTreeWidgetItem([p.condition, p.answer or "—", verdict(p.correct), self._judge_text(p)])
+                item = QTreeWidgetItem([condition_name(p), short_answer(p), verdict(p.correct), self._judge_text(p)])
                 item.setData(0, Qt.ItemDataRole.UserRole, p.id)
                 if p.correct is not None:
-                    item.setForeground(2, QBrush(RIGHT if p.correct else WRONG))
+                    item.setForeground(2, QBrush(qcolour("right" if p.correct else "wrong")))
                 tip = (p.raw_output or p.answer or "")[:2000]
                 for col in range(4):
                     item.setToolTip(col, tip)
@@ -150,10 +164,12 @@ class PredictionsPanel(QWidget):
             item = self.judges_layout.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
+        self.reasons: list[QLabel] = []   # each criterion's reason, shown under its bar
         if prediction is None:
             return
-        title = QLabel(f"<b>{_escape(prediction.model)}</b> · {_escape(prediction.condition)}"
+        title = QLabel(f"<b>{_escape(prediction.model)}</b> · {_escape(condition_name(prediction))}"
                        f" {verdict(prediction.correct)}")
+        title.setWordWrap(True)
         self.judges_layout.addWidget(title, 0, 0, 1, 3)
         said = prediction.answer or ""
         if prediction.raw_output and prediction.raw_output != said:
@@ -167,16 +183,22 @@ class PredictionsPanel(QWidget):
             self.judges_layout.addWidget(QLabel("<i>No judge scores.</i>"), 2, 0, 1, 3)
             self.judges_layout.setRowStretch(3, 1)
             return
-        for row, j in enumerate(prediction.judgments, start=2):
+        # each criterion: its bar, then its reason right under it (read without hovering)
+        row = 2
+        for j in prediction.judgments:
             name, bar = judge_bar(j, 16)
             self.judges_layout.addWidget(name, row, 0)
-            self.judges_layout.addWidget(bar, row, 1)
-        reasons = [f"<b>{j.criterion}</b>: {j.rationale}" for j in prediction.judgments if j.rationale]
-        if reasons:
-            text = QLabel("<br/>".join(reasons))
-            text.setWordWrap(True)
-            small = QFont(text.font())
-            small.setPointSizeF(small.pointSizeF() * 0.92)
-            text.setFont(small)
-            self.judges_layout.addWidget(text, len(prediction.judgments) + 2, 0, 1, 3)
-        self.judges_layout.setRowStretch(len(prediction.judgments) + 3, 1)
+            self.judges_layout.addWidget(bar, row, 1, 1, 2)
+            row += 1
+            if j.rationale:
+                text = QLabel(_escape(j.rationale))
+                text.setWordWrap(True)
+                text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+                text.setStyleSheet(f"QLabel {{ color: {colour('muted')}; padding-left: 8px; }}")
+                small = QFont(text.font())
+                small.setPointSizeF(small.pointSizeF() * 0.92)
+                text.setFont(small)
+                self.judges_layout.addWidget(text, row, 0, 1, 3)
+                self.reasons.append(text)
+                row += 1
+        self.judges_layout.setRowStretch(row, 1)

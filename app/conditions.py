@@ -1,0 +1,28 @@
+"""A prediction's condition in words a reader knows from the benchmark's paper, not its storage codes:
+`conversation:target / enhance` reads "conversation, target voice, enhanced prompt"; AgentViSS's `VV / Yusra`
+reads "as Yusra, verbalized vision (VV)"."""
+from __future__ import annotations
+
+from storage.records import Prediction
+
+PROMPTS = {"no": "no prompt", "basic": "basic prompt", "enhance": "enhanced prompt"}
+VISION = {"VV": "verbalized vision (VV)", "DV": "direct vision (DV)"}
+MODALITIES = {"text": "text only", "audio": "audio", "video": "video", "asr": "transcription (ASR)",
+              "mcq_understanding": "MCQ, understanding", "mcq_reasoning": "MCQ, reasoning"}
+
+
+def condition_name(p: Prediction) -> str:
+    """The condition of `p` spelled out (its parts in the order modality, voice, prompt, role, vision)."""
+    parts = []
+    if p.modality:
+        task, _, voice = p.modality.partition(":")
+        parts.append(MODALITIES.get(task, task))
+        if voice:
+            parts.append(f"{voice} voice")
+    if p.prompt_setting:
+        parts.append(PROMPTS.get(p.prompt_setting, p.prompt_setting))
+    if p.context:
+        parts.append(f"as {p.context}")
+    if p.vision_mode:
+        parts.append(VISION.get(p.vision_mode, p.vision_mode))
+    return ", ".join(parts) if parts else "—"

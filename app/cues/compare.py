@@ -261,3 +261,23 @@ def dataset_json(result: DatasetComparison) -> dict[str, Any]:
         "voices": [{k: _clean(v) for k, v in asdict(v).items()} for v in result.voices],
         "voice_recognition": [comparison_json(c, result.names) for c in result.recognition],
     }
+
+
+def comparisons_frame(result: DatasetComparison) -> pl.DataFrame:
+    """One row per judge and cue, as the cues view's table and its CSV export show it (NaN as null)."""
+    rows = []
+    for c in result.comparisons:
+        rows.append({"judge": c.judge, "who": c.who, "condition": c.condition, "cue": c.cue,
+                     "n_right": len(c.right), "n_wrong": len(c.wrong), "cliffs_delta": _clean(c.delta),
+                     "ci_low": _clean(c.ci_low), "ci_high": _clean(c.ci_high), "p": _clean(c.p),
+                     "p_adjusted": _clean(c.p_adjusted), "spearman_rho": _clean(c.rho), "rho_p": _clean(c.rho_p),
+                     "rho_p_adjusted": _clean(c.rho_p_adjusted), "n_stimuli": c.n_stimuli,
+                     "right_stimuli": " ".join(result.names.get(s, str(s)) for s in c.right_stimuli),
+                     "wrong_stimuli": " ".join(result.names.get(s, str(s)) for s in c.wrong_stimuli),
+                     "correction": result.correction})
+    schema = {"judge": pl.String, "who": pl.String, "condition": pl.String, "cue": pl.String, "n_right": pl.Int64,
+              "n_wrong": pl.Int64, "cliffs_delta": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
+              "p": pl.Float64, "p_adjusted": pl.Float64, "spearman_rho": pl.Float64, "rho_p": pl.Float64,
+              "rho_p_adjusted": pl.Float64, "n_stimuli": pl.Int64, "right_stimuli": pl.String,
+              "wrong_stimuli": pl.String, "correction": pl.String}
+    return pl.DataFrame(rows, schema=schema)

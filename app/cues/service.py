@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from app.changes import ChangeChannel, Topic
 from app.cues.acoustics import PARSELMOUTH_VERSION, PRAAT_VERSION
+from app.cues.compare import DatasetComparison, compare_dataset
 from app.cues.conversation import Conversation
 from app.cues.measures import (CueRow, CueSettings, LabelCount, Voice, WHOLE, audio_roles, egemaps_version,
                                stimulus_measures, subject_of_role, timed_words)
@@ -140,3 +141,24 @@ def compute_cues(store: Store, dataset: str | None = None, settings: CueSettings
                                         time.perf_counter() - started))
     report(1.0, "cue measures stored")
     return summaries
+
+
+class CueService:
+    """What the cues view asks for, bound to one store (each call on the caller's thread: run it on a worker)."""
+
+    def __init__(self, store: Store, channel: ChangeChannel | None = None) -> None:
+        self.store = store
+        self.channel = channel
+
+    def datasets(self) -> list[tuple[int, str, str]]:
+        """(id, name, benchmark) of every dataset with audio to measure."""
+        cur = self.store.cursor()
+        return [(d.id, d.name, d.benchmark) for d in list_datasets(cur) if cue_store.audio_stimuli(cur, d.id)]
+
+    def compare(self, dataset_id: int, correction: str = "holm", include_egemaps: bool = False) -> DatasetComparison:
+        return compare_dataset(self.store, dataset_id, correction, include_egemaps)
+
+    def compute(self, dataset: str, progress: Progress | None = None,
+                should_cancel: Callable[[], bool] = lambda: False,
+                settings: CueSettings = CueSettings()) -> list[ComputeSummary]:
+        return compute_cues(self.store, dataset, settings, progress, should_cancel, channel=self.channel)

@@ -1,0 +1,368 @@
+"""Cues against correctness: for one dataset and one judge, every cue's Cliff's delta (right minus wrong)
+with its bootstrap interval, Spearman's rho with per-stimulus accuracy and both p-values adjusted for the
+number of cues; the selected cue's two distributions as a strip plot (click a point to open that
+stimulus); for EchoMind, the target voice against the neutral and alternative voices of each script.
+
+Measuring (`Compute cues`) and comparing run on the window's worker; the table exports as CSV and the
+plot as PNG or SVG.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel,
+                               QMainWindow, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QVBoxLayout, QWidget)
+
+from app.cues.compare import METHODS, Comparison, DatasetComparison, comparisons_frame
+from app.cues.measures import CUES
+from app.cues.service import CueService
+from app.cues.stats import CORRECTIONS
+from widgets.tasks import TaskRunner
+
+COLUMNS = ("cue", "right", "wrong", "Cliff's δ", "95% CI", "p adj.", "Spearman ρ", "ρ p adj.")
+VOICE_COLUMNS = ("script", "attribute", "cue", "target", "neutral", "alternative", "expected", "as expected")
+RIGHT_COLOUR, WRONG_COLOUR = "#2e8b57", "#c0392b"
+SIGNIFICANT = 0.05
+MIN_PLOT_HEIGHT = 260
+DOCK_HEIGHT = 420
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def export_plot(widget: pg.PlotWidget, path: Path | str, title: str = "") -> Path:
+    """Write a plot as PNG, or as SVG drawn by Qt's own generator (by the file's suffix)."""
+    path = Path(path)
+    if path.suffix.lower() == ".svg":
+        generator = QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setSize(widget.size())
+        generator.setViewBox(QRect(0, 0, widget.width(), widget.height()))
+        generator.setTitle(title)
+        painter = QPainter(generator)
+        try:
+            widget.render(painter)
+        finally:
+            painter.end()
+    else:
+        exporter = pyqtgraph.exporters.ImageExporter(widget.getPlotItem())
+        exporter.parameters()["width"] = max(1200, int(widget.width() * 2))
+        exporter.export(str(path))
+    return path
+
+
+class CuesView(QWidget):
+    """See the module docstring. `stimulusRequested(id)` asks the window to open a stimulus."""
+
+    stimulusRequested = Signal(int)
+    statusMessage = Signal(str)
+
+    def __init__(self, service: CueService, runner: TaskRunner | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.runner = runner or TaskRunner(self)
+        self.result: DatasetComparison | None = None
+        self._compute_token = None
+        self._points: list[tuple[float, float, int]] = []
+
+        self.dataset = QComboBox(self)
+        self.judge = QComboBox(self)
+        self.judge.setMinimumContentsLength(22)
+        self.correction = QComboBox(self)
+        for key, name in CORRECTIONS.items():
+            self.correction.addItem(name.split(" (")[0], key)
+        self.compute_button = QPushButton("Compute cues", self)
+        self.compute_button.setToolTip("measure every stimulus's voices and turn-taking (once; kept in the store)")
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.setEnabled(False)
+        self.csv_button = QPushButton("Export table…", self)
+        self.figure_button = QPushButton("Export figure…", self)
+        self.progress = QLabel("", self)
+        top = QHBoxLayout()
+        for label, widget in (("dataset", self.dataset), ("judge", self.judge), ("correction", self.correction)):
+            top.addWidget(QLabel(label, self))
+            top.addWidget(widget)
+        for widget in (self.compute_button, self.stop_button, self.progress):
+            top.addWidget(widget)
+        top.addStretch(1)
+        top.addWidget(self.csv_button)
+        top.addWidget(self.figure_button)
+
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.voices = QTableWidget(0, len(VOICE_COLUMNS), self)
+        self.voices.setHorizontalHeaderLabels(VOICE_COLUMNS)
+        self.voices.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.voices.verticalHeader().setVisible(False)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.table, "cues against correctness")
+        self.tabs.addTab(self.voices, "voices of a script")
+        self.plot = pg.PlotWidget(background=None)
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.getAxis("bottom").setTicks([[(0, "right"), (1, "wrong")]])
+        self.plot.setXRange(-0.6, 1.6, padding=0)
+        self.plot.setMinimumWidth(280)
+        self.scatter = pg.ScatterPlotItem(size=9, hoverable=True)
+        self.plot.addItem(self.scatter)
+        self.scatter.sigClicked.connect(self._point_clicked)
+        self.medians: list[pg.PlotDataItem] = []
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.tabs)
+        split.addWidget(self.plot)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.methods = QLabel("", self)
+        self.methods.setWordWrap(True)
+        self.methods.setStyleSheet("color: #666")
+        self.plot.setMinimumHeight(MIN_PLOT_HEIGHT)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.methods)
+
+        self.dataset.activated.connect(lambda _i: self.refresh())
+        self.correction.activated.connect(lambda _i: self.refresh())
+        self.judge.activated.connect(lambda _i: self._show_judge())
+        self.table.itemSelectionChanged.connect(self._show_selected_cue)
+        self.compute_button.clicked.connect(self.compute)
+        self.stop_button.clicked.connect(self.stop)
+        self.csv_button.clicked.connect(self._ask_csv)
+        self.figure_button.clicked.connect(self._ask_figure)
+
+    # ----- loading ------------------------------------------------------------------------------------
+    def load_datasets(self) -> None:
+        """Fill the dataset list (on the worker), then compare the first one."""
+        self.runner.submit("cues:datasets", self.service.datasets, self._datasets_loaded)
+
+    def _datasets_loaded(self, datasets: list[tuple[int, str, str]]) -> None:
+        current = self.dataset.currentData()
+        self.dataset.clear()
+        for dataset_id, name, benchmark in datasets:
+            self.dataset.addItem(name, dataset_id)
+        index = self.dataset.findData(current)
+        self.dataset.setCurrentIndex(max(0, index))
+        self.refresh()
+
+    def select_dataset(self, name: str) -> bool:
+        index = self.dataset.findText(name)
+        if index < 0:
+            return False
+        self.dataset.setCurrentIndex(index)
+        self.refresh()
+        return True
+
+    def refresh(self) -> None:
+        """Compare the chosen dataset's stored cues (on the worker)."""
+        dataset_id = self.dataset.currentData()
+        if dataset_id is None:
+            return
+        correction = self.correction.currentData()
+        self.progress.setText("comparing…")
+        self.runner.submit("cues:compare", lambda: self.service.compare(dataset_id, correction), self._compared)
+
+    def _compared(self, result: DatasetComparison) -> None:
+        self.result = result
+        self.progress.setText("" if result.run is not None else "no cues measured yet: Compute cues")
+        judge = self.judge.currentText()
+        self.judge.clear()
+        for name in dict.fromkeys(c.judge for c in result.comparisons):
+            self.judge.addItem(name)
+        index = self.judge.findText(judge)
+        self.judge.setCurrentIndex(max(0, index))
+        versions = result.run.versions if result.run else {}
+        self.methods.setText(
+            f"{METHODS['effect_size']}. Test: {METHODS['test']}. Correlation: {METHODS['correlation']}. "
+            f"p adjusted: {CORRECTIONS[result.correction]}, over the cues of each judge. Groups: {METHODS['groups']}. "
+            + ("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) + "." if versions else ""))
+        self._show_judge()
+        self._show_voices()
+
+    def _show_judge(self) -> None:
+        rows = self.judge_rows()
+        self.table.setRowCount(len(rows))
+        for r, c in enumerate(rows):
+            ci = f"[{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}]"
+            values = (c.cue, str(len(c.right)), str(len(c.wrong)), _number(c.delta, 2), ci, _number(c.p_adjusted),
+                      _number(c.rho, 2), _number(c.rho_p_adjusted))
+            for col, text in enumerate(values):
+                item = QTableWidgetItem(text)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if col == 0 and c.cue in CUES:
+                    item.setToolTip(CUES[c.cue][1])
+                significant = (col == 5 and (c.p_adjusted or 1.0) < SIGNIFICANT) or (
+                    col == 7 and (c.rho_p_adjusted or 1.0) < SIGNIFICANT)
+                if significant:
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                self.table.setItem(r, col, item)
+        self.table.resizeColumnsToContents()
+        if rows:
+            self.table.selectRow(0)
+        else:
+            self._draw([])
+
+    def judge_rows(self) -> list[Comparison]:
+        """The selected judge's comparisons, the largest effects first."""
+        if self.result is None:
+            return []
+        judge = self.judge.currentText()
+        rows = [c for c in self.result.comparisons if c.judge == judge]
+        return sorted(rows, key=lambda c: -abs(c.delta) if math.isfinite(c.delta) else 1.0)
+
+    def _show_voices(self) -> None:
+        contrasts = self.result.voices if self.result else []
+        self.voices.setRowCount(len(contrasts))
+        for r, v in enumerate(contrasts):
+            expected = {1: "higher", -1: "lower", 0: ""}[v.expected]
+            verdict = {True: "yes", False: "no", None: ""}[v.as_expected]
+            for col, text in enumerate((v.script, v.attribute, v.cue, _number(v.target, 2), _number(v.neutral, 2),
+                                        _number(v.alternative, 2), expected, verdict)):
+                self.voices.setItem(r, col, QTableWidgetItem(text))
+        self.voices.resizeColumnsToContents()
+        self.tabs.setTabEnabled(1, bool(contrasts))
+
+    # ----- the plot -----------------------------------------------------------------------------------
+    def selected(self) -> Comparison | None:
+        rows = self.judge_rows()
+        picked = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        return rows[picked[0].row()] if picked and picked[0].row() < len(rows) else None
+
+    def _show_selected_cue(self) -> None:
+        chosen = self.selected()
+        self._draw([] if chosen is None else [chosen])
+
+    def _draw(self, chosen: list[Comparison]) -> None:
+        for item in self.medians:
+            self.plot.removeItem(item)
+        self.medians = []
+        self._points = []
+        if not chosen:
+            self.scatter.setData([], [])
+            self.plot.setTitle("")
+            return
+        c = chosen[0]
+        rng = np.random.default_rng(0)  # the same jitter every time a cue is shown
+        spots = []
+        for x, values, ids, colour in ((0, c.right, c.right_stimuli, RIGHT_COLOUR),
+                                       (1, c.wrong, c.wrong_stimuli, WRONG_COLOUR)):
+            jitter = rng.uniform(-0.18, 0.18, len(values))
+            for j, value, stimulus in zip(jitter, values, ids):
+                spots.append({"pos": (x + j, value), "data": stimulus, "brush": pg.mkBrush(colour),
+                              "pen": pg.mkPen("#222222", width=0.5)})
+                self._points.append((x + j, value, stimulus))
+            if values:
+                median = float(np.median(values))
+                line = pg.PlotDataItem([x - 0.3, x + 0.3], [median, median], pen=pg.mkPen(colour, width=3))
+                self.plot.addItem(line)
+                self.medians.append(line)
+        self.scatter.setData(spots)
+        unit = CUES.get(c.cue, ("", ""))[0]
+        self.plot.setLabel("left", c.cue + (f" ({unit})" if unit else ""))
+        self.plot.setTitle(f"{c.judge}: δ = {_number(c.delta, 2)} [{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}],"
+                           f" p adj. {_number(c.p_adjusted)}", size="9pt")
+        self.plot.enableAutoRange(axis="y")
+
+    def _point_clicked(self, _item, points, _event=None) -> None:
+        if points:
+            self.stimulusRequested.emit(int(points[0].data()))
+
+    def points(self) -> list[tuple[float, float, int]]:
+        """(x, value, stimulus id) of the plotted points (for tests that click one)."""
+        return list(self._points)
+
+    # ----- computing ----------------------------------------------------------------------------------
+    def compute(self) -> None:
+        """Measure the chosen dataset's cues on the worker, with progress; Stop keeps what was measured."""
+        name = self.dataset.currentText()
+        if not name:
+            return
+        self.compute_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self._compute_token = self.runner.submit(
+            "cues:compute", lambda token, progress: self.service.compute(name, progress, token),
+            self._computed, on_error=self._compute_failed,
+            on_progress=lambda f, m: self.progress.setText(f"{f:.0%} {m}"), with_progress=True)
+
+    def stop(self) -> None:
+        if self._compute_token is not None:
+            self._compute_token.cancel()
+        self._compute_done("stopped; what was measured is kept")
+        self.refresh()
+
+    def _computed(self, summaries) -> None:
+        measured = sum(s.measured for s in summaries)
+        self._compute_done(f"{measured} stimuli measured")
+        self.statusMessage.emit(f"Cue measures stored for {self.dataset.currentText()}")
+        self.refresh()
+
+    def _compute_failed(self, exc: BaseException) -> None:
+        self._compute_done(str(exc))
+        self.statusMessage.emit(str(exc))
+        self.refresh()
+
+    def _compute_done(self, message: str) -> None:
+        self._compute_token = None
+        self.compute_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        self.progress.setText(message)
+
+    # ----- export -------------------------------------------------------------------------------------
+    def export_csv(self, path: Path | str) -> Path:
+        """Every judge's comparisons (not only the one shown) as CSV, with the stimuli of each group."""
+        path = Path(path)
+        if self.result is None:
+            raise ValueError("nothing compared yet")
+        comparisons_frame(self.result).write_csv(path)
+        return path
+
+    def export_figure(self, path: Path | str) -> Path:
+        return export_plot(self.plot, path, "cues against correctness")
+
+    def _ask_csv(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export cue comparisons", "cues.csv", "CSV table (*.csv)")
+        if path:
+            self.statusMessage.emit(f"Wrote {self.export_csv(path)}")
+
+    def _ask_figure(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export figure", "cue.png",
+                                              "PNG image (*.png);;SVG drawing (*.svg)")
+        if path:
+            self.statusMessage.emit(f"Wrote {self.export_figure(path)}")
+
+
+def open_cues_dock(window: QMainWindow) -> QDockWidget:
+    """The window's Cues dock (made on first use, below the centre), shown and raised; a clicked point
+    opens its stimulus through `window.select_stimulus_id`."""
+    dock = getattr(window, "cues_dock", None)
+    if dock is None:
+        view = CuesView(CueService(window.store, getattr(window, "changes", None)), runner=window.runner)
+        view.stimulusRequested.connect(window.select_stimulus_id)
+        if hasattr(window, "show_status"):
+            view.statusMessage.connect(window.show_status)
+        dock = QDockWidget("Cues", window)
+        dock.setObjectName("CuesDock")
+        dock.setWidget(view)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        window.resizeDocks([dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
+        window.cues_dock = dock
+        window.cues_view = view
+        view.load_datasets()
+    dock.show()
+    dock.raise_()
+    return dock

@@ -24,6 +24,7 @@ from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
+from widgets.cues_view import open_cues_dock
 from widgets.dock_layout import DefaultLayout, fitting_size, show_panel
 from widgets.failure_panel import FailurePanel
 from widgets.agreement_panel import AgreementPanel
@@ -282,6 +283,7 @@ class MainWindow(QMainWindow):
                                                       keys.FAILURES))
         self.compare_menu.addAction(self._menu_action("Ask a &live model", lambda: self.show_dock(self.live_dock),
                                                       keys.LIVE))
+        self.compare_menu.addAction(self._menu_action("Voice and turn-taking &cues", lambda: open_cues_dock(self)))
         self.compare_menu.addSeparator()
         self.compare_menu.addAction(self._menu_action("Show &all stimuli (clear drill-down)", self.filter_bar.reset))
         self.help_menu = self.menuBar().addMenu("&Help")

@@ -259,7 +259,19 @@ CREATE TABLE cue_measure (
 CREATE INDEX idx_cue_measure_stimulus ON cue_measure(stimulus_id);
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7]
+# Version 8: every history event has one shape whatever made it. Release imports used to write action
+# 'import' with a shorter `after`; those become 'create' events with the state every other event holds.
+V8 = """
+UPDATE annotation_event SET action = 'create', before = NULL, after = to_json(struct_pack(
+    label_set := after->>'label_set', label := after->>'label',
+    start_s := CAST(after->>'start_s' AS DOUBLE), end_s := CAST(after->>'end_s' AS DOUBLE),
+    value := after->>'value', note := after->>'note',
+    media_role := (SELECT a.media_role FROM annotation a WHERE a.id = annotation_event.annotation_id),
+    revision := 1, deleted := false))
+WHERE action = 'import';
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -191,3 +191,32 @@ def test_label_aliases_survive_the_store_and_an_edit_in_the_app(annotations, tmp
     written = {label["name"]: label.get("aliases") for label in json.loads((tmp_path / "out.json").read_text())["labels"]}
     assert written[name] == aliases
     assert {n: a for n, a in written.items() if a} == with_aliases
+
+
+def test_an_old_stores_import_events_take_the_one_shape(tmp_path):
+    """Release imports of schema version 7 and before wrote 'import' events with a shorter state."""
+    import duckdb
+
+    from storage.annotations import EDITABLE_FIELDS
+    from storage.schema import migrate
+
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    migrate(con, 7)
+    con.execute("INSERT INTO dataset (name, benchmark, root) VALUES ('d', 'friendbench', '/tmp/d')")
+    con.execute("INSERT INTO stimulus (dataset_id, external_id, kind) VALUES (1, 'fb-001', 'dyad')")
+    con.execute("INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s, media_role)"
+                " VALUES (1, 'bo', 'vocal cues', 'laugh', 1.5, 2.0, 'audio:A')")
+    con.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after) SELECT id, annotator,"
+                " 'import', NULL, to_json(struct_pack(label_set := label_set, label := label, start_s := start_s,"
+                " end_s := end_s, value := value, note := note)) FROM annotation")
+    con.close()
+    store = Store.open(path)
+    try:
+        [event] = AnnotationStore(store).history(stimulus_id=1)
+    finally:
+        store.close()
+    assert event.action == "create" and event.before is None
+    assert set(event.after) == {*EDITABLE_FIELDS, "revision", "deleted"}
+    assert (event.after["label"], event.after["start_s"], event.after["media_role"], event.after["deleted"]) == \
+        ("laugh", 1.5, "audio:A", False)

@@ -193,6 +193,9 @@ class VideoSurface(QFrame):
     def play(self) -> None:
         self._want_playing = True
         self._confirm_at = None
+        # the estimate runs from now: the time reported while paused has not changed for as long as the
+        # pause lasted, and extrapolating over the pause put one participant seconds ahead at the first poll
+        self._last_change = time.monotonic()
         if self.player is None or self.failed:
             return
         import vlc

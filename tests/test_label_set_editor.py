@@ -267,3 +267,15 @@ def test_renaming_a_used_label_writes_history_and_undo_takes_it_back(qtbot, edit
     assert "Undid" in dialog.message.text()
     qtbot.mouseClick(dialog.redo_button, Qt.MouseButton.LeftButton)
     assert notes.get(used.id).label == "giggle"
+
+
+def test_the_undo_key_in_the_editor_takes_back_the_last_change_of_the_sets(qtbot, monkeypatch, editor):
+    dialog, notes = editor
+    _answer_text(monkeypatch, "cues")
+    qtbot.mouseClick(dialog.new_set_button, Qt.MouseButton.LeftButton)
+    assert notes.label_set("cues") is not None
+    dialog.sets.setFocus()
+    qtbot.keyClick(dialog.sets, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert notes.label_set("cues") is None
+    qtbot.keyClick(dialog.sets, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert notes.label_set("cues") is not None

@@ -10,18 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFocusEvent
+from PySide6.QtGui import QColor, QFocusEvent, QKeyEvent
 from PySide6.QtWidgets import (QColorDialog, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QGroupBox, QHeaderView, QHBoxLayout, QInputDialog, QLabel, QLineEdit, QListWidget,
                                QMessageBox, QPlainTextEdit, QPushButton, QSplitter, QToolButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from app.keymap import Keymap, default_keymap
+from app.keymap import REDO, UNDO, WINDOW, Keymap, default_keymap
 from app.annotation_model import AnnotationModel
 from app.annotations import LABEL_SETS_SCOPE
 from storage.annotations import Label, LabelSet
 from storage.errors import ThinsliceError
 from widgets.annotation_tiers import fallback_colour
+from widgets.keys import key_sequence_of
 from widgets.label_palette import swatch
 
 SCOPE_CHOICES = (("interval", "Time ranges"), ("whole", "Whole stimulus"), ("both", "Both"))
@@ -680,6 +681,18 @@ class LabelSetEditorDialog(QDialog):
 
     def redo(self) -> bool:
         return self._step(self.model.redo_label_sets, "Redid")
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        """The window's undo keys work here on the label sets' own history (a text field keeps its own)."""
+        action = self.keymap.action_for(key_sequence_of(event), WINDOW)
+        if action in (UNDO, REDO):
+            event.accept()
+            if action == UNDO:
+                self.undo()
+            else:
+                self.redo()
+            return
+        super().keyPressEvent(event)
 
     def _step(self, move, verb: str) -> bool:
         text = self.model.undo_text(LABEL_SETS_SCOPE) if verb == "Undid" else self.model.redo_text(LABEL_SETS_SCOPE)

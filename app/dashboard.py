@@ -1,9 +1,9 @@
 """The metrics dashboard's tables, per benchmark, computed from a dataset's frames (Qt-free).
 
 `load_frames(store, dataset_id)` reads everything once (SQL -> polars, see `storage.analysis`);
-`compute_dashboard(frames, correction)` turns it into `DashboardTable`s, each carrying for every row the
-stimulus ids behind it, so a click on a bar can show exactly those stimuli. `dashboard_json` is the same
-for the command line.
+`compute_dashboard(frames, correction)` asks the dataset's benchmark (`app.benchmarks`) for its tables, each
+carrying for every row the stimulus ids behind it, so a click on a bar can show exactly those stimuli.
+`dashboard_json` is the same for the command line.
 
 What each benchmark shows:
 - FriendBench: accuracy with 95% Wilson intervals, d' and c per model x modality and for the human crowd
@@ -19,27 +19,23 @@ What each benchmark shows:
 """
 from __future__ import annotations
 
-import math
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
+from app.benchmarks import rules_for
 from app.benchmarks.ncp import score_attempt
-from app.metrics import (AGENTVISS_TASKS, BLEU_TOKENIZERS, CORRECTIONS, ECHOMIND_JUDGE_CRITERIA, accuracy_table,
-                         agentviss_task_scores, human_signal_detection, judge_means, mcq_accuracy_by_type,
-                         ncp_success, signal_detection_table, text_overlap_table, wer_table)
+from app.dashboard_tables import CORRECTION_NAMES, ChartSpec, DashboardTable, RowStimuli  # noqa: F401 (the views read them here)
+from app.metrics import CORRECTIONS
 from app.ncp import NcpAttempt, dataset_attempts
 from storage import analysis, lookups
 from storage.records import Dataset
 from storage.store import Store
 
-HUMANS = "humans"
 LIVE_SUFFIX = " (live)"
-CORRECTION_NAMES = {"loglinear": "log-linear (k+0.5)/(n+1)", "half_over_n": "1/(2N) for rates of 0 or 1"}
-BLEU_TOKENIZER = "nltk_word"
 
 
 @dataclass
@@ -93,100 +89,6 @@ class AnalysisFrames:
 
 
 @dataclass
-class ChartSpec:
-    """How a table is drawn: `bars` (value with optional whiskers, one bar per row, grouped by
-    `category_cols` and coloured by `series_col`) or `scatter` (x against y, each point labelled)."""
-
-    kind: str
-    value_col: str = ""
-    low_col: str | None = None
-    high_col: str | None = None
-    category_cols: tuple[str, ...] = ()
-    series_col: str | None = None
-    x_col: str = ""
-    y_col: str = ""
-    label_cols: tuple[str, ...] = ()
-    y_label: str = ""
-    x_label: str = ""
-    y_range: tuple[float, float] | None = None
-    reference_line: float | None = None
-
-
-class RowStimuli(Sequence[list[int]]):
-    """For each row of a table, the sorted ids of the stimuli behind it, found when asked (a million
-    predictions make a million ids; a click needs one row's)."""
-
-    def __init__(self, source: pl.DataFrame | None, keys: Sequence[str], table: pl.DataFrame) -> None:
-        self._source = source
-        self._keys = list(keys)
-        self._rows = table.select(self._keys).to_dicts() if source is not None and not table.is_empty() else []
-        self._height = table.height
-
-    def __len__(self) -> int:
-        return self._height
-
-    def __getitem__(self, row: int) -> list[int]:  # type: ignore[override]
-        if self._source is None or not self._rows:
-            return []
-        if not -self._height <= row < self._height:
-            raise IndexError(row)
-        values = self._rows[row]
-        match = pl.lit(True)
-        for key in self._keys:
-            value = values[key]
-            match = match & (pl.col(key).is_null() if value is None else pl.col(key) == value)
-        return self._source.filter(match)["stimulus_id"].unique().sort().to_list()
-
-
-class QueriedRowStimuli(Sequence[list[int]]):
-    """For each row of a table, the sorted ids of the stimuli behind it, asked of `find` (given the row's
-    `keys` values) when first wanted and then remembered."""
-
-    def __init__(self, find: Callable[[dict[str, Any]], list[int]], keys: Sequence[str], table: pl.DataFrame) -> None:
-        self._find = find
-        self._rows = table.select(list(keys)).to_dicts() if not table.is_empty() else []
-        self._found: dict[int, list[int]] = {}
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, row: int) -> list[int]:  # type: ignore[override]
-        if not -len(self._rows) <= row < len(self._rows):
-            raise IndexError(row)
-        row %= len(self._rows)
-        if row not in self._found:
-            self._found[row] = self._find(self._rows[row])
-        return self._found[row]
-
-
-@dataclass
-class DashboardTable:
-    key: str
-    title: str
-    note: str
-    frame: pl.DataFrame
-    stimulus_ids: Sequence[list[int]]
-    chart: ChartSpec | None = None
-    describe_cols: tuple[str, ...] = ()
-    n_stimuli: list[int] | None = None
-
-    def describe(self, row: int) -> str:
-        """A short description of one row, for a drill-down ("atlas-7b · video: accuracy")."""
-        values = self.frame.row(row, named=True)
-        parts = [str(values[c]) for c in self.describe_cols if c in values and values[c] not in (None, "")]
-        return f"{self.title}: {' · '.join(parts)} ({self.stimulus_count(row)} stimuli)"
-
-    def stimulus_count(self, row: int) -> int:
-        return self.n_stimuli[row] if self.n_stimuli is not None else len(self.stimulus_ids[row])
-
-    def to_json(self) -> dict[str, Any]:
-        rows = []
-        for i, row in enumerate(self.frame.iter_rows(named=True)):
-            rows.append({k: _plain(v) for k, v in row.items()} | {"n_stimuli": self.stimulus_count(i)})
-        return {"key": self.key, "title": self.title, "note": self.note, "rows": rows}
-
-
-@dataclass
 class Dashboard:
     dataset: Dataset
     correction: str
@@ -202,12 +104,6 @@ class Dashboard:
     def to_json(self) -> dict[str, Any]:
         return {"dataset": self.dataset.name, "benchmark": self.dataset.benchmark, "correction": self.correction,
                 "notes": self.notes, "tables": [t.to_json() for t in self.tables]}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    return value
 
 
 # ----- loading -----------------------------------------------------------------------------------------
@@ -263,181 +159,6 @@ def ncp_outcomes(attempts: Sequence[NcpAttempt], stimuli: pl.DataFrame) -> tuple
     return frame, notes
 
 
-# ----- helpers -----------------------------------------------------------------------------------------
-def _counts_by(frame: pl.DataFrame, keys: Sequence[str], table: pl.DataFrame) -> list[int]:
-    """For each row of `table`, how many distinct stimuli of `frame` share its `keys` values."""
-    if table.is_empty():
-        return []
-    grouped = frame.group_by(list(keys)).agg(pl.col("stimulus_id").n_unique().alias("_n"))
-    joined = table.select(list(keys)).with_row_index("_row").join(grouped, on=list(keys), how="left",
-                                                                  nulls_equal=True).sort("_row")
-    return [int(n or 0) for n in joined["_n"].to_list()]
-
-
-def _table(key: str, title: str, note: str, frame: pl.DataFrame, source: pl.DataFrame, keys: Sequence[str],
-           chart: ChartSpec | None, describe: Sequence[str] | None = None) -> DashboardTable:
-    source = source.select("stimulus_id", *keys)
-    return DashboardTable(key, title, note, frame, RowStimuli(source, keys, frame), chart,
-                          tuple(describe if describe is not None else keys), _counts_by(source, keys, frame))
-
-
-# ----- per benchmark -----------------------------------------------------------------------------------
-def friendbench_tables(frames: AnalysisFrames, correction: str) -> list[DashboardTable]:
-    """Accuracy (Wilson 95%), d' and c per model x modality, plus the human crowd per condition.
-
-    The model rows come from answer counts aggregated in the store; the stimuli behind a row are looked
-    up when asked."""
-    truths = ["familiar", "stranger"]
-    counts = frames.answer_counts.filter(pl.col("ground_truth").is_in(truths))
-    name = CORRECTION_NAMES[correction]
-    parts = []
-    if counts.height:
-        parts.append(signal_detection_table(counts, ["model", "modality"], correction=correction, count_col="n"))
-    ratings = frames.ratings
-    crowd_source = None
-    if ratings.height:
-        crowd = human_signal_detection(ratings, truth=frames.stimuli.select("stimulus_id", "ground_truth"),
-                                       correction=correction)
-        parts.append(crowd.rename({"condition": "modality"}).with_columns(pl.lit(HUMANS).alias("model"))
-                     .select(parts[0].columns if parts else ["model", *crowd.columns]))
-        crowd_source = ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),
-                                      pl.col("condition").alias("modality"))
-    if not parts:
-        return []
-    table = pl.concat(parts, how="vertical_relaxed")
-
-    def find(row: dict[str, Any]) -> list[int]:
-        if crowd_source is not None and row["model"] == HUMANS:
-            match = (pl.col("modality").is_null() if row["modality"] is None else pl.col("modality") == row["modality"])
-            return crowd_source.filter(match)["stimulus_id"].unique().sort().to_list()
-        return frames.predicted_stimulus_ids(row["model"], row["modality"], truths)
-
-    stimulus_ids = QueriedRowStimuli(find, ["model", "modality"], table)
-    accuracy = DashboardTable(
-        "friendbench.accuracy", "FriendBench accuracy",
-        "Share correct per model and modality, with 95% Wilson intervals; humans pooled over raters.",
-        table, stimulus_ids,
-        ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=("model",),
-                  series_col="modality", y_label="accuracy", y_range=(0.0, 1.0), reference_line=0.5),
-        ("model", "modality"))
-    signal = DashboardTable(
-        "friendbench.signal", f"FriendBench d′ and c (correction: {name})",
-        f"Signal = familiar. d′ = z(H) − z(F); c = −(z(H) + z(F))/2, c > 0 leans \"stranger\". "
-        f"Rate correction: {name}.",
-        table, stimulus_ids,
-        ChartSpec("scatter", x_col="criterion", y_col="d_prime", label_cols=("model", "modality"),
-                  series_col="modality", x_label="criterion c (> 0: leans stranger)", y_label="d′ (sensitivity)"),
-        ("model", "modality"))
-    return [accuracy, signal]
-
-
-def echomind_tables(frames: AnalysisFrames, notes: list[str]) -> list[DashboardTable]:
-    tables: list[DashboardTable] = []
-    asr = frames.asr
-    if asr is not None and asr.height:
-        wer = wer_table(asr, "reference", "answer", ["model"])
-        tables.append(_table(
-            "echomind.wer", "EchoMind ASR word error rate",
-            f"WER per utterance against the script text, then averaged (recomputed). Normaliser: "
-            f"{wer['normalizer'][0]}.", wer, asr, ["model"],
-            ChartSpec("bars", value_col="wer", category_cols=("model",), y_label="WER (lower is better)")))
-    mcq = frames.predictions.filter(pl.col("modality").str.starts_with("mcq_")).with_columns(
-        pl.col("modality").str.replace("mcq_", "").alias("task"))
-    if mcq.height and mcq["correct"].drop_nulls().len():
-        by_task = mcq_accuracy_by_type(mcq, "task", ["model"])
-        tables.append(_table(
-            "echomind.mcq", "EchoMind MCQ accuracy by task", "Share correct with 95% Wilson intervals.",
-            by_task, mcq, ["model", "task"],
-            ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=("task",),
-                      series_col="model", y_label="accuracy", y_range=(0.0, 1.0))))
-        if "question_type" in mcq.columns and mcq["question_type"].drop_nulls().len():
-            typed = mcq.filter(pl.col("question_type").is_not_null())
-            by_type = mcq_accuracy_by_type(typed, "question_type", ["model"])
-            tables.append(_table(
-                "echomind.mcq_type", "EchoMind MCQ accuracy by question type",
-                "Share correct with 95% Wilson intervals.", by_type, typed, ["model", "question_type"],
-                ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
-                          category_cols=("question_type",), series_col="model", y_label="accuracy",
-                          y_range=(0.0, 1.0))))
-    judged = frames.judgments.filter(pl.col("criterion").is_in(list(ECHOMIND_JUDGE_CRITERIA)))
-    if judged.height:
-        means = judge_means(judged, ["model", "criterion"], criteria=ECHOMIND_JUDGE_CRITERIA)
-        tables.append(_table(
-            "echomind.judges", "EchoMind conversation judge scores",
-            "Mean judge score (1-5) per criterion: C1 context fit, C2 naturalness, C3 colloquialism, "
-            "C4 speech-information relevance, VES vocal empathy; 95% normal intervals.",
-            means, judged, ["model", "criterion"],
-            ChartSpec("bars", value_col="mean", low_col="ci_low", high_col="ci_high", category_cols=("criterion",),
-                      series_col="model", y_label="mean score", y_range=(0.0, 5.0))))
-    conv = frames.conversation
-    if conv is not None and conv.height:
-        referenced = conv.filter(pl.col("reference").is_not_null())
-        if referenced.height:
-            overlap = text_overlap_table(referenced, "reference", "answer", ["model"], tokenizer=BLEU_TOKENIZER)
-            tables.append(_table(
-                "echomind.overlap", "EchoMind response BLEU / ROUGE-L F",
-                f"Sentence BLEU (smoothing 1) and ROUGE-L F against the reference responses. BLEU tokenizer: "
-                f"{BLEU_TOKENIZERS[BLEU_TOKENIZER]}.", overlap, referenced, ["model"],
-                ChartSpec("bars", value_col="bleu", category_cols=("model",), y_label="BLEU", y_range=(0.0, 1.0))))
-        else:
-            notes.append("EchoMind: no reference responses in this dataset, so BLEU and ROUGE-L are not recomputed "
-                         "(imported METEOR/BERTScore/BLEU figures, if any, are listed as published).")
-    return tables
-
-
-def agentviss_tables(frames: AnalysisFrames) -> list[DashboardTable]:
-    judged = frames.judgments.filter(pl.col("criterion").is_in(list(AGENTVISS_TASKS)))
-    if not judged.height:
-        return []
-    scores = agentviss_task_scores(judged, ["model", "vision_mode"])
-    scale = judged["scale_max"].drop_nulls()
-    top = float(scale.max()) if scale.len() else None
-    source = judged.rename({"criterion": "task"})
-    scores = scores.with_columns(pl.concat_str([pl.col("model"), pl.col("vision_mode")], separator=" · ")
-                                 .alias("model_mode"))
-    return [_table(
-        "agentviss.tasks", "AgentViSS judged scores by task and vision mode",
-        "Mean judge score per task (Expr, Char, Int-Reg, Int-Out) in verbalized (VV) and direct (DV) vision; "
-        "95% normal intervals.", scores, source, ["model", "vision_mode", "task"],
-        ChartSpec("bars", value_col="mean", low_col="ci_low", high_col="ci_high", category_cols=("task",),
-                  series_col="model_mode", y_label="mean score", y_range=(0.0, top) if top else None),
-        describe=("model", "vision_mode", "task"))]
-
-
-def ncp_tables(frames: AnalysisFrames) -> list[DashboardTable]:
-    attempts = frames.ncp
-    if attempts is None or not attempts.height:
-        return []
-    factors = [c for c in ("goal_order", "goal_size", "false_belief") if c in attempts.columns]
-    scored = attempts.filter(pl.col("correct").is_not_null())
-    if not factors or not scored.height:
-        return []
-    table = ncp_success(scored, ["model"], factors)
-    labelled = table.with_columns(pl.concat_str([pl.col("factor"), pl.col("level")], separator=" = ")
-                                  .alias("factor_level"))
-    source = pl.concat([scored.select("stimulus_id", "model", pl.lit(f).alias("factor"),
-                                      pl.col(f).cast(pl.String).alias("level")) for f in factors])
-    return [_table(
-        "ncp.success", "NCP goal success by order, size and belief",
-        "Share of attempts whose goal holds after the last step, with 95% Wilson intervals.",
-        labelled, source, ["model", "factor", "level"],
-        ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
-                  category_cols=("factor_level",), series_col="model", y_label="success rate", y_range=(0.0, 1.0)),
-        describe=("model", "factor", "level"))]
-
-
-def generic_tables(frames: AnalysisFrames) -> list[DashboardTable]:
-    preds = frames.predictions.filter(pl.col("correct").is_not_null())
-    if not preds.height:
-        return []
-    table = accuracy_table(preds, ["model", "modality"])
-    return [_table("generic.accuracy", "Accuracy by model and condition", "95% Wilson intervals.",
-                   table, preds, ["model", "modality"],
-                   ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
-                             category_cols=("model",), series_col="modality", y_label="accuracy",
-                             y_range=(0.0, 1.0)))]
-
-
 def imported_table(frames: AnalysisFrames) -> list[DashboardTable]:
     agg = frames.aggregates
     if agg is None or not agg.height:
@@ -452,17 +173,7 @@ def compute_dashboard(frames: AnalysisFrames, correction: str = "loglinear") -> 
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; choose one of {', '.join(CORRECTIONS)}")
     notes = list(frames.notes)
-    bench = frames.benchmark
-    if bench == "friendbench":
-        tables = friendbench_tables(frames, correction)
-    elif bench == "echomind":
-        tables = echomind_tables(frames, notes)
-    elif bench == "agentviss":
-        tables = agentviss_tables(frames)
-    elif bench in ("ncp", "exploretom") and frames.ncp is not None:
-        tables = ncp_tables(frames) or generic_tables(frames)
-    else:
-        tables = generic_tables(frames)
+    tables = rules_for(frames.benchmark).dashboard_tables(frames, correction, notes)
     tables += imported_table(frames)
     if not tables:
         notes.append("No scored predictions or judge scores in this dataset.")
@@ -478,12 +189,9 @@ def dashboard_json(store: Store, dataset_name: str | None = None, correction: st
 
 
 # ----- per-stimulus frame for failure filters and slices ---------------------------------------------------
-RUN_KEY_COLUMNS = {"friendbench": ("model", "modality"), "echomind": ("model", "modality"),
-                   "agentviss": ("model", "vision_mode"), "ncp": ("model",), "exploretom": ("model",)}
-
-
 def run_key_columns(benchmark: str) -> tuple[str, ...]:
-    return RUN_KEY_COLUMNS.get(benchmark, ("model", "modality"))
+    """What one run of the benchmark is (the columns that tell its runs apart), for the failure filters."""
+    return rules_for(benchmark).RUN_KEY
 
 
 def failure_frame(frames: AnalysisFrames, human_condition: str | None = None) -> pl.DataFrame:

@@ -35,7 +35,8 @@ def _median_ms(fn: Callable[[], object], repeats: int) -> float:
 
 
 def dashboard_figures(folder: Path) -> list[tuple[str, float, str]]:
-    from app.dashboard import friendbench_tables, load_frames
+    from app.benchmarks.friendbench import dashboard_tables as friendbench_tables
+    from app.dashboard import load_frames
     from storage.analysis import bare_accuracy
     from fixtures_store import big_predictions_plan, make_store
 
@@ -46,7 +47,7 @@ def dashboard_figures(folder: Path) -> list[tuple[str, float, str]]:
         assert count == N_STIMULI * N_MODELS
 
         def recompute() -> None:
-            tables = friendbench_tables(load_frames(store, dataset_id), "loglinear")
+            tables = friendbench_tables(load_frames(store, dataset_id), "loglinear", [])
             assert tables and tables[0].frame.height == N_MODELS
 
         recompute()  # warm the file cache and polars

@@ -4,12 +4,22 @@ A reply is kept as it is (judges score it, not a parser); the release's judged s
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import polars as pl
+
 from app.benchmarks.generic import open_answer
+from app.dashboard_tables import ChartSpec, DashboardTable, table_of
+from app.metrics import AGENTVISS_TASKS, agentviss_task_scores
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
+if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
+
 NAME = "agentviss"
+RUN_KEY = ("model", "vision_mode")   # what one run is, in the failure filters
 
 
 def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, bool | None]:
@@ -19,3 +29,23 @@ def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, b
 
 def interpret(plan: ImportPlan, log: ProblemLog) -> None:
     """Nothing to do: judged scores are numbers the release states."""
+
+
+def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
+    """Mean judged score per task and vision mode."""
+    judged = frames.judgments.filter(pl.col("criterion").is_in(list(AGENTVISS_TASKS)))
+    if not judged.height:
+        return []
+    scores = agentviss_task_scores(judged, ["model", "vision_mode"])
+    scale = judged["scale_max"].drop_nulls()
+    top = float(scale.max()) if scale.len() else None
+    source = judged.rename({"criterion": "task"})
+    scores = scores.with_columns(pl.concat_str([pl.col("model"), pl.col("vision_mode")], separator=" · ")
+                                 .alias("model_mode"))
+    return [table_of(
+        "agentviss.tasks", "AgentViSS judged scores by task and vision mode",
+        "Mean judge score per task (Expr, Char, Int-Reg, Int-Out) in verbalized (VV) and direct (DV) vision; "
+        "95% normal intervals.", scores, source, ["model", "vision_mode", "task"],
+        ChartSpec("bars", value_col="mean", low_col="ci_low", high_col="ci_high", category_cols=("task",),
+                  series_col="model_mode", y_label="mean score", y_range=(0.0, top) if top else None),
+        describe=("model", "vision_mode", "task"))]

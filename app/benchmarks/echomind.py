@@ -9,15 +9,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from app.dashboard_tables import ChartSpec, DashboardTable, table_of
+from app.metrics import (BLEU_TOKENIZERS, ECHOMIND_JUDGE_CRITERIA, judge_means, mcq_accuracy_by_type,
+                         text_overlap_table, wer_table)
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
+if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
+
 NAME = "echomind"
+RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
+BLEU_TOKENIZER = "nltk_word"      # how responses are tokenised for BLEU against the references
 MCQ_KIND = "echomind_mcq"
 
 # "Answer: b", "the answer is **B**", "option d", "final answer = C" and the JSON form {"answer": "B"}.
@@ -160,3 +168,59 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
             pl.Series("meta", metas, dtype=predictions["meta"].dtype))
     if bad:
         plan.drop_stimuli(bad)
+
+
+def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
+    """WER of the ASR outputs, MCQ accuracy by task and question type, judge means, and BLEU / ROUGE-L F
+    against reference responses when there are any (else a note says why not)."""
+    tables: list[DashboardTable] = []
+    asr = frames.asr
+    if asr is not None and asr.height:
+        wer = wer_table(asr, "reference", "answer", ["model"])
+        tables.append(table_of(
+            "echomind.wer", "EchoMind ASR word error rate",
+            f"WER per utterance against the script text, then averaged (recomputed). Normaliser: "
+            f"{wer['normalizer'][0]}.", wer, asr, ["model"],
+            ChartSpec("bars", value_col="wer", category_cols=("model",), y_label="WER (lower is better)")))
+    mcq = frames.predictions.filter(pl.col("modality").str.starts_with("mcq_")).with_columns(
+        pl.col("modality").str.replace("mcq_", "").alias("task"))
+    if mcq.height and mcq["correct"].drop_nulls().len():
+        by_task = mcq_accuracy_by_type(mcq, "task", ["model"])
+        tables.append(table_of(
+            "echomind.mcq", "EchoMind MCQ accuracy by task", "Share correct with 95% Wilson intervals.",
+            by_task, mcq, ["model", "task"],
+            ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=("task",),
+                      series_col="model", y_label="accuracy", y_range=(0.0, 1.0))))
+        if "question_type" in mcq.columns and mcq["question_type"].drop_nulls().len():
+            typed = mcq.filter(pl.col("question_type").is_not_null())
+            by_type = mcq_accuracy_by_type(typed, "question_type", ["model"])
+            tables.append(table_of(
+                "echomind.mcq_type", "EchoMind MCQ accuracy by question type",
+                "Share correct with 95% Wilson intervals.", by_type, typed, ["model", "question_type"],
+                ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
+                          category_cols=("question_type",), series_col="model", y_label="accuracy",
+                          y_range=(0.0, 1.0))))
+    judged = frames.judgments.filter(pl.col("criterion").is_in(list(ECHOMIND_JUDGE_CRITERIA)))
+    if judged.height:
+        means = judge_means(judged, ["model", "criterion"], criteria=ECHOMIND_JUDGE_CRITERIA)
+        tables.append(table_of(
+            "echomind.judges", "EchoMind conversation judge scores",
+            "Mean judge score (1-5) per criterion: C1 context fit, C2 naturalness, C3 colloquialism, "
+            "C4 speech-information relevance, VES vocal empathy; 95% normal intervals.",
+            means, judged, ["model", "criterion"],
+            ChartSpec("bars", value_col="mean", low_col="ci_low", high_col="ci_high", category_cols=("criterion",),
+                      series_col="model", y_label="mean score", y_range=(0.0, 5.0))))
+    conv = frames.conversation
+    if conv is not None and conv.height:
+        referenced = conv.filter(pl.col("reference").is_not_null())
+        if referenced.height:
+            overlap = text_overlap_table(referenced, "reference", "answer", ["model"], tokenizer=BLEU_TOKENIZER)
+            tables.append(table_of(
+                "echomind.overlap", "EchoMind response BLEU / ROUGE-L F",
+                f"Sentence BLEU (smoothing 1) and ROUGE-L F against the reference responses. BLEU tokenizer: "
+                f"{BLEU_TOKENIZERS[BLEU_TOKENIZER]}.", overlap, referenced, ["model"],
+                ChartSpec("bars", value_col="bleu", category_cols=("model",), y_label="BLEU", y_range=(0.0, 1.0))))
+        else:
+            notes.append("EchoMind: no reference responses in this dataset, so BLEU and ROUGE-L are not recomputed "
+                         "(imported METEOR/BERTScore/BLEU figures, if any, are listed as published).")
+    return tables

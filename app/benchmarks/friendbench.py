@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from app.dashboard_tables import CORRECTION_NAMES, HUMANS, ChartSpec, DashboardTable, QueriedRowStimuli
+from app.metrics import human_signal_detection, signal_detection_table
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
+if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
+
 NAME = "friendbench"
+RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 FAMILIAR = "familiar"
 STRANGER = "stranger"
 
@@ -113,3 +120,52 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
         pl.Series("meta", metas, dtype=pl.String))
     if unparsed:
         plan.notes.append(f"{unparsed} predictions without a familiar/stranger answer")
+
+
+def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
+    """Accuracy (Wilson 95%), d' and c per model x modality, plus the human crowd per condition.
+
+    The model rows come from answer counts aggregated in the store; the stimuli behind a row are looked
+    up when asked."""
+    truths = ["familiar", "stranger"]
+    counts = frames.answer_counts.filter(pl.col("ground_truth").is_in(truths))
+    name = CORRECTION_NAMES[correction]
+    parts = []
+    if counts.height:
+        parts.append(signal_detection_table(counts, ["model", "modality"], correction=correction, count_col="n"))
+    ratings = frames.ratings
+    crowd_source = None
+    if ratings.height:
+        crowd = human_signal_detection(ratings, truth=frames.stimuli.select("stimulus_id", "ground_truth"),
+                                       correction=correction)
+        parts.append(crowd.rename({"condition": "modality"}).with_columns(pl.lit(HUMANS).alias("model"))
+                     .select(parts[0].columns if parts else ["model", *crowd.columns]))
+        crowd_source = ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),
+                                      pl.col("condition").alias("modality"))
+    if not parts:
+        return []
+    table = pl.concat(parts, how="vertical_relaxed")
+
+    def find(row: dict[str, Any]) -> list[int]:
+        if crowd_source is not None and row["model"] == HUMANS:
+            match = (pl.col("modality").is_null() if row["modality"] is None else pl.col("modality") == row["modality"])
+            return crowd_source.filter(match)["stimulus_id"].unique().sort().to_list()
+        return frames.predicted_stimulus_ids(row["model"], row["modality"], truths)
+
+    stimulus_ids = QueriedRowStimuli(find, ["model", "modality"], table)
+    accuracy = DashboardTable(
+        "friendbench.accuracy", "FriendBench accuracy",
+        "Share correct per model and modality, with 95% Wilson intervals; humans pooled over raters.",
+        table, stimulus_ids,
+        ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=("model",),
+                  series_col="modality", y_label="accuracy", y_range=(0.0, 1.0), reference_line=0.5),
+        ("model", "modality"))
+    signal = DashboardTable(
+        "friendbench.signal", f"FriendBench d′ and c (correction: {name})",
+        f"Signal = familiar. d′ = z(H) − z(F); c = −(z(H) + z(F))/2, c > 0 leans \"stranger\". "
+        f"Rate correction: {name}.",
+        table, stimulus_ids,
+        ChartSpec("scatter", x_col="criterion", y_col="d_prime", label_cols=("model", "modality"),
+                  series_col="modality", x_label="criterion c (> 0: leans stranger)", y_label="d′ (sensitivity)"),
+        ("model", "modality"))
+    return [accuracy, signal]

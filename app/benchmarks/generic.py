@@ -1,15 +1,25 @@
 """Rules for a dataset of no known benchmark: a reply is an open answer, kept as it is and not scored.
 
 An imported generic table says its own answers and correctness (the generic reader reads them column by
-column), so there is nothing left to interpret.
+column), so there is nothing left to interpret. Its dashboard is accuracy per model and condition.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from app.dashboard_tables import ChartSpec, DashboardTable, table_of
+from app.metrics import accuracy_table
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
+if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
+
 NAME = "generic"
+RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 
 
 def open_answer(text: str | None) -> str:
@@ -24,3 +34,16 @@ def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, b
 
 def interpret(plan: ImportPlan, log: ProblemLog) -> None:
     """Nothing to do: the table's own columns are the answers."""
+
+
+def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
+    """Accuracy per model and condition, over the predictions that are scored."""
+    preds = frames.predictions.filter(pl.col("correct").is_not_null())
+    if not preds.height:
+        return []
+    table = accuracy_table(preds, ["model", "modality"])
+    return [table_of("generic.accuracy", "Accuracy by model and condition", "95% Wilson intervals.",
+                     table, preds, ["model", "modality"],
+                     ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
+                               category_cols=("model",), series_col="modality", y_label="accuracy",
+                               y_range=(0.0, 1.0)))]

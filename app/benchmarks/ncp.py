@@ -10,22 +10,29 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from app.beliefs.actions import ACTIONS
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, ROOM
-from app.beliefs.goals import (ANY_LOCATION, GoalAtom, GoalError, Vocabulary, atom_from_json, evaluate_goal, goal_from_json,
-                               vocabulary_from_steps)
+from app.beliefs.goals import (ANY_LOCATION, GoalAtom, GoalError, Vocabulary, atom_from_json, evaluate_goal,
+                               goal_from_json, vocabulary_from_steps)
 from app.beliefs.replay import TraceError, parse_steps, replay_steps
 from app.beliefs.stories import interpret_stories
+from app.benchmarks import generic
 from app.benchmarks.generic import open_answer
+from app.dashboard_tables import ChartSpec, DashboardTable, table_of
+from app.metrics import ncp_success
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
+if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
+
 NAME = "ncp"
+RUN_KEY = ("model",)   # what one run is, in the failure filters
 TASK_KIND = "ncp_task"
 # The six state-changing actions a model may take in NCP, in the order its tools are offered. A task's
 # set-up and reference steps may use any action of the engine (ExploreToM's golden traces also
@@ -161,3 +168,29 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
     if bad:
         plan.drop_stimuli(bad)
 
+
+def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
+    """Goal success by order, goal size and true/false belief; accuracy per model when no attempt is scored."""
+    return _success_tables(frames) or generic.dashboard_tables(frames, correction, notes)
+
+
+def _success_tables(frames: AnalysisFrames) -> list[DashboardTable]:
+    attempts = frames.ncp
+    if attempts is None or not attempts.height:
+        return []
+    factors = [c for c in ("goal_order", "goal_size", "false_belief") if c in attempts.columns]
+    scored = attempts.filter(pl.col("correct").is_not_null())
+    if not factors or not scored.height:
+        return []
+    table = ncp_success(scored, ["model"], factors)
+    labelled = table.with_columns(pl.concat_str([pl.col("factor"), pl.col("level")], separator=" = ")
+                                  .alias("factor_level"))
+    source = pl.concat([scored.select("stimulus_id", "model", pl.lit(f).alias("factor"),
+                                      pl.col(f).cast(pl.String).alias("level")) for f in factors])
+    return [table_of(
+        "ncp.success", "NCP goal success by order, size and belief",
+        "Share of attempts whose goal holds after the last step, with 95% Wilson intervals.",
+        labelled, source, ["model", "factor", "level"],
+        ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
+                  category_cols=("factor_level",), series_col="model", y_label="success rate", y_range=(0.0, 1.0)),
+        describe=("model", "factor", "level"))]

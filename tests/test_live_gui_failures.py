@@ -125,3 +125,23 @@ def test_run_batch_after_switching_models_answers_every_stimulus(qtbot, env):
         "SELECT m.name, count(DISTINCT p.stimulus_id) FROM prediction p JOIN run r ON r.id = p.run_id"
         " JOIN model m ON m.id = r.model_id WHERE r.is_live GROUP BY m.name ORDER BY m.name").fetchall()
     assert per_model == [("first-model", len(ids)), ("second-model", len(ids))]
+
+
+def test_cancel_batch_reports_what_was_done_and_a_rerun_resumes(qtbot, env):
+    panel, store, ids, _statuses = env
+    with ScriptedServer(lambda body: Reply(text="familiar", delay_s=0.3), max_requests=100) as server:
+        _point(panel, server.base_url)
+        panel.set_batch_ids(ids)
+        panel.concurrency.setValue(1)
+        with qtbot.waitSignal(panel.batchFinished, timeout=20000) as caught:
+            panel.batch_button.click()
+            qtbot.waitUntil(lambda: len(server.requests) >= 1, timeout=10000)
+            panel.batch_cancel.click()
+        report = caught.args[0]
+        assert report.cancelled and len(report.results) < len(ids)
+        assert panel.batch_button.isEnabled() and not panel.batch_cancel.isEnabled()
+        assert panel.message.text().startswith("Batch cancelled")
+        with qtbot.waitSignal(panel.batchFinished, timeout=20000) as resumed:
+            panel.batch_button.click()
+        assert resumed.args[0].skipped == len(report.results)
+        assert len(resumed.args[0].results) == len(ids) - len(report.results)

@@ -13,6 +13,7 @@ AgentViSS scene is role-played as the character chosen (verbalised vision, VV).
 """
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -28,7 +29,7 @@ from app.live.client import DEFAULT_MAX_ANSWER_BYTES
 from app.live.errors import IncompleteAnswer, scrub_secrets
 from app.live.requests import (NCP_KIND, ROLE_PLAY_KIND, ROLE_PLAY_TASK, TEMPLATES, characters_of, condition_for,
                                cost_text, goal_summary, template_for)
-from app.live.service import ANSWER_TOPICS, AskOptions, LiveResult, LiveService
+from app.live.service import AskOptions, LiveResult, LiveService
 from app.ncp_live import step_label
 from app.prompts import FRIENDBENCH_FORCED_CHOICE, PromptTemplate
 from storage.records import StimulusDetail
@@ -46,8 +47,6 @@ APPEND_SLICE_CHARS = 16 * 1024
 class LivePanel(QWidget):
     """Settings, prompt, Send/Cancel with a streamed answer, and batch runs with progress and resume."""
 
-    liveSaved = Signal(int, int)       # stimulus id, prediction id (one ask, once stored)
-    answersSaved = Signal(object)      # app.changes.Change: live answers were stored (a batch's included)
     statusMessage = Signal(str)
     answerFinished = Signal(object)    # the LiveResult of one finished ask, None when it failed
     batchFinished = Signal(object)     # app.live.BatchReport
@@ -61,10 +60,8 @@ class LivePanel(QWidget):
         self.detail: StimulusDetail | None = None
         self.batch_ids: list[int] = []
         self._token: CancelToken | None = None
-        self._batch_token: CancelToken | None = None
+        self._batch_stop: threading.Event | None = None   # set by Cancel batch; the batch then reports back
         self.last_result: LiveResult | None = None
-        self._arrived_steps: deque[NcpStep] = deque()
-        self._batch_errors: deque[tuple[int, str]] = deque()
         self._pending: deque[str] = deque()    # answer text waiting for its slice (see `_drain_answer`)
         self._pending_chars = 0
         self._queued_chars = 0                 # characters queued for the view since the answer began
@@ -193,11 +190,6 @@ class LivePanel(QWidget):
         self._template: PromptTemplate = FRIENDBENCH_FORCED_CHOICE
         self._show_template(self._template)
         self._show_kind_rows(None)
-        if service is not None:
-            # the channel calls on the writing worker's thread; the signal carries the change to this one
-            relay = self.answersSaved.emit
-            service.channel.subscribe(ANSWER_TOPICS, relay)
-            self.destroyed.connect(lambda *_: service.channel.unsubscribe(relay))
 
     # ----- settings --------------------------------------------------------------------------------------
     def live_settings(self) -> LiveSettings:
@@ -345,7 +337,6 @@ class LivePanel(QWidget):
         self._episode += 1
         self._clear_answer()
         self.steps.clear()
-        self._arrived_steps.clear()
         model = options.settings.model
         if detail.kind == NCP_KIND:
             self._show_info(f"{model} is acting on the task (at most {options.max_steps} tool calls)…")
@@ -355,29 +346,23 @@ class LivePanel(QWidget):
             self._show_info(f"Asking {model} at {options.settings.base_url}…")
         self.send_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        steps = self._arrived_steps
-
-        def work(token: CancelToken, progress: Callable[[float, str], None]) -> LiveResult:
-            def step_made(step: NcpStep) -> None:
-                steps.append(step)
-                progress(0.0, "")  # wakes the panel, which lists the steps that arrived
-
+        def work(token: CancelToken, progress: Callable[[float, object], None]) -> LiveResult:
             return service.ask(detail, options, token,  # type: ignore[union-attr]
-                               on_delta=lambda piece: progress(0.0, piece), on_step=step_made)
+                               on_delta=lambda piece: progress(0.0, piece), on_step=lambda step: progress(0.0, step))
 
         episode = self._episode
         self._token = self.runner.submit("live", work, self._finished, self._failed,
-                                         on_progress=lambda _f, piece: self._arrived(episode, piece),
+                                         on_progress=lambda _f, payload: self._arrived(episode, payload),
                                          with_progress=True)
 
-    def _arrived(self, episode: int, piece: str) -> None:
-        """Streamed text or NCP steps came in: append them (a piece is several frames' worth)."""
+    def _arrived(self, episode: int, payload: object) -> None:
+        """A piece of streamed text (several frames' worth) or an NCP tool call came in: show it."""
         if episode != self._episode or not self.busy():
             return
-        while self._arrived_steps:
-            self._add_step(self._arrived_steps.popleft())
-        if piece:
-            self._append_answer(piece)
+        if isinstance(payload, NcpStep):
+            self._add_step(payload)
+        elif isinstance(payload, str) and payload:
+            self._append_answer(payload)
 
     def _append_answer(self, piece: str) -> None:
         """Queue text for the end of the view; it goes in a slice per event-loop turn (`_drain_answer`), so
@@ -491,9 +476,7 @@ class LivePanel(QWidget):
         self._announce(result)
 
     def _announce(self, result: LiveResult) -> None:
-        """Tell the window a stored live run exists (so it can show it), then that the answer is in."""
-        if result.prediction_id is not None:
-            self.liveSaved.emit(result.stimulus_id, result.prediction_id)
+        """Say the answer is in (the window hears of what was stored from the change channel)."""
         self.answerFinished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:
@@ -517,7 +500,7 @@ class LivePanel(QWidget):
                                  f"already answered.")
 
     def batch_running(self) -> bool:
-        return self._batch_token is not None
+        return self._batch_stop is not None
 
     def run_batch(self) -> None:
         """Ask about every listed stimulus the model has not answered yet, a few at a time, on a worker."""
@@ -529,20 +512,20 @@ class LivePanel(QWidget):
             return
         ids, options, service, workers = list(self.batch_ids), self._options(template), self.service, \
             self.concurrency.value()
-        errors = self._batch_errors
-        errors.clear()
+        stop = threading.Event()
 
-        def work(token: CancelToken, progress: Callable[[float, str], None]) -> BatchReport:
+        def work(token: CancelToken, progress: Callable[[float, object], None]) -> BatchReport:
             def counted(p: BatchProgress) -> None:
-                progress((p.done + p.failed + p.skipped) / max(1, p.total),
-                         f"{p.done} answered, {p.failed} failed, {p.skipped} skipped of {p.total}.")
+                progress((p.done + p.failed + p.skipped) / max(1, p.total), p)
 
             def finished_one(sid: int, _result: LiveResult | None, error: str | None) -> None:
                 if error:
-                    errors.append((sid, error))
+                    progress(-1.0, (sid, error))
 
-            return service.run_batch(ids, options, token, workers, on_progress=counted,  # type: ignore[union-attr]
-                                     on_result=finished_one)
+            # Cancel batch stops the batch, which still reports what it did; the runner's token (a closing
+            # window) drops the report
+            return service.run_batch(ids, options, lambda: stop.is_set() or token(),  # type: ignore[union-attr]
+                                     workers, on_progress=counted, on_result=finished_one)
 
         self.batch_button.setEnabled(False)
         self.batch_cancel.setEnabled(True)
@@ -550,26 +533,28 @@ class LivePanel(QWidget):
         self.batch_progress.setValue(0)
         self._show_info(f"Batch of {len(ids)} started for {options.settings.model}; stimuli it has answered "
                         f"are skipped.")
-        self._batch_token = self.runner.submit("batch", work, self._batch_finished, self._batch_failed,
-                                               on_progress=lambda f, text: self._batch_progress(len(ids), f, text),
-                                               with_progress=True)
+        self._batch_stop = stop
+        self.runner.submit("batch", work, self._batch_finished, self._batch_failed,
+                           on_progress=lambda f, payload: self._batch_progress(len(ids), f, payload), with_progress=True)
 
     def cancel_batch(self) -> None:
-        if self._batch_token is not None:
-            self._batch_token.cancel()
+        if self._batch_stop is not None:
+            self._batch_stop.set()
         self._show_info("Cancelling the batch: running requests stop, the rest are not sent.")
 
-    def _batch_progress(self, total: int, fraction: float, text: str) -> None:
-        self.batch_progress.setValue(round(fraction * total))
-        self.batch_label.setText(text)
-        if self._batch_errors:
-            sid, error = self._batch_errors[-1]
-            self._batch_errors.clear()
+    def _batch_progress(self, total: int, fraction: float, payload: object) -> None:
+        """Counts (a `BatchProgress`) or one stimulus's error (stimulus id, message)."""
+        if isinstance(payload, BatchProgress):
+            self.batch_progress.setValue(round(fraction * total))
+            self.batch_label.setText(f"{payload.done} answered, {payload.failed} failed, {payload.skipped} skipped "
+                                     f"of {payload.total}.")
+        elif isinstance(payload, tuple):
+            sid, error = payload
             self.message.setStyleSheet(ERROR_STYLE)
             self.message.setText(f"stimulus {sid}: {error}")
 
     def _batch_finished(self, report: BatchReport) -> None:
-        self._batch_token = None
+        self._batch_stop = None
         self.batch_button.setEnabled(True)
         self.batch_cancel.setEnabled(False)
         self.batch_progress.setValue(self.batch_progress.maximum() if not report.cancelled
@@ -580,7 +565,7 @@ class LivePanel(QWidget):
         self.batchFinished.emit(report)
 
     def _batch_failed(self, exc: BaseException) -> None:
-        self._batch_token = None
+        self._batch_stop = None
         self.batch_button.setEnabled(True)
         self.batch_cancel.setEnabled(False)
         self._show_error(f"Batch stopped: {scrub_secrets(str(exc))}")

@@ -74,3 +74,21 @@ def test_exports_png_svg_and_csv(view, tmp_path):
     frame = pl.read_csv(csv)
     assert frame.height == panel.table.frame.height
     assert "stimulus_ids" in frame.columns and "accuracy" in frame.columns
+
+
+def test_the_d_prime_correction_is_offered_only_where_d_prime_is_shown(qtbot, tmp_path):
+    from fixtures_store import big_predictions_plan
+
+    store = make_store(tmp_path / "generic.duckdb", big_predictions_plan(tmp_path, n_stimuli=30, n_models=2))
+    fb = make_store(tmp_path / "fb.duckdb", friendbench_like_plan(tmp_path, n_stimuli=10))
+    for source, shown in ((fb, True), (store, False)):
+        dataset_id = source.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
+        widget = MetricsDashboardView(partial(load_frames, source))
+        qtbot.addWidget(widget)
+        widget.show()
+        with qtbot.waitSignal(widget.dashboardShown, timeout=20000):
+            widget.set_dataset(dataset_id)
+        assert widget.correction_box.isVisible() == shown
+        widget.runner.wait()
+    store.close()
+    fb.close()

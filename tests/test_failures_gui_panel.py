@@ -91,3 +91,21 @@ def test_slice_finder_ranks_slices_and_drills_down(qtbot, setup):
         import json
 
         assert all(str(json.loads(meta[i])[row["column_1"]]) == row["value_1"] for i in caught.args[0])
+
+
+def test_the_judge_threshold_lives_on_the_judges_own_scale(qtbot, tmp_path):
+    plan = friendbench_like_plan(tmp_path, n_stimuli=12)
+    # the same judge on a 1-10 scale (as AgentViSS's judges score)
+    plan.frames["judgments"] = plan.frame("judgments").with_columns((pl.col("score") * 2).alias("score"),
+                                                                    pl.lit(10.0).alias("scale_max"))
+    store = make_store(tmp_path / "ten.duckdb", plan)
+    dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
+    panel = FailurePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.stateReady, timeout=20000):
+        panel.set_frames(load_frames(store, dataset_id))
+    qtbot.waitUntil(lambda: panel.k.maximum() == 10.0, timeout=10000)
+    assert panel.k.value() == 4.0 and panel.k.suffix() == " of 10"
+    qtbot.waitUntil(lambda: any(r.label.startswith("C1 <= 4") for r in panel.filter_results()), timeout=10000)
+    panel.runner.wait()
+    store.close()

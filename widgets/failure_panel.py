@@ -49,6 +49,18 @@ def ready_filters(wide: pl.DataFrame, criterion: str | None = None, k: float = 2
     return filters
 
 
+DEFAULT_SCALE = 5.0
+LOW_SHARE = 0.4   # "judged low" starts at 40% of the judge's scale: 2 of 5, 4 of 10
+
+
+def criterion_scale(judgments: pl.DataFrame, criterion: str | None) -> float:
+    """The top of the judge's scale for `criterion` (5 when the judge did not say)."""
+    if criterion is None or not judgments.height or "scale_max" not in judgments.columns:
+        return DEFAULT_SCALE
+    top = judgments.filter(pl.col("criterion") == criterion)["scale_max"].max()
+    return float(top) if top is not None else DEFAULT_SCALE
+
+
 def judge_criteria(wide: pl.DataFrame) -> list[str]:
     names = {c.rsplit(":", 1)[1] for c in wide.columns if c.startswith(SCORE_PREFIX)}
     return sorted(names)
@@ -94,9 +106,10 @@ class FailurePanel(QWidget):
         self.criterion = QComboBox()
         self.criterion.currentIndexChanged.connect(lambda _i: self._recompute())
         self.k = QDoubleSpinBox()
-        self.k.setRange(0, 100)
+        self.k.setRange(0, DEFAULT_SCALE)
         self.k.setDecimals(1)
-        self.k.setValue(2.0)
+        self.k.setValue(DEFAULT_SCALE * LOW_SHARE)
+        self.k.setSuffix(f" of {DEFAULT_SCALE:g}")
         self.k.setPrefix("≤ ")
         self.k.valueChanged.connect(lambda _v: self._recompute())
         self.filter_list = QListWidget()
@@ -212,6 +225,7 @@ class FailurePanel(QWidget):
         self.criterion.setEnabled(self.criterion.count() > 0)
         self.k.setEnabled(self.criterion.count() > 0)
         self.criterion.blockSignals(False)
+        self._fit_threshold()
         sides = ([k for k in run_keys(state.wide)] if state else [])
         humans = state is not None and "human_majority_correct" in state.wide.columns
         for box, default in ((self.side_a, 0), (self.side_b, 1)):
@@ -224,6 +238,19 @@ class FailurePanel(QWidget):
                 box.setCurrentIndex(box.count() - 1 if box is self.side_b and humans else default)
         self._update_combination()
         self.stateReady.emit()
+
+    def _fit_threshold(self) -> None:
+        """The threshold lives on the chosen judge's own scale (AgentViSS judges 1-10, others 1-5)."""
+        judgments = self.frames.judgments if self.frames is not None else pl.DataFrame()
+        scale = criterion_scale(judgments, self.criterion.currentData())
+        if self.k.maximum() == scale:
+            return
+        self.k.blockSignals(True)
+        self.k.setRange(0, scale)
+        self.k.setSuffix(f" of {scale:g}")
+        self.k.setValue(round(scale * LOW_SHARE, 1))
+        self.k.blockSignals(False)
+        self._recompute()
 
     # ----- filters ---------------------------------------------------------------------------------------
     def filter_results(self) -> list[FilterResult]:

@@ -405,6 +405,8 @@ class MetricsDashboardView(QWidget):
         self.heading.setText(f"{dashboard.dataset.name} — metrics")
         self.notes.setText("<br/>".join(dashboard.notes))
         self.notes.setVisible(bool(dashboard.notes))
+        # the rate correction only changes d′ and c: offered where a table shows them
+        self.correction_box.setVisible(any("correction" in t.frame.columns for t in dashboard.tables))
         for table in dashboard.tables:
             panel = ChartPanel(table)
             panel.drillDown.connect(self.drillDown)

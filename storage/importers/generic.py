@@ -212,6 +212,16 @@ def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, options: ImportOptions) 
     plan.add("stimuli", typed.select(exprs).unique(subset=["external_id"], keep="first", maintain_order=True))
 
 
+def _correct(typed: pl.DataFrame) -> pl.Expr:
+    """The table's own correctness column; without one, whether the answer equals the row's label ignoring
+    case (null when either is missing)."""
+    if "correct" in typed.columns:
+        return pl.col("correct")
+    if "label" in typed.columns and "answer" in typed.columns:
+        return pl.col("answer").str.to_lowercase() == pl.col("label").str.to_lowercase()
+    return pl.lit(None, dtype=pl.Boolean)
+
+
 def _run_key(typed: pl.DataFrame) -> list[pl.Expr]:
     return [pl.col("model"), _col(typed, "modality", "").alias("modality"),
             _col(typed, "prompt", "").alias("prompt_setting"), _col(typed, "vision", "").alias("vision_mode"),
@@ -224,11 +234,7 @@ def _predictions(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str],
     typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode"], file, log,
                         "prediction")
     plan.unique_checked.add("predictions")
-    correct = pl.col("correct") if "correct" in typed.columns else pl.lit(None, dtype=pl.Boolean)
-    if "correct" not in typed.columns and "label" in typed.columns and "answer" in typed.columns:
-        # an answer is right when it equals the ground truth, ignoring case and surrounding space
-        correct = (pl.when(pl.col("answer").is_null() | pl.col("label").is_null()).then(None)
-                   .otherwise(pl.col("answer").str.to_lowercase() == pl.col("label").str.to_lowercase()))
+    correct = _correct(typed)
     plan.add("predictions", typed.select(
         pl.col("stimulus"), pl.col("model"), "modality", "prompt_setting", "vision_mode", "context",
         _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer"), correct.alias("correct"),
@@ -266,9 +272,7 @@ def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str
         condition = pl.concat_str([condition, pl.col("prompt").fill_null("")], separator=" ").str.strip_chars()
     typed = typed.with_columns(condition.alias("condition"))
     typed = _duplicates(typed, ["stimulus", "rater", "condition"], file, log, "rating")
-    correct = pl.col("correct") if "correct" in typed.columns else pl.lit(None, dtype=pl.Boolean)
-    if "correct" not in typed.columns and "label" in typed.columns and "answer" in typed.columns:
-        correct = pl.col("answer").str.to_lowercase() == pl.col("label").str.to_lowercase()
+    correct = _correct(typed)
     plan.add("human_ratings", typed.select(
         "stimulus", "rater", "condition", _col(typed, "answer").alias("answer"), correct.alias("correct"),
         (pl.col("response_time_s") if "response_time_s" in typed.columns

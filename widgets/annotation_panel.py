@@ -172,12 +172,16 @@ class AnnotationPanel(QWidget):
 
     def undo(self) -> bool:
         """Undo the last edit of the stimulus shown (never another's); False when nothing was undone
-        (a failed write is said, and the history stays as it was)."""
+        (a failed write is said, and the history stays as it was, or this panel is not on screen)."""
+        if not self.isVisible():  # another page is shown: its stimulus is not this panel's
+            return False
         done: list[bool] = []
         self._edit(lambda: done.append(self.model.undo()))
         return bool(done and done[0])
 
     def redo(self) -> bool:
+        if not self.isVisible():
+            return False
         done: list[bool] = []
         self._edit(lambda: done.append(self.model.redo()))
         return bool(done and done[0])

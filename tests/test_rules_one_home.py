@@ -19,7 +19,7 @@ from app.beliefs.goals import atom_sentence, parse_goal_sentence, vocabulary_fro
 from app.benchmarks import score_reply
 from app.benchmarks.ncp import score_attempt
 from app.dashboard import ncp_outcome
-from app.import_service import run_import
+from app.import_service import dry_run_report, run_import
 from app.live import LiveClient, LiveSettings, parse_forced_choice, parse_multiple_choice
 from app.live.ncp import NCP_TOOLS
 from app.ncp import dataset_attempts
@@ -124,6 +124,9 @@ def test_friendbench_replies_read_the_same_imported_and_live(tmp_path):
                [[clip, "familiar"] for clip in clips])
     _write_csv(root / "validation" / "ratings" / "model_predictions.csv", ["model", "clip_id", "raw_output"],
                [["m1", clip, reply] for clip, reply in zip(clips, FRIENDBENCH_REPLIES)])
+    report = dry_run_report("friendbench", root, ImportOptions(dataset_name="FriendBench rules"))
+    unread = sum(expected is None for expected in FRIENDBENCH_REPLIES.values())
+    assert f"{unread} predictions without a familiar/stranger answer" in report["notes"]   # a dry run parses too
     store = Store.open(tmp_path / "t.duckdb")
     try:
         run_import(store, "friendbench", root, ImportOptions(dataset_name="FriendBench rules"))

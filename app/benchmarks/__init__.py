@@ -1,9 +1,13 @@
 """Every benchmark's rules, one module each, behind one registry.
 
-A benchmark module holds all of that benchmark's rules: how a reply is read as an answer and scored
-(`score_reply`, for live replies), and how an imported plan's raw text is interpreted before it is written
-(`interpret`: answers parsed, scored, goals read). Adding a benchmark is one module here plus its reader in
-`storage/importers/`. Readers read, this interprets, the writer writes.
+A benchmark module holds all of that benchmark's rules, behind the same names:
+- `interpret(plan, log)`: an imported plan's raw text read before it is written (answers parsed and
+  scored, goals read, steps checked against the belief engine's actions);
+- `score_reply(detail, text)`: a live reply read and scored by the same parsers;
+- `dashboard_tables(frames, correction, notes)`: the tables its metrics dashboard shows;
+- `RUN_KEY`: the columns that tell one of its runs from another (for the failure filters).
+Adding a benchmark is one module here plus its reader in `storage/importers/`. Readers read, this
+interprets, the writer writes.
 """
 from __future__ import annotations
 

@@ -21,3 +21,25 @@ def test_ctrl_f_from_the_table_focuses_the_search_box(qtbot, window):
     qtbot.keyClicks(window.filter_bar.text, "clip-01")
     qtbot.waitUntil(lambda: window.table_model.rowCount() == 2, timeout=10000)
     assert not window.failures_dock.isVisible()
+
+
+def test_file_menu_opens_a_store_and_lists_recent_ones(qtbot, window, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from widgets.store_menu import StoreMenu, recent_stores, remember_store
+
+    other = tmp_path / "other.duckdb"
+    other.write_bytes(b"")
+    remember_store(window.settings, other)
+    texts = [a.text() for a in window.file_menu.actions()]
+    assert "&Open store…" in texts and "Recent &stores" in texts
+    window.store_menu.fill_recent()
+    recent = [a.text() for a in window.store_menu.recent_menu.actions()]
+    assert recent == ["other.duckdb"]   # the store on screen is not offered again
+    opened = []
+    menu = StoreMenu(window, window.file_menu, QSettings(), window.store.path, open_store=opened.append)
+    remember_store(menu.settings, other)
+    menu.fill_recent()
+    menu.recent_menu.actions()[0].trigger()
+    assert opened == [other]
+    assert [p.name for p in recent_stores(window.settings)][:2] == ["other.duckdb", window.store.path.name]

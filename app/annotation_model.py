@@ -109,6 +109,9 @@ class AnnotationModel:
         self.ready = True   # False between `expect` and `show`
         self._items: dict[int, Annotation] = {}
         self._listeners: list[Callable[[], None]] = []
+        # Called with each command this model applied, undid or redid and the rows it wrote (a team
+        # project's sync sends them on); never for what `absorb` brings in.
+        self.outbound: list[Callable[[EditCommand, Sequence[Annotation]], None]] = []
 
     # -- following it ----------------------------------------------------------------------------
     def subscribe(self, listener: Callable[[], None]) -> None:
@@ -218,7 +221,25 @@ class AnnotationModel:
     def redo_text(self, scope: Hashable | None = None) -> str:
         return self.stack.redo_text(self.stimulus_id if scope is None else scope)
 
-    def _written(self, command: EditCommand, written: Sequence[Annotation]) -> None:
+    def absorb(self, command: EditCommand) -> list[Annotation]:
+        """Write what another member did (a team project's edit from the server) as `command`: the model
+        and its views follow as for an edit made here, but it joins no undo history and is not sent on."""
+        written = command.redo()
+        self._written(command, written, outbound=False)
+        return written
+
+    def _written(self, command: EditCommand, written: Sequence[Annotation], *, outbound: bool = True) -> None:
+        """Take what a command wrote into the model, tell the views, and publish what changed."""
+        self._absorb(written)
+        self._notify()
+        for send in self.outbound if outbound else ():
+            send(command, written)
+        topics = {Topic.LABEL_SETS} if command.changes_label_sets else set()
+        if written or not command.changes_label_sets:
+            topics |= {Topic.ANNOTATIONS, Topic.ROWS}
+        self.changes.publish(topics, stimulus_ids={a.stimulus_id for a in written}, source="annotations")
+
+    def _absorb(self, written: Iterable[Annotation]) -> None:
         for item in written:
             if item.stimulus_id != self.stimulus_id:
                 continue
@@ -226,11 +247,6 @@ class AnnotationModel:
                 self._items.pop(item.id, None)
             else:
                 self._items[item.id] = item
-        self._notify()
-        topics = {Topic.LABEL_SETS} if command.changes_label_sets else set()
-        if written or not command.changes_label_sets:
-            topics |= {Topic.ANNOTATIONS, Topic.ROWS}
-        self.changes.publish(topics, stimulus_ids={a.stimulus_id for a in written}, source="annotations")
 
     # -- label edits on the stimulus shown --------------------------------------------------------
     def _current(self) -> int:
@@ -308,7 +324,12 @@ class AnnotationModel:
         for share in by_stimulus.values():
             command = ImportedLabels(self.store, self.annotator or share[0].annotator, share, source)
             self.stack.push(command)
-            self._written(command, share)
+            for send in self.outbound:
+                send(command, share)
+        if added:  # one notice for the whole file, however many stimuli it touched
+            self._absorb(added)
+            self._notify()
+            self.changes.publish({Topic.ANNOTATIONS, Topic.ROWS}, stimulus_ids=by_stimulus, source="annotations")
         return added
 
     # -- label sets ------------------------------------------------------------------------------

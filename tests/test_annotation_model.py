@@ -11,6 +11,7 @@ import pytest
 
 from app.annotation_model import AnnotationModel
 from app.annotations import LABEL_SETS_SCOPE, move_edge, ordered_span
+from app.changes import Topic
 from app.cli import dispatch as cli_main
 from app.export_service import export_annotations
 from storage.annotations import EDITABLE_FIELDS, AnnotationError, AnnotationStore
@@ -301,3 +302,20 @@ def test_edits_wait_for_the_stimulus_to_be_read(env):
     model.show(a, model.read(a))
     model.add_label("vocal cues", "laugh", 1.0, 2.0)
     assert json.loads(json.dumps(stored(model, a))) == [["laugh", 1.0, 2.0]]
+
+
+def test_an_import_is_one_undo_step_per_stimulus_and_one_notice(env):
+    model, a, b = env
+    heard = []
+    model.changes.subscribe([Topic.ANNOTATIONS], heard.append)
+    model.load(a)
+    rows = [{"stimulus_id": s, "annotator": "cy", "label_set": "vocal cues", "label": "laugh", "start_s": t,
+             "end_s": t + 0.5} for s in (a, b) for t in (1.0, 2.0)]
+    assert len(model.import_rows(rows, "file.csv")) == 4
+    assert len(heard) == 1 and heard[0].stimulus_ids == {a, b}
+    assert [x.start_s for x in model.annotations()] == [1.0, 2.0]  # the stimulus shown has its share at once
+    assert model.undo_text() == "Import 2 labels from file.csv"
+    model.undo()
+    assert stored(model, a) == [] and len(stored(model, b)) == 2  # stimulus b keeps its share
+    again = model.import_rows(rows, "file.csv")  # b's are still there; a's were taken back, so they return
+    assert sorted((x.stimulus_id, x.start_s) for x in again) == [(a, 1.0), (a, 2.0)]

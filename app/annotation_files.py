@@ -16,9 +16,9 @@ from typing import Any
 
 from storage.annotations import AnnotationStore
 from storage.errors import ImportFailed
-from storage.exporters.common import ROW_FIELDS, Row, files_to_read, safe_file_stem
+from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.exporters.registry import get_exporter
-from storage.exporters.report import Origin, TransferReport, describe
+from storage.exporters.report import Origin, TransferReport, describe, without_cycle_collection
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
 SHOWN_PROBLEMS = 5
@@ -59,12 +59,18 @@ def read_annotation_file(annotations: AnnotationStore, format: str, path: Path |
     """Read `path` in `format` into rows of the dataset's stimuli. A row without an annotator gets
     `annotator`; without a label set, `label_set` (default "imported"). Raises `ImportFailed` naming file,
     tier or line, and item, for anything that does not fit; nothing is written either way."""
+    with without_cycle_collection():
+        return _read(annotations, format, Path(path), dataset, annotator, label_set, stimulus, clip,
+                     skip_unrepresentable)
+
+
+def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | None, annotator: str | None,
+          label_set: str | None, stimulus: str | None, clip: bool, skip_unrepresentable: bool) -> ImportReading:
     exporter = get_exporter(format)
     ref = annotations.dataset(dataset)
     stimuli = annotations.stimulus_ids(ref.id)
     by_external = {ext: sid for sid, ext in stimuli.items()}
     durations = {stimuli[sid]: d for sid, d in annotations.stimulus_durations(stimuli).items()}
-    path = Path(path)
     if not path.exists():
         raise ImportFailed(f"{path}: no such file or folder.")
     files = files_to_read(path, exporter.extension) if exporter.per_stimulus else [path]
@@ -169,6 +175,7 @@ def _prepared(row: Row, external: str, by_external: dict[str, int], durations: d
             return None
         report.change(origin, f"cut to the stimulus ({limit}) with --clip")
         start, end = new_start, new_end
-    return {**{k: row.get(k) for k in ROW_FIELDS if k != "stimulus"}, "stimulus_id": by_external[external],
-            "stimulus": external, "annotator": who, "start_s": start, "end_s": end, "origin": origin,
-            "label_set": row.get("label_set") or label_set or DEFAULT_IMPORT_LABEL_SET}
+    prepared = dict(row)  # the row's fields (ROW_FIELDS) and its origin
+    prepared.update(stimulus_id=by_external[external], stimulus=external, annotator=who, start_s=start, end_s=end,
+                    origin=origin, label_set=row.get("label_set") or label_set or DEFAULT_IMPORT_LABEL_SET)
+    return prepared

@@ -17,7 +17,7 @@ from storage.annotations import Annotation, AnnotationError, AnnotationStore, Da
 from storage.errors import ImportFailed
 from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, per_stimulus_targets, tier_of
 from storage.exporters.registry import get_exporter
-from storage.exporters.report import Origin, TransferReport, describe
+from storage.exporters.report import Origin, TransferReport, describe, without_cycle_collection
 from storage.store import Store
 
 # --filter keys: annotation fields and stimulus fields
@@ -78,14 +78,15 @@ def export_annotations(store: Store, format: str, out: Path | str, dataset: str 
     exporter = get_exporter(format)
     annotations = AnnotationStore(store)
     ref = annotations.dataset(dataset)
-    rows, stimuli = export_rows(annotations, ref, annotator, filters or {})
-    durations = annotations.stimulus_durations(stimuli)
-    context = ExportContext(dataset_name=ref.name, benchmark=ref.benchmark, root=Path(ref.root),
-                            stimulus_ids=tuple(stimuli.values()),
-                            durations={stimuli[i]: d for i, d in durations.items()},
-                            source_files=source_files(annotations, ref))
-    rows = _representable(exporter, rows, Path(out), context.report, skip_unrepresentable)
-    written = exporter.export(rows, Path(out), context)
+    with without_cycle_collection():
+        rows, stimuli = export_rows(annotations, ref, annotator, filters or {})
+        durations = annotations.stimulus_durations(stimuli)
+        context = ExportContext(dataset_name=ref.name, benchmark=ref.benchmark, root=Path(ref.root),
+                                stimulus_ids=tuple(stimuli.values()),
+                                durations={stimuli[i]: d for i, d in durations.items()},
+                                source_files=source_files(annotations, ref))
+        rows = _representable(exporter, rows, Path(out), context.report, skip_unrepresentable)
+        written = exporter.export(rows, Path(out), context)
     return ExportResult(written, context.report)
 
 
@@ -138,7 +139,8 @@ def import_annotations(store: Store, format: str, path: Path | str, dataset: str
     model = model or AnnotationModel(AnnotationStore(store), annotator=annotator or "")
     reading = read_annotation_file(model.store, format, path, dataset, annotator, label_set, stimulus, clip=clip,
                                    skip_unrepresentable=skip_unrepresentable)
-    added = import_prepared(model, reading.rows, Path(path).name)
+    with without_cycle_collection():
+        added = import_prepared(model, reading.rows, Path(path).name)
     keep_vocabularies(model, reading)
     if report is not None:
         count_imported(reading, added)

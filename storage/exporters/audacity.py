@@ -70,8 +70,7 @@ class AudacityExporter:
         grouped = by_stimulus(rows)
         for stimulus, target in per_stimulus_targets(self, rows, out_path).items():
             write_text(target, context, label_track(grouped[stimulus], prefixed, context.durations.get(stimulus)))
-            for row in grouped[stimulus]:
-                context.report.count_written(target.name, None)
+            context.report.count_written(target.name, None, len(grouped[stimulus]))
         return Path(out_path)
 
     def read(self, path: Path) -> Reading:

@@ -10,6 +10,7 @@ a label says so before writing (`unrepresentable`), and the user chooses to skip
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -45,7 +46,7 @@ class ExportContext:
     root: Path | None = None
     stimulus_ids: tuple[str, ...] = ()
     durations: Mapping[str, float] = field(default_factory=dict)
-    source_files: frozenset[Path] = frozenset()
+    source_files: frozenset[Path] = frozenset()   # resolved paths
     report: TransferReport = field(default_factory=TransferReport)  # where the writer tallies what it wrote
 
 
@@ -104,10 +105,10 @@ def blank_row(**values: Any) -> Row:
 
 
 def check_destination(out_path: Path, context: ExportContext) -> Path:
-    """The resolved destination; refuses a path that is one of the dataset's source files."""
+    """The resolved destination; refuses a path that is one of the dataset's source files (which
+    `ExportContext.source_files` holds resolved)."""
     target = Path(out_path).expanduser().resolve()
-    sources = {Path(p).expanduser().resolve() for p in context.source_files}
-    if target in sources:
+    if target in context.source_files:
         raise ExportRefused(f"Refusing to write {target}: it is a source file of the dataset"
                             f"{' ' + repr(context.dataset_name) if context.dataset_name else ''}. "
                             "Choose another file name.")
@@ -223,6 +224,7 @@ class Tier:
         return f"{name} #{self.copy}" if self.copy > 1 else name
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_tier_name(name: str) -> tuple[str | None, str | None, bool]:
     """(annotator, label_set, whole) from a tier name written by `Tier.name`; a tier of another tool
     (no `annotator | set` in its name) is a label set of that name with no annotator."""
@@ -291,15 +293,27 @@ def build_tiers(rows: Sequence[Row], duration_s: float | None, *, separate_point
     return tiers, end
 
 
-def tier_row(stimulus: str | None, tier_name: str, start: float | None, end: float | None, text: str,
-             origin: Any, *, annotator: str | None = None, meta: Mapping[str, Any] | None = None) -> Row:
-    """A row read from a tier: annotator and label set from the tier's name (or `annotator`), the tier's
-    own name kept in `meta` when it is another tool's; a whole tier's labels lose their times."""
-    parsed_annotator, label_set, whole = parse_tier_name(tier_name)
-    extra = dict(meta or {})
-    if TIER_SEPARATOR not in tier_name:
-        extra["tier"] = tier_name
-    times = {} if whole else {"start_s": start, "end_s": end}
-    return blank_row(stimulus=stimulus, annotator=parsed_annotator or annotator or None, label_set=label_set,
-                     label=text, meta={k: v for k, v in extra.items() if v not in (None, "")} or None,
-                     origin=origin, **times)
+class TierRows:
+    """Rows read from one tier of a file: annotator and label set come from the tier's name (or, for
+    another tool's tier, `annotator`), and the tier's own name is kept in `meta` when it is another
+    tool's; a whole tier's labels lose their times. Worked out once per tier, since a corpus has
+    100,000 labels on a few tiers."""
+
+    def __init__(self, stimulus: str | None, tier_name: str, *, annotator: str | None = None,
+                 meta: Mapping[str, Any] | None = None) -> None:
+        parsed_annotator, self.label_set, self.whole = parse_tier_name(tier_name)
+        self.stimulus = stimulus
+        self.annotator = parsed_annotator or annotator or None
+        self.meta = {k: v for k, v in (meta or {}).items() if v not in (None, "")}
+        if TIER_SEPARATOR not in tier_name:
+            self.meta["tier"] = tier_name
+
+    def row(self, start: float, end: float, text: str, origin: Any, extra: Mapping[str, Any] | None = None) -> Row:
+        """One label of the tier; `extra` adds to its `meta` (None values left out)."""
+        meta = dict(self.meta)
+        if extra:
+            meta.update((k, v) for k, v in extra.items() if v is not None)
+        whole = self.whole
+        return {"stimulus": self.stimulus, "annotator": self.annotator, "label_set": self.label_set, "label": text,
+                "start_s": None if whole else start, "end_s": None if whole else end, "value": None, "note": None,
+                "media_role": None, "meta": meta or None, "origin": origin}

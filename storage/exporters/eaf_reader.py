@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import parse_tier_name, tier_row
+from storage.exporters.common import TierRows, parse_tier_name
 from storage.exporters.report import Origin, Reading
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
@@ -144,32 +144,33 @@ def read_eaf(path: Path) -> Reading:
         return annotation.times
 
     reading = Reading([])
+    name = path.name
     for tier in tiers:
         attrs = tier.attrs
         ling = types.get(attrs.get("LINGUISTIC_TYPE_REF"))
         tier_meta = {"speaker": attrs.get("PARTICIPANT"), "parent_tier": attrs.get("PARENT_REF"),
                      "tier_type": ling.get("CONSTRAINTS") if ling is not None else None,
                      "linguistic_type": attrs.get("LINGUISTIC_TYPE_REF")}
-        reading.report.count_read(path.name, tier.id, 0)
+        rows = TierRows(stimulus, tier.id, annotator=attrs.get("ANNOTATOR"), meta=tier_meta)
+        before = len(reading.rows)
         for annotation in tier.annotations:
             span = times_of(annotation)
-            origin = Origin(path.name, tier.id, annotation.number)
+            origin = Origin(name, tier.id, annotation.number)
             if span is None:
                 reading.report.leave_out(origin, "no time can be found for it (no aligned slot on its tier or parent)",
                                          repr(annotation.value))
                 continue
-            start, end = (round((t + origin_ms) / 1000.0, 9) for t in span)
-            reading.rows.append(tier_row(stimulus, tier.id, start, end, annotation.value, origin,
-                                         annotator=attrs.get("ANNOTATOR"),
-                                         meta={**tier_meta, "times": annotation.how, "cve": annotation.cve,
-                                               "language": annotation.language}))
-            reading.report.count_read(path.name, tier.id)
+            extra = {"times": annotation.how, "cve": annotation.cve, "language": annotation.language} \
+                if annotation.how or annotation.cve or annotation.language else None
+            reading.rows.append(rows.row(round((span[0] + origin_ms) / 1000.0, 9),
+                                         round((span[1] + origin_ms) / 1000.0, 9), annotation.value, origin, extra))
+        reading.report.count_read(name, tier.id, len(reading.rows) - before)
         if ling is not None and ling.get("CONTROLLED_VOCABULARY_REF"):
             label_set = parse_tier_name(tier.id)[1] or tier.id
             reading.vocabularies.setdefault(label_set, []).extend(
                 _vocabulary(root, ling.get("CONTROLLED_VOCABULARY_REF")))
     if origin_ms:
-        reading.report.note(f"{path.name}: the medium's TIME_ORIGIN of {origin_ms:g} ms was added to every time")
+        reading.report.note(f"{name}: the medium's TIME_ORIGIN of {origin_ms:g} ms was added to every time")
     return reading
 
 

@@ -45,16 +45,21 @@ def _rows(data: pl.DataFrame, name: str, first_line: int) -> Reading:
     if missing:
         raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(data.columns)}",
                                       f"the columns {', '.join(ROW_FIELDS)}"))
-    reading = Reading([])
-    for number, record in enumerate(data.iter_rows(named=True), start=first_line):
-        row = blank_row(**{k: record.get(k) for k in ROW_FIELDS if k in record},
-                        origin=Origin(name, None, None, number))
+    columns = [(pl.col(c) if c in data.columns else pl.lit(None)).cast(SCHEMA[c] if c not in ("start_s", "end_s")
+                                                                      else pl.String).alias(c) for c in ROW_FIELDS]
+    records = data.select(columns).to_dicts()
+    reading = Reading(records)
+    for number, row in enumerate(records, start=first_line):
+        row["origin"] = Origin(name, None, None, number)
         for key in ("start_s", "end_s"):
-            if row[key] is not None and not isinstance(row[key], float):
-                row[key] = float(row[key]) if str(row[key]).strip() else None
-        row["meta"] = _meta(row["meta"], name, number)
-        reading.rows.append(row)
-    reading.report.count_read(name, None, len(reading.rows))
+            if row[key] is not None:
+                try:
+                    row[key] = float(row[key]) if row[key].strip() else None
+                except ValueError:
+                    raise ImportFailed(RowProblem(name, number, key, repr(row[key]), "a time in seconds")) from None
+        if row["meta"] is not None:
+            row["meta"] = _meta(row["meta"], name, number)
+    reading.report.count_read(name, None, len(records))
     return reading
 
 

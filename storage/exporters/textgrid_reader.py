@@ -13,7 +13,6 @@ Praat's number forms, so this reader is our own; the tests check it against praa
 """
 from __future__ import annotations
 
-import bisect
 import math
 import re
 import struct
@@ -21,12 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import Row, tier_row
+from storage.exporters.common import TierRows
 from storage.exporters.report import Origin, Reading
 
 GAP_REASON = "empty intervals (Praat's gaps between labels, not labels)"
 _BINARY_MAGIC = b"ooBinaryFile"
-_TOKEN = re.compile(r'"(?P<text>(?:[^"]|"")*)(?P<close>"?)|![^\n\r]*|[^\s"]+')
+# What Praat skips (white space, and words no value can start with: `xmin`, `=`, `item [1]:`) is consumed
+# in front of each value, possessively so that nothing is tried twice; then a string, a `!` comment, or a
+# word that starts a number or a <flag>.
+_TOKEN = re.compile(r"""(?:\s++|[^\s"!<+\-0-9][^\s"]*+)*+
+    (?P<value>"(?P<text>(?:[^"]|"")*+)(?P<close>"?)
+     |!(?P<comment>[^\n\r]*)
+     |(?P<word>[^\s"]+))""", re.X)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
 
 
@@ -76,18 +81,24 @@ class _TextStream:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        # (word, offset, text of a string or None); a string's text is None-free, an unclosed one is refused
-        self.tokens = [(m.group(0), m.start(), m.group("text") if m.group("close") else None)
-                       for m in _TOKEN.finditer(text) if not m.group(0).startswith("!")]
+        # (string text, or None for a word; the word or, for a string, whether it was closed; offset)
+        self.tokens = [(m["text"], m["word"] if m["text"] is None else bool(m["close"]), m.start("value"))
+                       for m in _TOKEN.finditer(text) if m["comment"] is None]
         self.position = 0
-        self.line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+        self._newline = "\n" if "\n" in text else "\r"
+        self._line, self._counted_to = 1, 0
 
     def line(self, offset: int | None = None) -> int:
+        """The line of `offset` (of the last value read when None); counted on from the last call."""
         if offset is None:
-            offset = self.tokens[self.position - 1][1] if self.position else 0
-        return bisect.bisect_right(self.line_starts, offset)
+            offset = self.tokens[self.position - 1][2] if self.position else 0
+        if offset < self._counted_to:
+            return self.text.count(self._newline, 0, offset) + 1
+        self._line += self.text.count(self._newline, self._counted_to, offset)
+        self._counted_to = offset
+        return self._line
 
-    def _next(self, wanted: str) -> tuple[str, int, str | None]:
+    def _next(self, wanted: str) -> tuple[str | None, str | bool, int]:
         if self.position >= len(self.tokens):
             raise _Refused(self.line(len(self.text)), "the end of the file", wanted)
         token = self.tokens[self.position]
@@ -96,14 +107,13 @@ class _TextStream:
 
     def number(self) -> float:
         while True:
-            word, offset, _ = self._next("a number")
-            if word[0] in "+-0123456789":
-                try:
-                    return praat_number(word)
-                except ValueError:
-                    raise _Refused(self.line(offset), repr(word), "a number") from None
-            if word[0] in '"<':
-                raise _Refused(self.line(offset), repr(word[:40]), "a number")
+            text, word, offset = self._next("a number")
+            if text is not None or word[0] == "<":
+                raise _Refused(self.line(offset), repr(word if text is None else f'"{text[:40]}"'), "a number")
+            try:
+                return praat_number(word)
+            except ValueError:
+                raise _Refused(self.line(offset), repr(word), "a number") from None
 
     def integer(self) -> int:
         value = self.number()
@@ -113,19 +123,19 @@ class _TextStream:
 
     def string(self) -> str:
         while True:
-            word, offset, text = self._next("a quoted string")
-            if word[0] == '"':
-                if text is None:
+            text, closed, offset = self._next("a quoted string")
+            if text is not None:
+                if not closed:
                     raise _Refused(self.line(offset), "a string without its closing quote", 'a "quoted" string')
                 return text.replace('""', '"')
 
     def flag(self) -> str:
         while True:
-            word, offset, _ = self._next("<exists> or <absent>")
+            text, word, offset = self._next("<exists> or <absent>")
+            if text is not None:
+                raise _Refused(self.line(offset), repr(f'"{text[:40]}"'), "<exists> or <absent>")
             if word[0] == "<":
                 return word
-            if word[0] == '"':
-                raise _Refused(self.line(offset), repr(word[:40]), "<exists> or <absent>")
 
 
 def _read_text(text: str) -> tuple[list[_Tier], float, float]:
@@ -224,20 +234,20 @@ def read_textgrid(path: Path) -> Reading:
     except (UnicodeDecodeError, struct.error) as exc:
         raise ImportFailed(RowProblem(path.name, None, None, f"<{exc}>", "a Praat TextGrid")) from None
     reading = Reading([])
+    name = path.name
     for tier in tiers:
-        reading.report.count_read(path.name, tier.name, 0)
-        gaps = 0
+        rows = TierRows(None, tier.name)
+        before = len(reading.rows)
+        intervals = tier.kind == "IntervalTier"
         for number, (start, end, text, line) in enumerate(tier.items, start=1):
-            origin = Origin(path.name, tier.name, number, line)
             if not (math.isfinite(start) and math.isfinite(end)):
-                raise ImportFailed(RowProblem(path.name, line, f"tier '{tier.name}' item {number}",
+                raise ImportFailed(RowProblem(name, line, f"tier '{tier.name}' item {number}",
                                               f"times {start!r}..{end!r}", "finite times in seconds"))
-            if tier.kind == "IntervalTier" and text == "":
-                gaps += 1
+            if intervals and text == "":
                 continue
-            reading.report.count_read(path.name, tier.name)
-            row: Row = tier_row(None, tier.name, start, end, text, origin)
-            reading.rows.append(row)
-        if gaps:
-            reading.report.note(f"{path.name}, tier '{tier.name}': {gaps} {GAP_REASON}")
+            reading.rows.append(rows.row(start, end, text, Origin(name, tier.name, number, line)))
+        found = len(reading.rows) - before
+        reading.report.count_read(name, tier.name, found)
+        if len(tier.items) > found:
+            reading.report.note(f"{name}, tier '{tier.name}': {len(tier.items) - found} {GAP_REASON}")
     return reading

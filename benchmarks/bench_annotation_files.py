@@ -1,0 +1,110 @@
+"""Annotation files in and out at corpus size: 100,000 labels on 100 stimuli, every format.
+
+Figures, each the median of several runs: `annotation_file_export_100k_<format>_s` (store to files) and
+`annotation_file_import_100k_<format>_s` (files to a fresh store, reading, placing, checking and writing
+with history), beside `annotation_bulk_insert_100k_baseline_s`, one plain INSERT of the same 100,000 rows
+into the same DuckDB table, measured in the same run. Targets: import under 3 s, export under 2 s.
+"""
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+LABELS = 100_000
+STIMULI = 100
+RUNS = 3
+
+
+def _store(path: Path, with_labels: bool):
+    from storage.store import Store
+    store = Store.open(path)
+    cur = store.cursor()
+    dataset = cur.execute("INSERT INTO dataset (name, benchmark, root) VALUES ('bench', 'generic', ?) RETURNING id",
+                          [str(path.parent)]).fetchone()[0]
+    ids = []
+    for number in range(STIMULI):
+        sid = cur.execute("INSERT INTO stimulus (dataset_id, external_id, kind) VALUES (?, ?, 'generic') RETURNING id",
+                          [dataset, f"clip/{number:03d}"]).fetchone()[0]
+        cur.execute("INSERT INTO media (stimulus_id, role, path, duration_s) VALUES (?, 'audio', ?, 600.0)",
+                    [sid, f"audio/{number}.wav"])
+        ids.append(sid)
+    if with_labels:
+        from storage.annotations import AnnotationStore
+        AnnotationStore(store).create_many(None, "", _rows(ids))
+    return store
+
+
+def _rows(ids: list[int]) -> list[dict]:
+    per = LABELS // len(ids)
+    return [{"stimulus_id": sid, "annotator": ("ana", "bo")[i % 2], "label_set": "cues",
+             "label": f"label {i % 17}", "start_s": i * 0.5, "end_s": i * 0.5 + (0.0 if i % 10 == 0 else 0.4)}
+            for sid in ids for i in range(per)]
+
+
+def _median(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def _baseline(folder: Path) -> float:
+    """One INSERT of the same rows (and no history, checks or dedupe) into the annotation table."""
+    samples = []
+    for run in range(RUNS):
+        store = _store(folder / f"base{run}.duckdb", False)
+        try:
+            ids = [r[0] for r in store.cursor().execute("SELECT id FROM stimulus ORDER BY id").fetchall()]
+            frame = pl.DataFrame(_rows(ids))
+            cur = store.cursor()
+            start = time.perf_counter()
+            cur.register("bench_rows", frame.to_arrow())
+            cur.execute("INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s)"
+                        " SELECT stimulus_id, annotator, label_set, label, start_s, end_s FROM bench_rows")
+            samples.append(time.perf_counter() - start)
+            cur.unregister("bench_rows")
+        finally:
+            store.close()
+    return _median(samples)
+
+
+def run() -> list[tuple[str, float, str]]:
+    from app.export_service import export_annotations, import_annotations
+    from storage.exporters.registry import exporters
+
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        results.append(("annotation_bulk_insert_100k_baseline_s", round(_baseline(folder), 3), "s"))
+        source = _store(folder / "source.duckdb", True)
+        try:
+            written = {}
+            for exporter in exporters():
+                samples = []
+                for run in range(RUNS):
+                    out = folder / f"{exporter.name}{run}" / f"all{exporter.extension}"
+                    start = time.perf_counter()
+                    written[exporter.name] = export_annotations(source, exporter.name, out).path
+                    samples.append(time.perf_counter() - start)
+                results.append((f"annotation_file_export_100k_{exporter.name}_s", round(_median(samples), 3), "s"))
+        finally:
+            source.close()
+        for exporter in exporters():
+            samples = []
+            for run in range(RUNS):
+                fresh = _store(folder / f"in-{exporter.name}{run}.duckdb", False)
+                try:
+                    start = time.perf_counter()
+                    added = import_annotations(fresh, exporter.name, written[exporter.name], "bench", annotator="x")
+                    samples.append(time.perf_counter() - start)
+                    assert added == LABELS, (exporter.name, added)
+                finally:
+                    fresh.close()
+            results.append((f"annotation_file_import_100k_{exporter.name}_s", round(_median(samples), 3), "s"))
+    return results
+
+
+if __name__ == "__main__":
+    for name, value, unit in run():
+        print(name, value, unit)

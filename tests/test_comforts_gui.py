@@ -43,3 +43,15 @@ def test_file_menu_opens_a_store_and_lists_recent_ones(qtbot, window, tmp_path):
     menu.recent_menu.actions()[0].trigger()
     assert opened == [other]
     assert [p.name for p in recent_stores(window.settings)][:2] == ["other.duckdb", window.store.path.name]
+
+
+def test_the_reaction_time_offset_is_shown_and_settable(qtbot, window):
+    qtbot.waitUntil(lambda: window.stimulus_view.detail is not None, timeout=10000)
+    panel = window.media_page.annotation
+    qtbot.waitUntil(panel.reaction.isVisible, timeout=5000)
+    assert panel.reaction.value() == 250
+    panel.reaction.selectAll()
+    qtbot.keyClicks(panel.reaction.lineEdit(), "400")
+    assert panel.reaction.value() == 400
+    assert panel.live.press("laugh", 2.0) is None
+    assert panel.live.pending()["laugh"] == pytest.approx(1.6, abs=0.011)

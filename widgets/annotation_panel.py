@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from app.annotation_model import AnnotationModel
 from app.page_labels import label_sets_for
-from app.annotations import LiveLabeler, stimulus_note
+from app.annotations import REACTION_OFFSET_S, LiveLabeler, stimulus_note
 from storage.errors import ThinsliceError
 from widgets.annotation_tiers import AnnotationTiersView
 from widgets.label_palette import LabelPaletteView
@@ -48,6 +49,14 @@ class AnnotationPanel(QWidget):
         self.show_others.setChecked(True)
         self.status = QLabel()
         self.status.setStyleSheet("color: gray")
+        # labelling while playing marks each key press this much earlier: the annotator's reaction time
+        self.reaction = QSpinBox()
+        self.reaction.setRange(0, 1500)
+        self.reaction.setSingleStep(50)
+        self.reaction.setSuffix(" ms")
+        self.reaction.setValue(round(REACTION_OFFSET_S * 1000))
+        self.reaction.setToolTip("Reaction time: a label key pressed while playing marks this long before the clock")
+        self.reaction.valueChanged.connect(lambda ms: setattr(self.live, "reaction_offset_s", ms / 1000.0))
 
         side = QVBoxLayout()
         side.setContentsMargins(0, 0, 0, 0)
@@ -59,7 +68,12 @@ class AnnotationPanel(QWidget):
         palette_scroll.setWidget(self.palette)
         palette_scroll.setMinimumHeight(60)
         side.addWidget(palette_scroll, 2)
-        side.addWidget(self.show_others)
+        options = QHBoxLayout()
+        options.addWidget(self.show_others)
+        options.addStretch(1)
+        options.addWidget(QLabel("reaction"))
+        options.addWidget(self.reaction)
+        side.addLayout(options)
         whole_scroll = QScrollArea()
         whole_scroll.setWidgetResizable(True)
         whole_scroll.setFrameShape(QFrame.Shape.NoFrame)

@@ -154,3 +154,35 @@ def test_a_batch_skips_only_complete_answers(env):
         report = service.run_batch(ids, _options(server.base_url))
     assert len(report.results) == len(ids) and report.skipped == 0   # the failed attempt is not an answer
     assert queries.stimulus_detail(store.cursor(), ids[0]).predictions
+
+
+def test_an_ncp_attempt_whose_stream_is_cut_off_is_kept_as_failed(tmp_path):
+    import json
+
+    from app.import_service import run_import
+    from live_server import tool_call
+    from storage.importers.common import ImportOptions
+    from storage.store import Store
+
+    root = tmp_path / "ncp"
+    (root / "tasks").mkdir(parents=True)
+    (root / "tasks" / "sally.json").write_text(json.dumps({
+        "task_id": "sally", "goal": ["Beth believes that ball is in the basket"], "false_belief": True,
+        "context": "Anne and Beth are in the kitchen with a ball.",
+        "initial_steps": [{"action": "location_declaration", "args": ["Anne", "kitchen"], "kwargs": {}},
+                          {"action": "location_declaration", "args": ["ball", "kitchen"],
+                           "kwargs": {"is_thinking_entity": False}}]}))
+    store = Store.open(tmp_path / "s.duckdb")
+    run_import(store, "ncp", root, ImportOptions(dataset_name="NCP live"))
+    service = LiveService(store)
+    sid = store.cursor().execute("SELECT id FROM stimulus WHERE external_id = 'sally'").fetchall()[0][0]
+    script = [Reply(tool_calls=[tool_call("move_object_container", "c1", person="Anne", obj="ball",
+                                          container="basket")]),
+              Reply(text="Now I will make Beth leave the kitchen and then", chunk_size=4, cut_after=3)]
+    with ScriptedServer(script) as server:
+        with pytest.raises(StreamCutOff):
+            service.ask(service.detail(sid), _options(server.base_url, stream=True))
+    cur = store.cursor()
+    assert cur.execute("SELECT count(*) FROM run WHERE is_live").fetchall() == [(0,)]
+    assert cur.execute("SELECT status, partial_output FROM live_failure").fetchall() == [("cut_off", "Now I will m")]
+    store.close()

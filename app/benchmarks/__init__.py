@@ -21,8 +21,8 @@ from storage.records import StimulusDetail
 # dataset benchmark name -> its rules; Seamless Interaction dyads are asked FriendBench's question, and
 # ExploreToM's golden traces are NCP tasks.
 BENCHMARKS: dict[str, ModuleType] = {
-    "friendbench": friendbench, "seamless": friendbench, "echomind": echomind, "agentviss": agentviss,
-    "ncp": ncp, "exploretom": ncp, "generic": generic,
+    **{module.NAME: module for module in (friendbench, echomind, agentviss, ncp, generic)},
+    "seamless": friendbench, "exploretom": ncp,
 }
 
 

@@ -89,6 +89,9 @@ def test_delete_from_the_player_page_deletes_the_selected_label(qtbot, dyad_wind
     qtbot.mouseMove(tiers.viewport(), pos=end)
     qtbot.mouseRelease(tiers.viewport(), Qt.MouseButton.LeftButton, pos=end)
     assert [label for label, _s, _e in live_labels(dyad_store)] == ["sigh"]
+    header = dyad_window.stimulus_view.header
+    qtbot.waitUntil(lambda: "1 annotations" in header.text(), timeout=5000)  # the header's count follows
+    qtbot.waitUntil(lambda: dyad_window.history.tree.topLevelItemCount() >= 1, timeout=5000)  # and the history
     qtbot.mouseClick(tiers.viewport(), Qt.MouseButton.LeftButton, pos=tiers.map_to_widget(1.5, row).toPoint())
     # the player takes the focus, as after a click on its transport bar
     qtbot.mouseClick(page.player, Qt.MouseButton.LeftButton)
@@ -96,6 +99,7 @@ def test_delete_from_the_player_page_deletes_the_selected_label(qtbot, dyad_wind
     qtbot.waitUntil(lambda: page.player.hasFocus(), timeout=5000)
     press(qtbot, "Delete")
     qtbot.waitUntil(lambda: live_labels(dyad_store) == [], timeout=5000)
+    qtbot.waitUntil(lambda: "0 annotations" in header.text(), timeout=5000)
 
 
 def test_help_lists_every_key_and_closes_with_the_key_that_opened_it(qtbot, dyad_window):

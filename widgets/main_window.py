@@ -37,6 +37,8 @@ from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
+from widgets.scene_annotations import SceneAnnotationsPanel
+from widgets.store_menu import StoreMenu
 from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
 from widgets.stimulus_view import StimulusView
@@ -89,6 +91,9 @@ class MainWindow(QMainWindow):
         self.annotations = AnnotationStore(store)
         # the one way annotations and label sets are written; it publishes what it wrote on `changes`
         self.annotation_model = AnnotationModel(self.annotations, self.changes)
+        # a scene's labels (on a role or a turn) have a model of their own: the scene page is not the media page
+        self.scene_annotations = SceneAnnotationsPanel(AnnotationModel(self.annotations, self.changes), self.runner)
+        self.scene_view.attach_annotations(self.scene_annotations)
         self.media_page = MediaStimulusPage(self.annotation_model)
         self.stimulus_view.register_page(MEDIA_KINDS, self.media_page)
         self.ncp_page = NcpTaskPage(detail_traces)
@@ -116,9 +121,10 @@ class MainWindow(QMainWindow):
         self.session.stimulus_changed.connect(self._load_detail)
         self.session.annotator_changed.connect(self._show_annotator)
         self.session.annotator_changed.connect(self.media_page.set_annotator)
+        self.session.annotator_changed.connect(self.scene_annotations.set_annotator)
+        self.scene_annotations.message.connect(self.show_status)
         self.media_page.statusMessage.connect(self.show_status)
         self.media_page.statusMessage.connect(lambda _m: self._show_audio_status())
-        self.media_page.annotationsChanged.connect(self._annotations_changed)
         self._build_keys()
         self._listen_to_changes()
 
@@ -127,6 +133,7 @@ class MainWindow(QMainWindow):
         self.session.set_annotator(remembered.annotator or getpass.getuser())
         self._show_annotator(self.session.annotator)
         self.media_page.set_annotator(self.session.annotator)
+        self.scene_annotations.set_annotator(self.session.annotator)
         self._pending_select: int | None = None
         self._closed = False
         self._error_shown = False
@@ -168,7 +175,7 @@ class MainWindow(QMainWindow):
 
         from app.dashboard import load_frames
         self.compare = CompareView()
-        self.live = LivePanel(LiveService(self.store, getattr(self, "changes", None)), settings=self.settings,
+        self.live = LivePanel(LiveService(self.store, self.changes), settings=self.settings,
                               runner=self.runner)
         self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store))
         self.failures = FailurePanel(runner=self.runner)
@@ -210,10 +217,8 @@ class MainWindow(QMainWindow):
         self.failures.drillDown.connect(self.drill_down)
         for view in (self.dashboard, self.failures, self.live):
             view.statusMessage.connect(self.show_status)
-        self.live.liveSaved.connect(lambda sid, _pid: self._load_detail(sid))
-        # a stored live answer (a batch's too) changes the table's answer columns and the dashboard
-        self.live.answersSaved.connect(lambda change: (self.table_model.reload(), self.dashboard.set_dataset(
-            change.dataset_id)) if change.dataset_id == self.session.dataset_id else None)
+        # a stored live answer (a batch's too) reaches the table, facets, dashboard and detail through the
+        # change channel the service publishes on (see _changed)
         self.table_model.idsLoaded.connect(lambda _n: self.live.set_batch_ids([int(i) for i in self.table_model.ids]))
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea,
@@ -246,6 +251,8 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self.import_action = self._menu_action("&Import…", self.open_import, keys.IMPORT)
         file_menu.addAction(self.import_action)
+        file_menu.addSeparator()
+        self.store_menu = StoreMenu(self, file_menu, self.settings, self.store.path)
         file_menu.addSeparator()
         self.quit_action = self._menu_action("&Quit", self.close, keys.QUIT)
         file_menu.addAction(self.quit_action)

@@ -5,7 +5,8 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QPushButton, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from storage.annotations import Label
 from widgets.annotation_tiers import fallback_colour
@@ -38,12 +39,17 @@ class LabelPaletteView(QWidget):
         self.relabel_button = QPushButton("Relabel selection")
         self.relabel_button.setToolTip("Give the current label to the selected labels")
         self.relabel_button.clicked.connect(self._relabel)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("find a label…")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._filter)
         top = QHBoxLayout()
         top.addWidget(self._title, 1)
         top.addWidget(self.relabel_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
+        layout.addWidget(self.search)
         layout.addLayout(self._grid)
 
     def set_labels(self, label_set: str, labels: Sequence[Label]) -> None:
@@ -57,10 +63,15 @@ class LabelPaletteView(QWidget):
         self.label_set = label_set
         self._labels = list(labels)
         self._title.setText(f"<b>{label_set}</b>")
-        for index, label in enumerate(self._labels):
+        self.search.clear()
+        # a set with a hierarchy reads coarse to fine: each top-level label heads a row, its children follow
+        nested = any(label.depth for label in self._labels)
+        self.search.setVisible(len(self._labels) > 12)
+        row, column = -1, self.COLUMNS
+        for label in self._labels:
             button = QToolButton()
-            shortcut = f"{label.shortcut}  " if label.shortcut else ""
-            button.setText(f"{shortcut}{'  ' * label.depth}{label.name}")
+            shortcut = f"[{label.shortcut}] " if label.shortcut else ""
+            button.setText(f"{shortcut}{label.name}")
             button.setIcon(swatch(label.colour or fallback_colour(label.name)))
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             button.setCheckable(True)
@@ -68,10 +79,30 @@ class LabelPaletteView(QWidget):
             button.setAutoRaise(True)
             button.clicked.connect(lambda _=False, name=label.name: self.pick(name))
             self._group.addButton(button)
-            self._grid.addWidget(button, index // self.COLUMNS, index % self.COLUMNS)
+            if nested and label.depth == 0:
+                font = button.font()
+                font.setBold(True)
+                button.setFont(font)
+                row, column = row + 1, 0
+                self._grid.addWidget(button, row, 0, 1, self.COLUMNS)
+                column = self.COLUMNS
+            else:
+                if column >= self.COLUMNS:
+                    row, column = row + 1, 0
+                self._grid.addWidget(button, row, column)
+                column += 1
             self._buttons[label.name] = button
         if self._labels:
             self.pick(self._labels[0].name)
+
+    def _filter(self, text: str) -> None:
+        """Show the labels whose name (or whose parent's name) contains `text`."""
+        needle = text.strip().lower()
+        shown = {label.name for label in self._labels
+                 if not needle or needle in label.name.lower() or needle in (label.parent or "").lower()}
+        shown |= {label.parent for label in self._labels if label.name in shown and label.parent}  # keep the way in
+        for label in self._labels:
+            self._buttons[label.name].setVisible(label.name in shown)
 
     def current(self) -> str | None:
         checked = self._group.checkedButton()

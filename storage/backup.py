@@ -144,9 +144,13 @@ def recover_store(path: Path | str) -> Recovery:
     log = wal_path(path)
     if not path.exists():
         raise StoreOpenError(path, "there is no store file to recover")
-    if not log.exists() or _try_open(path) is None:
+    reason = _try_open(path)
+    if reason is None or not log.exists():
         return Recovery(path, None, 0, 0)
-    aside = log.with_name(f"{log.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    if not _is_log_damage(reason):
+        Store.open(path, create=False).close()  # raises the error that says what is wrong (held, unreadable)
+        return Recovery(path, None, 0, 0)
+    aside = _aside_name(log)
     os.replace(log, aside)
     total = aside.stat().st_size
     keep = total
@@ -158,12 +162,29 @@ def recover_store(path: Path | str) -> Recovery:
         if reason is None:
             return Recovery(path, aside, total, keep)
         found = _DAMAGE_AT.search(reason)
-        position = int(found.group(1)) if found else 0
+        position = int(found.group(1)) if found and _is_log_damage(reason) else 0
         if position <= 0 or position >= keep:
             break
         keep = position
     log.unlink(missing_ok=True)
     reason = _try_open(path)
     if reason is not None:
+        shutil.copyfile(aside, log)  # leave the store as it was found
         raise StoreWalDamaged(path, f"even without its log the store does not open: {reason.splitlines()[0][:160]}")
     return Recovery(path, aside, total, 0)
+
+
+def _is_log_damage(reason: str) -> bool:
+    """DuckDB's reason names the write-ahead log (not a lock held elsewhere, not the main file)."""
+    return "WAL" in reason and "lock" not in reason.lower()
+
+
+def _aside_name(log: Path) -> Path:
+    """A new name beside the log for keeping a damaged copy of it (never one already used)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = log.with_name(f"{log.name}.damaged-{stamp}")
+    number = 1
+    while candidate.exists():
+        number += 1
+        candidate = log.with_name(f"{log.name}.damaged-{stamp}-{number}")
+    return candidate

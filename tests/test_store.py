@@ -189,3 +189,15 @@ def test_plan_conforms_frames_to_the_schema(tmp_path):
     assert frame.columns == ["external_id", "kind", "ground_truth", "split", "title", "text", "meta"]
     assert frame["ground_truth"].to_list() == [None]
     assert json.loads(json.dumps(plan.counts()))["stimuli"] == 1
+
+
+def test_recover_leaves_a_store_held_by_another_process_alone(held_store, capsys):
+    from app.cli import dispatch
+    from storage.store import wal_path
+
+    path, pid = held_store
+    log_before = wal_path(path).read_bytes() if wal_path(path).exists() else None
+    assert dispatch(["recover", "--db", str(path)]) == 1
+    assert f"pid {pid}" in capsys.readouterr().err
+    assert (wal_path(path).read_bytes() if wal_path(path).exists() else None) == log_before
+    assert not list(path.parent.glob("*.damaged-*"))

@@ -207,8 +207,11 @@ class LivePanel(QWidget):
         self.base_url.setText(values.base_url)
         self.model.setText(values.model)
         self.key_env.setText(values.api_key_env)
-        self.max_answer_kb.setValue(int(self.settings.value(f"{SETTINGS_GROUP}/max_answer_kb",
-                                                            DEFAULT_MAX_ANSWER_BYTES // 1024)))
+        stored_kb = self.settings.value(f"{SETTINGS_GROUP}/max_answer_kb", DEFAULT_MAX_ANSWER_BYTES // 1024)
+        try:
+            self.max_answer_kb.setValue(int(stored_kb))
+        except (TypeError, ValueError):  # a hand-edited settings file: the default limit
+            self.max_answer_kb.setValue(DEFAULT_MAX_ANSWER_BYTES // 1024)
         self._show_key_status()
 
     def save_settings(self) -> None:

@@ -8,6 +8,7 @@ is, and a stepper shown on its own (a comparison, a test) runs them itself.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Sequence
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -44,6 +45,10 @@ class BeliefStepperView(QWidget):
         layout.addLayout(self._controls)
         self._actions = {STEP_NEXT: self.step_forward, STEP_PREVIOUS: self.step_back, STEP_FIRST: self.go_first,
                          STEP_LAST: self.go_last, STEP_PLAY: self.toggle_play}
+
+    def actions(self) -> dict[str, Callable[[], None]]:
+        """What each stepper action of the keymap does (the window's key dispatcher runs them)."""
+        return dict(self._actions)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         # Children take no keyboard focus, so a key pressed on a stepper shown on its own reaches this view.

@@ -304,10 +304,7 @@ class MainWindow(QMainWindow):
         self.keys = KeyDispatcher(self, self.keymap, self._key_contexts)
         self.keys.overlay = self.help_overlay
         self.keys.register_all(self.media_page.actions())
-        stepper = self.ncp_page.stepper
-        self.keys.register_all({keys.STEP_NEXT: stepper.step_forward, keys.STEP_PREVIOUS: stepper.step_back,
-                                keys.STEP_FIRST: stepper.go_first, keys.STEP_LAST: stepper.go_last,
-                                keys.STEP_PLAY: stepper.toggle_play})
+        self.keys.register_all(self.ncp_page.stepper.actions())
         self.keys.label_handler = self.media_page.press_label
         self.media_page.player.helpRequested.connect(self.toggle_help)
         self.media_page.annotation.palette.currentLabelChanged.connect(lambda *_: self._sync_label_keys())

@@ -23,7 +23,7 @@ from typing import Any
 from app.changes import ChangeChannel, Topic
 from app.live.batch import BatchProgress, BatchReport, Skipped, run_batch
 from app.live.client import DEFAULT_MAX_ANSWER_BYTES, LiveClient
-from app.live.errors import IncompleteAnswer, LiveCancelled, LiveError, scrub_secrets
+from app.live.errors import IncompleteAnswer, LiveCancelled, LiveError
 from app.live.messages import ncp_messages
 from app.live.ncp import NcpStep
 from app.live.requests import (NCP_KIND, ROLE_PLAY_TASK, Condition, build_messages, condition_for, condition_key,
@@ -243,7 +243,7 @@ class LiveService:
                   on_result: Callable[[int, LiveResult | None, str | None], None] | None = None,
                   ) -> BatchReport[LiveResult]:
         """Ask about every listed stimulus the model has not answered under its condition, `workers` at a
-        time (not streamed). Errors are per stimulus (scrubbed) and the batch goes on."""
+        time (not streamed). Errors are per stimulus (scrubbed, as every `LiveError`) and the batch goes on."""
         options = replace(options, stream=False)
         client = options.client()
         # read from the store when the batch starts: what this model has answered, under which condition
@@ -260,7 +260,7 @@ class LiveService:
             except LiveError:
                 raise
             except Exception as error:  # one stimulus's own problem (missing media, no goal): the batch goes on
-                raise LiveError(scrub_secrets(str(error) or type(error).__name__)) from error
+                raise LiveError(str(error) or type(error).__name__) from error  # (LiveError scrubs its message)
 
         try:
             return run_batch(list(stimulus_ids), one, lambda sid: sid, max_workers=workers, on_progress=on_progress,

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, QSettings, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QRectF, QSettings, QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QSpinBox, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from app.cues.acoustics import PraatSettings
 from app.cues.conversation import Conversation, TimedWord
@@ -35,7 +35,7 @@ CONVERSATION = "conversation"
 LANE_TRACKS = (SPECTROGRAM, PITCH, INTENSITY, FORMANTS)
 TRACK_TITLES = {SPECTROGRAM: "spectrogram", PITCH: "pitch (F0)", INTENSITY: "intensity", FORMANTS: "formants",
                 CONVERSATION: "turn-taking"}
-ROW_HEIGHTS = {SPECTROGRAM: 120, PITCH: 70, INTENSITY: 60, CONVERSATION: 76}
+ROW_HEIGHTS = {SPECTROGRAM: 120, PITCH: 70, INTENSITY: 68, CONVERSATION: 76}
 # on by default: the first voice's spectrogram and pitch, and the turn-taking of a conversation
 DEFAULT_ON = {SPECTROGRAM, PITCH, CONVERSATION}
 SETTINGS_GROUP = "analysis_tracks"
@@ -46,6 +46,10 @@ GAP_BRUSH = QColor(128, 128, 128, 90)
 OVERLAP_BRUSH = QColor(214, 39, 40, 150)
 MAX_TURN_LABELS = 200
 FORMANT_RANGE_DB = 30.0
+# The rows ask for up to PREFERRED_HEIGHT and scroll past it, so the waveform lanes above keep their room;
+# given more (a taller window, the splitter dragged), they show more rows.
+PREFERRED_HEIGHT = 220
+MIN_VISIBLE_HEIGHT = 70
 
 
 class _Row:
@@ -128,8 +132,15 @@ class AnalysisTracksView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         layout.addLayout(strip)
-        layout.addWidget(self.canvas)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(self.canvas)
+        layout.addWidget(self.scroll)
 
+        # grows with the waveform above it (by the stretch the player gives each) instead of keeping its hint
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
         self._view_timer = QTimer(self)
         self._view_timer.setSingleShot(True)
         self._view_timer.setInterval(0)
@@ -140,6 +151,12 @@ class AnalysisTracksView(QWidget):
         self.pitch_floor.valueChanged.connect(self._pitch_parameters_changed)
         self.pitch_ceiling.valueChanged.connect(self._pitch_parameters_changed)
         self._rebuild()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
+        hint = super().sizeHint()
+        strip = self.tracks_button.sizeHint().height() + 4
+        rows = self.canvas.minimumHeight() if self._rows else 0
+        return QSize(hint.width(), strip + min(rows, PREFERRED_HEIGHT))
 
     def _spin(self, low: int, high: int, step: int, value: int, suffix: str, tip: str) -> QSpinBox:
         spin = QSpinBox(self)
@@ -264,7 +281,10 @@ class AnalysisTracksView(QWidget):
             self._rows.append(_Row(plot, track, lane))
             total += ROW_HEIGHTS[track] + 2
         self.canvas.setFixedHeight(max(total, 0) + 4)
-        self.canvas.setVisible(bool(self._rows))
+        self.scroll.setMaximumHeight(total + 4)
+        self.scroll.setMinimumHeight(min(total + 4, MIN_VISIBLE_HEIGHT))
+        self.scroll.setVisible(bool(self._rows))
+        self.updateGeometry()
         for row in self._rows:
             self._draw_row(row)
 
@@ -480,7 +500,7 @@ class AnalysisTracksView(QWidget):
             db = np.interp(times, voice.intensity.times, voice.intensity.db)
             loud = db >= np.nanmax(voice.intensity.db) - FORMANT_RANGE_DB
             keep = np.isfinite(values) & (values <= top_hz) & loud
-            self._add(row, pg.ScatterPlotItem(times[keep], values[keep], size=3, pen=None,
+            self._add(row, pg.ScatterPlotItem(times[keep], values[keep], size=2, pen=None,
                                               brush=pg.mkBrush(FORMANT_COLOUR)))
 
     def _view_computed(self, generation: int, row: _Row) -> None:

@@ -1,7 +1,9 @@
 """Cues against correctness: for one dataset and one judge, every cue's Cliff's delta (right minus wrong)
 with its bootstrap interval, Spearman's rho with per-stimulus accuracy and both p-values adjusted for the
 number of cues; the selected cue's two distributions as a strip plot (click a point to open that
-stimulus); for EchoMind, the target voice against the neutral and alternative voices of each script.
+stimulus); for EchoMind, the target voice against the neutral and alternative voices of each script, and
+(as judges named "target − neutral by recognition") those differences for scripts whose attribute a model
+recognised in the questions against scripts where it did not.
 
 Measuring (`Compute cues`) and comparing run on the window's worker; the table exports as CSV and the
 plot as PNG or SVG.
@@ -31,6 +33,7 @@ COLUMNS = ("cue", "right", "wrong", "Cliff's δ", "95% CI", "p adj.", "Spearman 
 VOICE_COLUMNS = ("script", "attribute", "cue", "target", "neutral", "alternative", "expected", "as expected")
 RIGHT_COLOUR, WRONG_COLOUR = "#2e8b57", "#c0392b"
 SIGNIFICANT = 0.05
+RECOGNITION_PREFIX = "target − neutral by recognition: "
 MIN_PLOT_HEIGHT = 260
 DOCK_HEIGHT = 420
 
@@ -71,10 +74,12 @@ class CuesView(QWidget):
         self.service = service
         self.runner = runner or TaskRunner(self)
         self.result: DatasetComparison | None = None
+        self._by_judge: dict[str, list[Comparison]] = {}
         self._compute_token = None
         self._points: list[tuple[float, float, int]] = []
 
         self.dataset = QComboBox(self)
+        self.dataset.setMinimumContentsLength(18)
         self.judge = QComboBox(self)
         self.judge.setMinimumContentsLength(22)
         self.correction = QComboBox(self)
@@ -103,6 +108,7 @@ class CuesView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.voices = QTableWidget(0, len(VOICE_COLUMNS), self)
         self.voices.setHorizontalHeaderLabels(VOICE_COLUMNS)
         self.voices.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -125,6 +131,7 @@ class CuesView(QWidget):
         split.addWidget(self.plot)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        split.setSizes([760, 480])
         self.methods = QLabel("", self)
         self.methods.setWordWrap(True)
         self.methods.setStyleSheet("color: #666")
@@ -179,7 +186,12 @@ class CuesView(QWidget):
         self.progress.setText("" if result.run is not None else "no cues measured yet: Compute cues")
         judge = self.judge.currentText()
         self.judge.clear()
-        for name in dict.fromkeys(c.judge for c in result.comparisons):
+        self._by_judge = {}
+        for c in result.comparisons:
+            self._by_judge.setdefault(c.judge, []).append(c)
+        for c in result.recognition:  # EchoMind: target minus neutral, scripts a model recognised or not
+            self._by_judge.setdefault(f"{RECOGNITION_PREFIX}{c.judge}", []).append(c)
+        for name in self._by_judge:
             self.judge.addItem(name)
         index = self.judge.findText(judge)
         self.judge.setCurrentIndex(max(0, index))
@@ -193,6 +205,7 @@ class CuesView(QWidget):
 
     def _show_judge(self) -> None:
         rows = self.judge_rows()
+        self.table.clearSelection()
         self.table.setRowCount(len(rows))
         for r, c in enumerate(rows):
             ci = f"[{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}]"
@@ -214,15 +227,11 @@ class CuesView(QWidget):
         self.table.resizeColumnsToContents()
         if rows:
             self.table.selectRow(0)
-        else:
-            self._draw([])
+        self._show_selected_cue()  # also when row 0 stays selected across datasets or judges
 
     def judge_rows(self) -> list[Comparison]:
         """The selected judge's comparisons, the largest effects first."""
-        if self.result is None:
-            return []
-        judge = self.judge.currentText()
-        rows = [c for c in self.result.comparisons if c.judge == judge]
+        rows = list(self._by_judge.get(self.judge.currentText(), []))
         return sorted(rows, key=lambda c: -abs(c.delta) if math.isfinite(c.delta) else 1.0)
 
     def _show_voices(self) -> None:

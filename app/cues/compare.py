@@ -118,7 +118,9 @@ def compare_cues(values: dict[str, dict[int, float]], accuracy: dict[tuple[str, 
                  cues: list[str], correction: str = "holm") -> list[Comparison]:
     """Every cue against every judge; p-values adjusted within each judge over its cues."""
     out: list[Comparison] = []
-    for (who, condition), acc in sorted(accuracy.items(), key=lambda kv: (kv[0][0] != HUMANS, kv[0])):
+    # humans first, pooled before each condition, then the models by name and modality
+    for (who, condition), acc in sorted(accuracy.items(),
+                                        key=lambda kv: (kv[0][0] != HUMANS, kv[0][1] != POOLED, kv[0])):
         rows = []
         for cue in cues:
             by_stimulus = {s: v for s, v in values.get(cue, {}).items() if _finite(v) and s in acc}

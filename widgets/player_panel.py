@@ -185,8 +185,8 @@ class PlayerPanel(QWidget):
         wave_area = QWidget()
         wave_box = QVBoxLayout(wave_area)
         wave_box.setContentsMargins(0, 0, 0, 0)
-        wave_box.addWidget(self.waveform, 1)
-        wave_box.addWidget(self.tracks)
+        wave_box.addWidget(self.waveform, 2)
+        wave_box.addWidget(self.tracks, 3)  # the tracks take no more than their rows need
         splitter.addWidget(wave_area)
         splitter.addWidget(self.transcript)
         splitter.setStretchFactor(0, 3)

@@ -171,7 +171,8 @@ def test_read_only_verbs_work_while_a_read_only_viewer_holds_the_store(tmp_path)
     make_store(path, friendbench_like_plan(tmp_path, n_stimuli=3)).close()
     proc = _hold(path, "read-only")
     try:
-        for verb in (["info"], ["check"], ["metrics", "--json"]):
+        for verb in (["info"], ["check"], ["metrics", "--json"], ["list"],
+                     ["export", "csv", str(tmp_path / "labels.csv"), "--dataset", "Dyads"]):
             result = subprocess.run([sys.executable, str(ROOT / "main.py"), *verb, "--db", str(path)],
                                     capture_output=True, text=True, timeout=120)
             assert result.returncode == 0, (verb, result.stderr)

@@ -7,6 +7,8 @@ cd "$(dirname "$0")"
 
 SYSTEM_PACKAGES=(
   python3 python3-venv python3-pip
+  # a team project's shared server (and the throwaway cluster the team tests start)
+  postgresql
   # Qt offscreen and in a real X window (Xvfb)
   libgl1 libegl1 libfontconfig1 libglib2.0-0 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1

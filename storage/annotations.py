@@ -686,16 +686,22 @@ class AnnotationStore:
         assert found is not None
         return found
 
-    def write_label_set_file(self, name: str, path: Path | str) -> None:
-        """Write a set in the same JSON format `load_label_set_file` reads."""
+    def label_set_document(self, name: str) -> dict[str, Any] | None:
+        """The set as the label-set file format holds it (None when there is no such set)."""
         found = self.label_set(name)
         if found is None:
-            raise AnnotationError(f"There is no label set '{name}'.")
-        data = {"name": found.name, "scope": found.scope, "description": found.description,
+            return None
+        return {"name": found.name, "scope": found.scope, "description": found.description,
                 "source": found.source,
                 "labels": [{"name": l.name, "parent": l.parent, "colour": l.colour, "shortcut": l.shortcut,
                             "description": l.description, **({"aliases": list(l.aliases)} if l.aliases else {})}
                            for l in self.labels(name)]}
+
+    def write_label_set_file(self, name: str, path: Path | str) -> None:
+        """Write a set in the same JSON format `load_label_set_file` reads."""
+        data = self.label_set_document(name)
+        if data is None:
+            raise AnnotationError(f"There is no label set '{name}'.")
         Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     @staticmethod

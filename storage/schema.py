@@ -271,7 +271,30 @@ UPDATE annotation_event SET action = 'create', before = NULL, after = to_json(st
 WHERE action = 'import';
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8]
+# Version 9: a store joined to a team project keeps the team's address (without password) and member name,
+# which server label each local label is (with the server's revision it was last seen at), and the edits
+# not yet on the server (made while it could not be reached), in order, until it has them.
+V9 = """
+CREATE TABLE team_state (
+    key VARCHAR PRIMARY KEY,             -- url, member, last_event
+    value VARCHAR
+);
+CREATE TABLE team_link (
+    annotation_id BIGINT PRIMARY KEY,
+    uid VARCHAR NOT NULL UNIQUE,         -- the label's id on the team server
+    revision INTEGER NOT NULL            -- the server's revision this store's copy stands for
+);
+CREATE SEQUENCE IF NOT EXISTS seq_team_outbox START 1;
+CREATE TABLE team_outbox (
+    seq BIGINT PRIMARY KEY DEFAULT nextval('seq_team_outbox'),
+    edit_uid VARCHAR NOT NULL UNIQUE,
+    annotation_id BIGINT NOT NULL,
+    body JSON NOT NULL,                  -- the edit as the server's apply_edit takes it
+    queued_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9]
 LATEST_VERSION = len(MIGRATIONS)
 
 

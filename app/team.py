@@ -1,0 +1,426 @@
+"""A team project: this store's annotation model kept in step with the team's PostgreSQL server. Qt-free.
+
+The local store stays the working copy (so agreement, export and the history read it as for a local
+project); the server holds the team's labels, label sets and full history and decides who may change what.
+`TeamSession` joins the two:
+
+- every command the model applies, undoes or redoes is queued in the local outbox (committed) and, while
+  the server is reachable, sent at once, in order, each with the server revision it was made on; an edit
+  the server has answered leaves the outbox. While the server is away edits only queue; the listener's
+  reconnection sends them, in order, once (the server recognises a resent edit);
+- a conflicting edit (the label changed on the server since) changes nothing there but is kept in the
+  server's history beside the version that won; here the winning version replaces ours (our version stays in
+  the local history) and the conflict is reported;
+- a refused edit (row-level security: not this member's label, not a lead) is reported, and the label goes
+  back to what the server has;
+- another member's edit arrives by LISTEN/NOTIFY; the session reads the new history events and writes them
+  into the local store through `AnnotationModel.absorb`, which refreshes the views over the change channel.
+  A server label whose dataset or stimulus this store does not have is reported, never matched by guess.
+
+Work that starts on the listener thread (a notification, a reconnection) is handed to `post`, which runs it
+where the model lives: the window passes its GUI thread's queue; the default runs it at once under the
+session's lock (the command line and tests).
+"""
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from app.annotation_model import AnnotationModel
+from app.annotations import EditCommand, EditLabelSet, RenameLabel
+from storage import pg_schema, team_server
+from storage.annotations import EDITABLE_FIELDS, Annotation, AnnotationStore
+from storage.store import Store
+from storage.team_local import Queued, StimulusKey, TeamLocal
+from storage.team_server import TeamError, TeamRefused, TeamUnreachable
+
+URL_KEY, MEMBER_KEY, LAST_EVENT_KEY = "url", "member", "last_event"
+
+
+@dataclass(frozen=True)
+class TeamStatus:
+    """What the status bar says about the team."""
+
+    team: str                      # host:port/dbname
+    member: str
+    lead: bool
+    online: bool
+    waiting: int                   # edits in the outbox
+    present: tuple[str, ...] = ()  # other members on the stimulus shown
+    message: str = ""              # the last conflict, refusal or mismatch
+
+    def text(self) -> str:
+        parts = [f"Team {self.team} as {self.member}{' (lead)' if self.lead else ''}",
+                 "online" if self.online else "offline"]
+        if self.waiting:
+            parts.append(f"{self.waiting} edit{'s' if self.waiting != 1 else ''} waiting")
+        if self.present:
+            parts.append("also here: " + ", ".join(self.present))
+        return " · ".join(parts)
+
+
+@dataclass
+class Report:
+    """Conflicts, refusals and unmatched labels since the session started, newest last."""
+
+    conflicts: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+
+def joined(store: Store) -> tuple[str, str] | None:
+    """(url without password, member) of the team this store has joined, or None for a local project."""
+    local = TeamLocal(store)
+    url, member = local.get(URL_KEY), local.get(MEMBER_KEY)
+    return (url, member) if url and member else None
+
+
+def init_team(url: str) -> list[int]:
+    """Create or upgrade the team schema on the server (run by the database's owner); the versions applied."""
+    with team_server.connect(url) as con:
+        return team_server.migrate(con)
+
+
+def join_team(store: Store, url: str, member: str | None = None) -> tuple[str, bool]:
+    """Connect this store to the team at `url` as `member` (default: the URL's user): checks the server has
+    the schema and that the role is a member, then keeps the URL, without any password, in the store.
+    Returns (member, lead). A password in the URL is used for this check but never kept."""
+    with team_server.connect(url, user=member) as con:
+        version = team_server.server_version(con)
+        if version == 0:
+            raise TeamError(f"The team server {team_server.describe(url)} has no Thinslice project yet;"
+                            " its owner runs: thinslice team init URL")
+        if version > pg_schema.LATEST_VERSION:
+            raise TeamError(f"The team project on {team_server.describe(url)} is at version {version}; this"
+                            f" Thinslice knows up to {pg_schema.LATEST_VERSION}. Update Thinslice.")
+        name, lead = team_server.whoami(con)
+    TeamLocal(store).put({URL_KEY: team_server.public_url(url), MEMBER_KEY: name})
+    return name, lead
+
+
+def leave_team(store: Store) -> None:
+    """Make this store a local project again (its labels stay; edits still waiting are kept in the outbox)."""
+    TeamLocal(store).put({URL_KEY: None, MEMBER_KEY: None})
+
+
+class FromServer(EditCommand):
+    """A server label's state written into the local store (created, changed, deleted or restored)."""
+
+    text = "Team edit"
+
+    def __init__(self, store: AnnotationStore, local: TeamLocal, member: str, row: dict[str, Any],
+                 stimulus_id: int, annotation_id: int | None) -> None:
+        self.store, self.local, self.member, self.row = store, local, member, row
+        self.scope, self.annotation_id = stimulus_id, annotation_id
+
+    def redo(self) -> list[Annotation]:
+        row, fields = self.row, {name: self.row.get(name) for name in EDITABLE_FIELDS}
+        written: list[Annotation] = []
+        if self.annotation_id is None:
+            created = self.store.create_many(self.scope, row["annotator"], [fields])[0]
+            written.append(self.store.delete(created.id, self.member) if row["deleted"] else created)
+        else:
+            current = self.store.get(self.annotation_id)
+            if current.deleted and not row["deleted"]:
+                written.append(self.store.restore(current.id, self.member))
+            changes = {k: v for k, v in fields.items() if getattr(current, k) != v}
+            if changes:
+                written.append(self.store.update(current.id, self.member, **changes))
+            if row["deleted"] and not current.deleted:
+                written.append(self.store.delete(current.id, self.member))
+        self.local.set_revision(written[-1].id if written else self.annotation_id, str(row["uid"]),
+                                int(row["revision"]))
+        return written
+
+    def undo(self) -> list[Annotation]:
+        raise TeamError("Another member's edit cannot be undone here.")
+
+
+class TeamSession:
+    """Keeps `model` (over `store`) in step with the team this store has joined."""
+
+    def __init__(self, store: Store, model: AnnotationModel, *, url: str | None = None,
+                 member: str | None = None, post: Callable[[Callable[[], None]], None] | None = None) -> None:
+        found = joined(store)
+        if url is None or member is None:
+            if found is None:
+                raise TeamError("This store has not joined a team; run: thinslice team join URL")
+            url, member = url or found[0], member or found[1]
+        self.store, self.model, self.url, self.member = store, model, url, member
+        self.local = TeamLocal(store)
+        self.lead = False
+        self.online = False
+        self.present: tuple[str, ...] = ()
+        self.message = ""
+        self.report = Report()
+        self.status_listeners: list[Callable[[TeamStatus], None]] = []
+        self._post = post or (lambda work: work())
+        self._lock = threading.RLock()
+        self._con: psycopg.Connection | None = None
+        self._shown: int | None = None
+        self._listener = team_server.Listener(url, self._notified, self._connection_changed, user=member)
+
+    # -- starting and stopping --------------------------------------------------------------------
+    def start(self) -> None:
+        """Begin: send what waits, catch up, and listen. Works offline too: edits then wait in the outbox."""
+        self.model.outbound.append(self._send_on)
+        self.model.subscribe(self._model_changed)
+        try:
+            self._connection()
+            self._connection_changed(True)
+        except TeamUnreachable as exc:
+            self._set_message(str(exc))
+        self._listener.start()
+
+    def stop(self) -> None:
+        if self._send_on in self.model.outbound:
+            self.model.outbound.remove(self._send_on)
+        self.model.unsubscribe(self._model_changed)
+        self._listener.stop()
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def status(self) -> TeamStatus:
+        return TeamStatus(team_server.describe(self.url), self.member, self.lead, self.online,
+                          self.local.waiting_count(), self.present, self.message)
+
+    def _changed_status(self) -> None:
+        status = self.status()
+        for listener in list(self.status_listeners):
+            listener(status)
+
+    def _set_message(self, text: str) -> None:
+        self.message = text
+        self._changed_status()
+
+    # -- the connection ---------------------------------------------------------------------------
+    def _connection(self) -> psycopg.Connection:
+        with self._lock:
+            if self._con is None or self._con.closed:
+                self._con = team_server.connect(self.url, user=self.member)
+                self.member, self.lead = team_server.whoami(self._con)
+            return self._con
+
+    def _lost(self) -> None:
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+            if self.online:
+                self.online = False
+                self._changed_status()
+
+    def _connection_changed(self, up: bool) -> None:
+        """The listener's news: (re)connected, so send what waits and catch up; or the server is gone."""
+        if not up:
+            self._lost()
+            return
+
+        def resume() -> None:
+            with self._lock:
+                self.online = True
+                self.flush()
+                self.catch_up()
+                self.catch_up_label_sets()
+                self._tell_presence()
+                self._changed_status()
+        self._post(resume)
+
+    # -- sending ----------------------------------------------------------------------------------
+    def _send_on(self, command: EditCommand, written: Sequence[Annotation]) -> None:
+        """The model's outbound hook: queue what `command` wrote, then send it if the server is there."""
+        with self._lock:
+            edits: list[tuple[int, str, int, dict[str, Any]]] = []
+            if command.changes_label_sets:
+                for name in _sets_changed(command):
+                    body = {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
+                            "document": self.model.store.label_set_document(name)}
+                    edits.append((-1, "", 0, body))
+            for item in written:
+                if item.annotator not in (self.member, pg_schema.CONSENSUS):
+                    continue  # another member's label (a rename followed it): theirs to send, not ours
+                edits.append(self._edit_of(item))
+            if not edits:
+                return
+            self.local.queue(edits)
+            if self.online:
+                self.flush()
+            else:
+                self._changed_status()
+
+    def _edit_of(self, item: Annotation) -> tuple[int, str, int, dict[str, Any]]:
+        key = self.local.key_of(item.stimulus_id)
+        link = self.local.link(item.id)
+        uid, base = link if link is not None else (str(uuid.uuid4()), 0)
+        after = {name: getattr(item, name) for name in EDITABLE_FIELDS}
+        after["deleted"] = item.deleted
+        body = {"kind": "annotation", "edit_uid": str(uuid.uuid4()), "uid": uid, "dataset": key.dataset,
+                "stimulus": key.stimulus, "annotator": item.annotator, "base_revision": base, "after": after}
+        return item.id, uid, base + 1, body
+
+    def flush(self) -> int:
+        """Send the outbox in order until it is empty or the server is gone; returns how many were answered."""
+        answered = 0
+        with self._lock:
+            while True:
+                batch = self.local.waiting(limit=200)
+                if not batch:
+                    break
+                for entry in batch:
+                    try:
+                        self._send(entry)
+                    except TeamUnreachable:
+                        self._lost()
+                        return answered
+                    except (psycopg.OperationalError, psycopg.InterfaceError):
+                        self._lost()
+                        return answered
+                    answered += 1
+            if answered:
+                self._changed_status()
+        return answered
+
+    def _send(self, entry: Queued) -> None:
+        con = self._connection()
+        body = entry.body
+        if body.get("kind") == "label_set":
+            try:
+                team_server.save_label_set(con, body["name"], body["document"])
+            except TeamRefused as exc:
+                self.report.refused.append(str(exc))
+                self._set_message(str(exc))
+            self.local.sent(entry.seq, entry.annotation_id, "", None)
+            return
+        try:
+            result = team_server.apply_edit(con, body)
+        except TeamRefused as exc:
+            self.local.sent(entry.seq, entry.annotation_id, body["uid"], None)
+            self.report.refused.append(str(exc))
+            self._set_message(str(exc))
+            self._take_server_row(body["uid"])
+            return
+        row = result["row"]
+        self.local.sent(entry.seq, entry.annotation_id, body["uid"], int(row["revision"]))
+        if result["status"] == "conflict":
+            text = (f"Your change of the {body['after'].get('label') or body['after'].get('label_set')} label on"
+                    f" {body['stimulus']} conflicted with {row['updated_by']}'s; theirs is shown, both are in"
+                    " the history.")
+            self.report.conflicts.append(text)
+            self._set_message(text)
+            self._absorb(row, row["updated_by"], force=True)
+
+    def _take_server_row(self, uid: str) -> None:
+        """After a refusal: the label goes back to what the server has (when it has it)."""
+        rows = self._connection().execute(f"SELECT to_jsonb(a) FROM {team_server.S}.annotation a WHERE uid = %s",
+                                          [uid]).fetchall()
+        if rows:
+            self._absorb(rows[0][0], rows[0][0]["updated_by"], force=True)
+
+    # -- receiving --------------------------------------------------------------------------------
+    def _notified(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("kind")
+        if kind == "annotation":  # ours too: the same member may work on another machine
+            self._post(self.catch_up)
+        elif kind == "label_set" and payload.get("member") != self.member:
+            self._post(self.catch_up_label_sets)
+        elif kind == "presence":
+            self._post(self._refresh_presence)
+
+    def catch_up(self) -> int:
+        """Bring in every server event since the last one seen; returns how many labels changed here."""
+        changed = 0
+        with self._lock:
+            try:
+                con = self._connection()
+                while True:
+                    last = int(self.local.get(LAST_EVENT_KEY) or 0)
+                    events = team_server.events_since(con, last)
+                    if not events:
+                        break
+                    for event in events:
+                        changed += self._absorb(event["row"], event["member"])
+                    self.local.put({LAST_EVENT_KEY: str(events[-1]["id"])})
+            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                self._lost()
+        return changed
+
+    def _absorb(self, row: dict[str, Any], member: str, *, force: bool = False) -> int:
+        """Write a server label's current state here, unless this copy already stands for it or edits of it
+        still wait to be sent (they will meet it on the server); `force` writes it whatever this copy is
+        (after a conflict or a refusal). Returns 1 if something was written."""
+        found = self.local.local_id(str(row["uid"]))
+        if found is not None and not force and (found[1] >= int(row["revision"]) or self.local.waiting_for(found[0])):
+            return 0
+        stimulus_id = self.local.stimulus_of(StimulusKey(row["dataset"], row["stimulus"]))
+        if stimulus_id is None:
+            text = (f"The team has labels on {row['dataset']} / {row['stimulus']}, which this store does not have"
+                    " (import the same release, with the same dataset name).")
+            if text not in self.report.unmatched:
+                self.report.unmatched.append(text)
+                self._set_message(text)
+            return 0
+        self.model.absorb(FromServer(self.model.store, self.local, member, row, stimulus_id,
+                                     found[0] if found is not None else None))
+        return 1
+
+    def catch_up_label_sets(self) -> None:
+        """Make the local label sets what the team has (a lead's edit of them)."""
+        with self._lock:
+            try:
+                documents = team_server.label_sets(self._connection())
+            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                self._lost()
+                return
+            store = self.model.store
+            for name, document in documents.items():
+                if store.label_set_document(name) != document:
+                    self.model.absorb(EditLabelSet(store, name, f"Team label set '{name}'",
+                                                   lambda d=document, n=name: store.save_label_set_document(d, n)))
+
+    # -- presence ---------------------------------------------------------------------------------
+    def _model_changed(self) -> None:
+        if self.model.stimulus_id != self._shown:
+            self._shown = self.model.stimulus_id
+            if self.online:
+                self._tell_presence()
+
+    def _tell_presence(self) -> None:
+        with self._lock:
+            key = self.local.key_of(self._shown) if self._shown is not None else None
+            try:
+                team_server.set_presence(self._connection(), key.dataset if key else None,
+                                         key.stimulus if key else None)
+            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                self._lost()
+                return
+            self._refresh_presence()
+
+    def _refresh_presence(self) -> None:
+        with self._lock:
+            present: tuple[str, ...] = ()
+            if self._shown is not None:
+                key = self.local.key_of(self._shown)
+                try:
+                    present = tuple(team_server.present(self._connection(), key.dataset, key.stimulus))
+                except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                    self._lost()
+                    return
+            if present != self.present:
+                self.present = present
+                self._changed_status()
+
+
+def _sets_changed(command: EditCommand) -> list[str]:
+    """The label sets a label-set command changed (a renamed set: its old and new names)."""
+    if isinstance(command, EditLabelSet):
+        return [command.name]
+    if isinstance(command, RenameLabel):
+        return [command.old, command.new] if command.whole_set else [command.label_set]
+    return []

@@ -1,0 +1,243 @@
+"""A team project's tables on PostgreSQL, as numbered migrations (the same shape as `storage.schema`).
+
+Everything lives in the schema `thinslice` of the team's database. Version 1 holds label sets, annotations
+and their history; who may change what is decided here, by the server, not by the client:
+
+- every member is a PostgreSQL role in the group `thinslice_member`; a lead is also in `thinslice_lead`;
+- row-level security lets a member read every annotation and create or change only rows whose annotator
+  is their own role name; a lead may also write the `consensus` tier (adjudication) and the label sets;
+- history rows (`annotation_event`, `label_set_event`) can be inserted, never updated or deleted: the
+  privileges are revoked and a trigger refuses it even for the tables' owner; a member can only write
+  events in their own name;
+- `apply_edit` is the one write of an annotation: it checks the edit's base revision, so a conflicting
+  edit changes nothing but is kept in the history beside the version it lost to; an edit sent twice (a
+  resent outbox entry) is written once;
+- every event raises a NOTIFY on the channel `thinslice`, which clients LISTEN to.
+
+`apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
+raw SQL. The migrations are run by the database owner (`thinslice team init`).
+"""
+from __future__ import annotations
+
+SCHEMA = "thinslice"
+CHANNEL = "thinslice"
+MEMBER_ROLE = "thinslice_member"
+LEAD_ROLE = "thinslice_lead"
+CONSENSUS = "consensus"   # the annotator name of the adjudicated tier
+
+V1 = f"""
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{MEMBER_ROLE}') THEN
+        CREATE ROLE {MEMBER_ROLE} NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{LEAD_ROLE}') THEN
+        CREATE ROLE {LEAD_ROLE} NOLOGIN IN ROLE {MEMBER_ROLE};
+    END IF;
+END $$;
+
+CREATE TABLE {SCHEMA}.annotation (
+    id BIGSERIAL PRIMARY KEY,
+    uid UUID NOT NULL UNIQUE,              -- made by the client that created it, so a resend is recognised
+    dataset TEXT NOT NULL,                 -- the dataset's name in every member's local store
+    stimulus TEXT NOT NULL,                -- the stimulus's own id in the release
+    annotator TEXT NOT NULL,               -- a member's role name, or 'consensus'
+    label_set TEXT NOT NULL,
+    label TEXT,
+    start_s DOUBLE PRECISION,
+    end_s DOUBLE PRECISION,
+    value TEXT,
+    note TEXT,
+    media_role TEXT,
+    revision INTEGER NOT NULL DEFAULT 1,
+    deleted BOOLEAN NOT NULL DEFAULT false,
+    updated_by TEXT NOT NULL DEFAULT current_user,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    CHECK ((start_s IS NULL) = (end_s IS NULL)),
+    CHECK (start_s IS NULL OR (start_s >= 0 AND end_s >= start_s))
+);
+CREATE INDEX ON {SCHEMA}.annotation (dataset, stimulus);
+
+CREATE TABLE {SCHEMA}.annotation_event (
+    id BIGSERIAL PRIMARY KEY,
+    edit_uid UUID NOT NULL UNIQUE,         -- one edit is written once, however often it is sent
+    annotation_uid UUID NOT NULL,
+    dataset TEXT NOT NULL,
+    stimulus TEXT NOT NULL,
+    member TEXT NOT NULL DEFAULT current_user,
+    happened_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    action TEXT NOT NULL,                  -- create, update, delete, restore, conflict
+    base_revision INTEGER NOT NULL,
+    before JSONB,
+    after JSONB
+);
+CREATE INDEX ON {SCHEMA}.annotation_event (annotation_uid);
+
+CREATE TABLE {SCHEMA}.label_set (
+    name TEXT PRIMARY KEY,
+    document JSONB NOT NULL,               -- the label-set file format: name, scope, description, labels
+    revision INTEGER NOT NULL DEFAULT 1,
+    updated_by TEXT NOT NULL DEFAULT current_user,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+CREATE TABLE {SCHEMA}.label_set_event (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL,
+    member TEXT NOT NULL DEFAULT current_user,
+    happened_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    document JSONB                         -- NULL: the set was deleted
+);
+
+-- who has which stimulus open, so the others see it in their status bar
+CREATE TABLE {SCHEMA}.presence (
+    member TEXT PRIMARY KEY DEFAULT current_user,
+    dataset TEXT,
+    stimulus TEXT,
+    seen_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+CREATE FUNCTION {SCHEMA}.refuse_history_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'history rows of % cannot be changed or deleted', TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END $$;
+CREATE TRIGGER keep_history BEFORE UPDATE OR DELETE ON {SCHEMA}.annotation_event
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.refuse_history_change();
+CREATE TRIGGER keep_history_truncate BEFORE TRUNCATE ON {SCHEMA}.annotation_event
+    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.refuse_history_change();
+CREATE TRIGGER keep_history BEFORE UPDATE OR DELETE ON {SCHEMA}.label_set_event
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.refuse_history_change();
+CREATE TRIGGER keep_history_truncate BEFORE TRUNCATE ON {SCHEMA}.label_set_event
+    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.refuse_history_change();
+
+CREATE FUNCTION {SCHEMA}.announce() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'annotation_event' THEN
+        PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'annotation', 'event', NEW.id,
+            'member', NEW.member, 'dataset', NEW.dataset, 'stimulus', NEW.stimulus)::text);
+    ELSIF TG_TABLE_NAME = 'label_set_event' THEN
+        PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'label_set', 'event', NEW.id,
+            'member', NEW.member, 'name', NEW.name)::text);
+    ELSE
+        PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'presence', 'member', NEW.member,
+            'dataset', NEW.dataset, 'stimulus', NEW.stimulus)::text);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER announce AFTER INSERT ON {SCHEMA}.annotation_event
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.announce();
+CREATE TRIGGER announce AFTER INSERT ON {SCHEMA}.label_set_event
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.announce();
+CREATE TRIGGER announce AFTER INSERT OR UPDATE ON {SCHEMA}.presence
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.announce();
+
+-- May the current role write a row of `who`? Its own rows; a lead also the consensus tier.
+CREATE FUNCTION {SCHEMA}.may_write(who TEXT) RETURNS BOOLEAN LANGUAGE sql STABLE AS $$
+    SELECT who = current_user OR (who = '{CONSENSUS}' AND pg_has_role(current_user, '{LEAD_ROLE}', 'MEMBER'))
+$$;
+
+ALTER TABLE {SCHEMA}.annotation ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {SCHEMA}.annotation_event ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {SCHEMA}.label_set ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {SCHEMA}.label_set_event ENABLE ROW LEVEL SECURITY;
+ALTER TABLE {SCHEMA}.presence ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY read_all ON {SCHEMA}.annotation FOR SELECT USING (true);
+CREATE POLICY add_own ON {SCHEMA}.annotation FOR INSERT
+    WITH CHECK ({SCHEMA}.may_write(annotator) AND updated_by = current_user);
+CREATE POLICY change_own ON {SCHEMA}.annotation FOR UPDATE
+    USING ({SCHEMA}.may_write(annotator)) WITH CHECK ({SCHEMA}.may_write(annotator) AND updated_by = current_user);
+
+CREATE POLICY read_all ON {SCHEMA}.annotation_event FOR SELECT USING (true);
+CREATE POLICY add_own ON {SCHEMA}.annotation_event FOR INSERT WITH CHECK (member = current_user);
+
+CREATE POLICY read_all ON {SCHEMA}.label_set FOR SELECT USING (true);
+CREATE POLICY lead_writes ON {SCHEMA}.label_set FOR ALL
+    USING (pg_has_role(current_user, '{LEAD_ROLE}', 'MEMBER'))
+    WITH CHECK (pg_has_role(current_user, '{LEAD_ROLE}', 'MEMBER') AND updated_by = current_user);
+CREATE POLICY read_all ON {SCHEMA}.label_set_event FOR SELECT USING (true);
+CREATE POLICY lead_writes ON {SCHEMA}.label_set_event FOR INSERT
+    WITH CHECK (pg_has_role(current_user, '{LEAD_ROLE}', 'MEMBER') AND member = current_user);
+
+CREATE POLICY read_all ON {SCHEMA}.presence FOR SELECT USING (true);
+CREATE POLICY own_row ON {SCHEMA}.presence FOR ALL USING (member = current_user)
+    WITH CHECK (member = current_user);
+
+-- The one write of an annotation. `edit` holds edit_uid, uid, dataset, stimulus, annotator, base_revision
+-- (0 for a new label) and the row's state after the edit (label_set ... media_role, deleted). Returns
+-- {{status: ok | duplicate | conflict, row: the row as stored now}}.
+CREATE FUNCTION {SCHEMA}.apply_edit(edit JSONB) RETURNS JSONB LANGUAGE plpgsql AS $$
+DECLARE
+    current {SCHEMA}.annotation;
+    updated {SCHEMA}.annotation;
+    base INTEGER := (edit->>'base_revision')::INTEGER;
+    state JSONB := edit->'after';
+    action TEXT;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext((edit->>'uid')));
+    IF EXISTS (SELECT 1 FROM {SCHEMA}.annotation_event WHERE edit_uid = (edit->>'edit_uid')::UUID) THEN
+        SELECT * INTO current FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID;
+        RETURN jsonb_build_object('status', 'duplicate', 'row', to_jsonb(current));
+    END IF;
+    SELECT * INTO current FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID FOR UPDATE;
+    IF NOT FOUND THEN
+        IF EXISTS (SELECT 1 FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID) THEN
+            RAISE EXCEPTION 'annotation % is not yours to change', edit->>'uid'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        INSERT INTO {SCHEMA}.annotation (uid, dataset, stimulus, annotator, label_set, label, start_s, end_s,
+                                         value, note, media_role, deleted)
+        VALUES ((edit->>'uid')::UUID, edit->>'dataset', edit->>'stimulus', edit->>'annotator',
+                state->>'label_set', state->>'label', (state->>'start_s')::DOUBLE PRECISION,
+                (state->>'end_s')::DOUBLE PRECISION, state->>'value', state->>'note', state->>'media_role',
+                coalesce((state->>'deleted')::BOOLEAN, false))
+        RETURNING * INTO current;
+        INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
+                                               before, after)
+        VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, 'create', base,
+                NULL, to_jsonb(current));
+        RETURN jsonb_build_object('status', 'ok', 'row', to_jsonb(current));
+    END IF;
+    IF current.revision <> base THEN
+        -- someone else's version got there first: keep it, and keep this one in the history beside it
+        INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
+                                               before, after)
+        VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, 'conflict', base,
+                to_jsonb(current), state);
+        RETURN jsonb_build_object('status', 'conflict', 'row', to_jsonb(current));
+    END IF;
+    action := CASE WHEN coalesce((state->>'deleted')::BOOLEAN, false) AND NOT current.deleted THEN 'delete'
+                   WHEN NOT coalesce((state->>'deleted')::BOOLEAN, false) AND current.deleted THEN 'restore'
+                   ELSE 'update' END;
+    UPDATE {SCHEMA}.annotation SET label_set = state->>'label_set', label = state->>'label',
+           start_s = (state->>'start_s')::DOUBLE PRECISION, end_s = (state->>'end_s')::DOUBLE PRECISION,
+           value = state->>'value', note = state->>'note', media_role = state->>'media_role',
+           deleted = coalesce((state->>'deleted')::BOOLEAN, false), revision = revision + 1,
+           updated_by = current_user, updated_at = now()
+     WHERE uid = current.uid
+    RETURNING * INTO updated;
+    INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
+                                           before, after)
+    VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, action, base,
+            to_jsonb(current), to_jsonb(updated));
+    RETURN jsonb_build_object('status', 'ok', 'row', to_jsonb(updated));
+END $$;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA {SCHEMA} FROM PUBLIC;
+GRANT USAGE ON SCHEMA {SCHEMA} TO {MEMBER_ROLE};
+GRANT SELECT, INSERT, UPDATE ON {SCHEMA}.annotation TO {MEMBER_ROLE};
+GRANT SELECT, INSERT ON {SCHEMA}.annotation_event, {SCHEMA}.label_set_event TO {MEMBER_ROLE};
+GRANT SELECT ON {SCHEMA}.label_set TO {MEMBER_ROLE};
+GRANT INSERT, UPDATE, DELETE ON {SCHEMA}.label_set TO {LEAD_ROLE};
+GRANT SELECT, INSERT, UPDATE ON {SCHEMA}.presence TO {MEMBER_ROLE};
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA {SCHEMA} TO {MEMBER_ROLE};
+REVOKE UPDATE, DELETE, TRUNCATE ON {SCHEMA}.annotation_event, {SCHEMA}.label_set_event FROM PUBLIC;
+"""
+
+MIGRATIONS: list[str] = [V1]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+def migration_sql(number: int) -> str:
+    """The SQL of migration `number` (1-based)."""
+    return MIGRATIONS[number - 1]

@@ -1,0 +1,278 @@
+"""The team server: connecting to PostgreSQL, its migrations, members, edits, history and the listener.
+
+Connection strings never carry a password into the program's keeping: `public_url` drops one from what is
+stored or shown, and the password comes from libpq's own places (a service file, `PGPASSFILE`/~/.pgpass,
+`PGPASSWORD`), which psycopg reads as libpq does; `sslmode` and every other libpq option in the URL are
+passed on as they are. A server that cannot be reached raises `TeamUnreachable`; a write the server refuses
+(row-level security, the history trigger) raises `TeamRefused`.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from storage import pg_schema
+from storage.errors import ThinsliceError
+
+S = pg_schema.SCHEMA
+CONNECT_TIMEOUT_S = 3
+
+
+class TeamError(ThinsliceError):
+    """A team project problem the user can act on."""
+
+
+class TeamUnreachable(TeamError):
+    """The team server cannot be reached (down, network gone, wrong address)."""
+
+
+class TeamRefused(TeamError):
+    """The team server refused a write (not this member's label, not a lead, history is read-only)."""
+
+
+def public_url(url: str) -> str:
+    """`url` without its password (the form kept in the store and shown to the user)."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise TeamError(f"The team address {url.split('@')[-1]!r} is not a PostgreSQL URL: {exc}") from None
+    parts.pop("password", None)
+    return make_conninfo(**parts)
+
+
+def has_password(url: str) -> bool:
+    return "password" in conninfo_to_dict(url)
+
+
+def describe(url: str) -> str:
+    """A short name of the server for messages: host:port/dbname (no user or password)."""
+    parts = conninfo_to_dict(url)
+    return f"{parts.get('host', 'localhost')}:{parts.get('port', '5432')}/{parts.get('dbname', '')}"
+
+
+def connect(url: str, *, user: str | None = None, autocommit: bool = True) -> psycopg.Connection:
+    """A connection to the team server (as `user` when given), or `TeamUnreachable` naming the server."""
+    parts = conninfo_to_dict(url)
+    if user:
+        parts["user"] = user
+    parts.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
+    parts.setdefault("application_name", "thinslice")
+    try:
+        return psycopg.connect(make_conninfo(**parts), autocommit=autocommit)
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TeamUnreachable(f"The team server {describe(url)} cannot be reached: {first}") from None
+
+
+def _refused(exc: psycopg.Error, what: str) -> TeamRefused:
+    first = (exc.diag.message_primary or str(exc)).strip().splitlines()[0]
+    return TeamRefused(f"The team server refused {what}: {first}")
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) and not isinstance(
+        exc, psycopg.errors.InsufficientPrivilege)
+
+
+# -- the schema and the members ------------------------------------------------------------------
+def server_version(con: psycopg.Connection) -> int:
+    """The team schema's version on the server (0: none yet)."""
+    exists = con.execute("SELECT to_regclass(%s)", [f"{S}.schema_version"]).fetchone()[0]
+    if exists is None:
+        return 0
+    return int(con.execute(f"SELECT coalesce(max(version), 0) FROM {S}.schema_version").fetchone()[0])
+
+
+def migrate(con: psycopg.Connection, target: int = pg_schema.LATEST_VERSION) -> list[int]:
+    """Create or upgrade the team schema, each migration in its own transaction; returns the versions applied."""
+    with con.transaction():
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {S}")
+        con.execute(f"CREATE TABLE IF NOT EXISTS {S}.schema_version (version INTEGER NOT NULL,"
+                    " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+    applied = []
+    for number in range(server_version(con) + 1, target + 1):
+        with con.transaction():
+            con.execute(pg_schema.migration_sql(number))
+            con.execute(f"INSERT INTO {S}.schema_version (version) VALUES (%s)", [number])
+        applied.append(number)
+    with con.transaction():  # anyone may see which version the project is at, so a client can say so
+        con.execute(f"GRANT USAGE ON SCHEMA {S} TO PUBLIC")
+        con.execute(f"GRANT SELECT ON {S}.schema_version TO PUBLIC")
+    return applied
+
+
+def add_member(con: psycopg.Connection, name: str, *, lead: bool = False, password: str | None = None) -> None:
+    """Make `name` a member (a login role in `thinslice_member`; with `lead`, also `thinslice_lead`). The
+    password, if given, goes to the server only (as SCRAM); otherwise the administrator sets it."""
+    if not name or name == pg_schema.CONSENSUS:
+        raise TeamError(f"A member needs a name other than '{pg_schema.CONSENSUS}'.")
+    role = sql.Identifier(name)
+    with con.transaction():
+        if con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name]).fetchone() is None:
+            con.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
+        if password:
+            con.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(password)))
+        con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(pg_schema.MEMBER_ROLE), role))
+        if lead:
+            con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(pg_schema.LEAD_ROLE), role))
+
+
+def whoami(con: psycopg.Connection) -> tuple[str, bool]:
+    """This connection's member name and whether it is a lead; `TeamError` when it is not a member."""
+    row = con.execute("SELECT current_user, pg_has_role(current_user, %s, 'MEMBER'),"
+                      " pg_has_role(current_user, %s, 'MEMBER')",
+                      [pg_schema.MEMBER_ROLE, pg_schema.LEAD_ROLE]).fetchone()
+    if not row[1]:
+        raise TeamError(f"{row[0]} is not a member of this team; ask the team's lead to add them"
+                        " (thinslice team add-member NAME).")
+    return row[0], bool(row[2])
+
+
+# -- edits and history ----------------------------------------------------------------------------
+def apply_edit(con: psycopg.Connection, edit: dict[str, Any]) -> dict[str, Any]:
+    """Send one edit (see `apply_edit` in `storage.pg_schema`); returns {status, row}. Connection errors
+    pass through as psycopg errors (the caller queues the edit); refusals raise `TeamRefused`."""
+    try:
+        with con.transaction():
+            result = con.execute(f"SELECT {S}.apply_edit(%s::jsonb)", [json.dumps(edit)]).fetchone()[0]
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.CheckViolation,
+            psycopg.errors.RaiseException) as exc:
+        raise _refused(exc, f"the edit of {edit.get('annotator')}'s label") from None
+    return result
+
+
+EVENT_COLUMNS = ("e.id, e.edit_uid::text, e.annotation_uid::text, e.dataset, e.stimulus, e.member, e.happened_at,"
+                 " e.action, e.before, e.after, to_jsonb(a)")
+
+
+def events_since(con: psycopg.Connection, after_id: int, limit: int = 5000) -> list[dict[str, Any]]:
+    """Annotation events with an id above `after_id`, oldest first, each with the annotation as it is now."""
+    rows = con.execute(f"SELECT {EVENT_COLUMNS} FROM {S}.annotation_event e JOIN {S}.annotation a"
+                       " ON a.uid = e.annotation_uid WHERE e.id > %s ORDER BY e.id LIMIT %s",
+                       [after_id, limit]).fetchall()
+    names = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
+             "before", "after", "row")
+    return [dict(zip(names, r)) for r in rows]
+
+
+def history(con: psycopg.Connection, dataset: str, stimulus: str) -> list[dict[str, Any]]:
+    """A stimulus's events on the server, newest first (conflicts included)."""
+    rows = con.execute(f"SELECT {EVENT_COLUMNS} FROM {S}.annotation_event e JOIN {S}.annotation a"
+                       " ON a.uid = e.annotation_uid WHERE e.dataset = %s AND e.stimulus = %s ORDER BY e.id DESC",
+                       [dataset, stimulus]).fetchall()
+    names = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
+             "before", "after", "row")
+    return [dict(zip(names, r)) for r in rows]
+
+
+def annotations(con: psycopg.Connection) -> list[dict[str, Any]]:
+    """Every annotation on the server (deleted ones too), as rows."""
+    return [r[0] for r in con.execute(f"SELECT to_jsonb(a) FROM {S}.annotation a ORDER BY a.id").fetchall()]
+
+
+def last_event_id(con: psycopg.Connection) -> int:
+    return int(con.execute(f"SELECT coalesce(max(id), 0) FROM {S}.annotation_event").fetchone()[0])
+
+
+# -- label sets and presence ---------------------------------------------------------------------
+def label_sets(con: psycopg.Connection) -> dict[str, dict[str, Any]]:
+    """The team's label sets as documents (the label-set file format), by name."""
+    return {r[0]: r[1] for r in con.execute(f"SELECT name, document FROM {S}.label_set ORDER BY name").fetchall()}
+
+
+def save_label_set(con: psycopg.Connection, name: str, document: dict[str, Any] | None) -> None:
+    """Store (None: delete) a label set, with its history event; only a lead may (`TeamRefused`)."""
+    try:
+        with con.transaction():
+            if document is None:
+                con.execute(f"DELETE FROM {S}.label_set WHERE name = %s", [name])
+            else:
+                con.execute(f"INSERT INTO {S}.label_set (name, document) VALUES (%s, %s::jsonb)"
+                            " ON CONFLICT (name) DO UPDATE SET document = excluded.document,"
+                            f" revision = {S}.label_set.revision + 1, updated_by = current_user, updated_at = now()",
+                            [name, json.dumps(document)])
+            con.execute(f"INSERT INTO {S}.label_set_event (name, document) VALUES (%s, %s::jsonb)",
+                        [name, json.dumps(document) if document is not None else None])
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise _refused(exc, f"the change of the label set '{name}' (only a lead edits label sets)") from None
+
+
+def set_presence(con: psycopg.Connection, dataset: str | None, stimulus: str | None) -> None:
+    """Say which stimulus this member has open (None: none)."""
+    con.execute(f"INSERT INTO {S}.presence (dataset, stimulus) VALUES (%s, %s) ON CONFLICT (member) DO UPDATE"
+                " SET dataset = excluded.dataset, stimulus = excluded.stimulus, seen_at = now()",
+                [dataset, stimulus])
+
+
+def present(con: psycopg.Connection, dataset: str, stimulus: str) -> list[str]:
+    """The other members who have this stimulus open."""
+    rows = con.execute(f"SELECT member FROM {S}.presence WHERE dataset = %s AND stimulus = %s"
+                       " AND member <> current_user ORDER BY member", [dataset, stimulus]).fetchall()
+    return [r[0] for r in rows]
+
+
+# -- the listener ---------------------------------------------------------------------------------
+class Listener:
+    """A thread that LISTENs on the team channel and hands each notification's payload to `on_notify`.
+
+    It blocks on the connection's socket (no polling of tables). When the connection drops it calls
+    `on_state(False)` and reconnects with a growing pause; `on_state(True)` follows every (re)connection,
+    after LISTEN, so whatever arrived while it was away can be caught up from the history.
+    """
+
+    def __init__(self, url: str, on_notify: Callable[[dict[str, Any]], None],
+                 on_state: Callable[[bool], None], *, user: str | None = None) -> None:
+        self.url, self.user = url, user
+        self.on_notify, self.on_state = on_notify, on_state
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="team-listener", daemon=True)
+        self._con: psycopg.Connection | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        pause = 0.1
+        while not self._stop.is_set():
+            try:
+                self._con = connect(self.url, user=self.user)
+                self._con.execute(f"LISTEN {pg_schema.CHANNEL}")
+                pause = 0.1
+                self.on_state(True)
+                while not self._stop.is_set():
+                    # wakes on a notification, or after the timeout to see whether it should stop
+                    for note in self._con.notifies(timeout=0.5):
+                        self.on_notify(json.loads(note.payload))
+            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                self.on_state(False)
+                self._stop.wait(pause)
+                pause = min(pause * 2, 2.0)
+            finally:
+                if self._con is not None:
+                    self._con.close()
+                    self._con = None
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
+    """True as soon as `condition()` holds, False after `timeout_s` (for the command line's `team sync`)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def rows_by_uid(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {str(r["uid"]): r for r in rows}

@@ -1,0 +1,54 @@
+"""Two members of a team on a real PostgreSQL server: each sees the other's edits within a second, by
+LISTEN/NOTIFY; labels, history and agreement on a team project read the same as on a local one."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from app.changes import Topic
+from tests.pg_server import Client, pg_server  # noqa: F401  (the session's cluster)
+
+
+@pytest.fixture
+def team(pg_server, tmp_path):  # noqa: F811
+    url = pg_server.new_database()
+    ana = Client(tmp_path / "ana.duckdb", pg_server.add_member(url, "ana"), "ana")
+    ben = Client(tmp_path / "ben.duckdb", pg_server.add_member(url, "ben"), "ben")
+    yield ana, ben
+    ana.close()
+    ben.close()
+
+
+def _wait(condition, timeout_s: float) -> bool:
+    """Wait on `condition` being set by the other member's notification, up to `timeout_s`."""
+    return condition.wait(timeout_s)
+
+
+def test_each_member_sees_the_others_edits_within_a_second(team):
+    ana, ben = team
+    ana.show("a")
+    ben.show("a")
+    arrived = threading.Event()
+    ben.changes.subscribe([Topic.ANNOTATIONS], lambda change: arrived.set())
+    ana.model.add_label("vocal", "laugh", 1.0, 2.0)
+    assert arrived.wait(1.0), "ana's label did not reach ben within a second"
+    [seen] = ben.model.annotations()
+    assert (seen.annotator, seen.label, seen.start_s, seen.end_s) == ("ana", "laugh", 1.0, 2.0)
+
+    back = threading.Event()
+    ana.changes.subscribe([Topic.ANNOTATIONS], lambda change: back.set())
+    ben.model.set_whole("rating", "familiar")
+    assert back.wait(1.0)
+    assert {(a.annotator, a.label) for a in ana.model.annotations()} == {("ana", "laugh"), ("ben", "familiar")}
+
+    arrived.clear()
+    ana.model.move(ana.model.annotations()[-1].id if ana.model.annotations()[-1].annotator == "ana"
+                   else ana.model.annotations()[0].id, (3.0, 4.0))
+    assert arrived.wait(1.0)
+    moved = [a for a in ben.model.annotations() if a.annotator == "ana"]
+    assert (moved[0].start_s, moved[0].end_s) == (3.0, 4.0)
+    # ben's history shows ana's edits as ana's
+    events = ben.model.history(ben.stimulus("a"))
+    assert [e.action for e in events if e.annotator == "ana"][:2] == ["update", "create"]

@@ -53,6 +53,10 @@ def test_backup_while_checkpoints_run_gives_a_copy_that_check_passes(tmp_path, c
         copy = Store.open(out, create=False)
         events = copy.cursor().execute("SELECT count(*) FROM annotation_event").fetchall()[0][0]
         assert events % 2000 == 0   # whole transactions only: a consistent copy, never a torn one
+        # the copy's sequences are past its rows, so the next write there gets a new id
+        last, following = copy.cursor().execute(
+            "SELECT max(id), nextval('seq_annotation_event') FROM annotation_event").fetchall()[0]
+        assert last is None or following > last
         copy.close()
     assert '"ok": true' in capsys.readouterr().out
 

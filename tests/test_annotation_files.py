@@ -93,14 +93,28 @@ def test_an_elan_file_imports_whole_with_speaker_vocabulary_and_report(db, tmp_p
         assert [label.name for label in notes.labels("gesture@CHI")] == ["point", "wave"]
         rows = notes.export_rows(notes.stimulus_ids(notes.dataset("childes").id))
         assert {r["meta"]["speaker"] for r in rows} == {"CHI"}
-        # exported again, the tiers keep their names and participant
+        # exported again, the tiers keep their names, participant, hierarchy and constraints
+        with pytest.raises(ExportRefused, match="gesture@CHI.*meta.cve"):   # the vocabulary entry has no place
+            export_annotations(store, "eaf", tmp_path / "again.eaf", filters={"stimulus": "rec01"})
         result = export_annotations(store, "eaf", tmp_path / "again.eaf", filters={"stimulus": "rec01"},
                                     skip_unrepresentable=True)
+        lines = "\n".join(result.report.lines())
+        assert "again.eaf, tier 'gesture@CHI': read 0, wrote 1, written without meta.cve (1)" in lines
+        assert "tier 'words@CHI': read 0, wrote 3\n" in lines + "\n"
         eaf = pympi.Elan.Eaf(str(result.path))
-        assert {"utt@CHI", "words@CHI", "morph@CHI", "eng@CHI", "gesture@CHI"} <= set(eaf.get_tier_names())
+        assert set(eaf.get_tier_names()) == set(EAF_EXPECTED)
         assert eaf.get_parameters_for_tier("words@CHI")["PARTICIPANT"] == "CHI"
-        assert sorted(eaf.get_annotation_data_for_tier("morph@CHI")) == [(3500, 4000, "plea"), (4000, 4500, "se")]
-        assert "meta.parent_tier (3)" in "\n".join(result.report.lines())
+        assert {t: eaf.get_parameters_for_tier(t).get("PARENT_REF") for t in EAF_EXPECTED} == {
+            "utt@CHI": None, "words@CHI": "utt@CHI", "morph@CHI": "words@CHI", "eng@CHI": "utt@CHI",
+            "gesture@CHI": "utt@CHI"}
+        assert {eaf.linguistic_types[eaf.get_parameters_for_tier(t)["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS")
+                for t in EAF_EXPECTED} == {None, "Time_Subdivision", "Symbolic_Subdivision", "Symbolic_Association",
+                                           "Included_In"}
+        assert [(s, e, v) for s, e, v, _ in eaf.get_ref_annotation_data_for_tier("eng@CHI")] == \
+            [(1500, 4500, "more juice, please")]
+        again = read_eaf(result.path)
+        for tier, expected in EAF_EXPECTED.items():
+            assert spans(again.rows, tier) == sorted(expected), tier
     finally:
         store.close()
 

@@ -1,12 +1,13 @@
-"""ELAN `.eaf` (EAF 3.0), written with xml.etree: one tier per annotator and label set, times in ms.
+"""ELAN `.eaf` (EAF 3.0): one tier per annotator and label set, times in ms.
 
 ELAN tiers cannot hold overlapping annotations, so overlapping labels go to extra tiers named `... #2`.
 Whole-stimulus labels are a tier `annotator | set | whole` with one annotation over the whole stimulus; a
 point label is a zero-length annotation. A tier read from another tool's file keeps its name, and its
 speaker is the tier's PARTICIPANT. The stimulus id is kept in a header PROPERTY `thinslice:stimulus`.
-Label, times (to the millisecond), annotator, label set and speaker round-trip; value, note, media role and
-the rest of `meta` (a source tier's parent and constraint: every tier is written time-aligned and
-independent) do not, and `unrepresentable` says so. Reading is `eaf_reader`.
+A tier read as a dependent tier is written as one again where its labels still fit (`eaf_hierarchy`).
+Label, times (to the millisecond), annotator, label set, speaker, tier hierarchy and linguistic type
+round-trip; value, note, media role and a label's vocabulary entry and language do not, and
+`unrepresentable` says so. Reading is `eaf_reader`.
 """
 from __future__ import annotations
 
@@ -18,12 +19,19 @@ from xml.sax.saxutils import escape, quoteattr
 
 from storage.exporters.common import (ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
                                       files_to_read, per_stimulus_targets, write_text)
+from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_meta, linguistic_types,
+                                              plan_hierarchy)
 from storage.exporters.eaf_reader import STIMULUS_PROPERTY, read_eaf
 from storage.exporters.report import Reading
 
-LINGUISTIC_TYPE = "default-lt"
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s")
-CARRIED_META = ("tier", "speaker")
+# ELAN's own descriptions of the four constraints, as it writes them into every file
+CONSTRAINTS = {
+    "Time_Subdivision": "Time subdivision of parent annotation's time interval, no time gaps allowed within this interval",
+    "Symbolic_Subdivision": "Symbolic subdivision of a parent annotation. Annotations refering to the same parent are ordered",
+    "Symbolic_Association": "1-1 association with a parent annotation",
+    "Included_In": "Time alignable annotations within the parent annotation's time interval, gaps are allowed",
+}
 _KEEP_CR = {"\r": "&#13;"}  # a bare carriage return would come back as a line feed
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
@@ -37,14 +45,23 @@ def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, f
     """The EAF XML of one stimulus's labels (counted in `context.report` under `file`). Written as text:
     a corpus of 100,000 labels through an element tree took seconds."""
     tiers, _ = build_tiers(rows, duration_s, by_speaker=True)
+    plan = plan_hierarchy(tiers)
+    types = linguistic_types(tiers, plan)
+    referring = {name for name, dependent in plan.items() if dependent.constraint in REFERRING}
     slots: dict[int, str] = {}
     for tier in tiers:
+        if tier.name in referring:
+            continue
         for start, end, _, _ in tier.intervals:
             slots.setdefault(round(start * 1000), "")
             slots.setdefault(round(end * 1000), "")
     for number, ms in enumerate(sorted(slots), start=1):
         slots[ms] = f"ts{number}"
-    count = sum(len(t.intervals) for t in tiers)
+    ids: dict[str, list[str]] = {}
+    count = 0
+    for tier in tiers:
+        ids[tier.name] = [f"a{count + i}" for i in range(1, len(tier.intervals) + 1)]
+        count += len(tier.intervals)
     date = datetime.now(timezone.utc).isoformat(timespec="seconds")
     out = ["<?xml version='1.0' encoding='UTF-8'?>",
            f'<ANNOTATION_DOCUMENT AUTHOR="" DATE="{date}" FORMAT="3.0" VERSION="3.0"'
@@ -56,21 +73,39 @@ def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, f
            "  </HEADER>", "  <TIME_ORDER>"]
     out += [f'    <TIME_SLOT TIME_SLOT_ID="{slots[ms]}" TIME_VALUE="{ms}"/>' for ms in sorted(slots)]
     out.append("  </TIME_ORDER>")
-    annotation_number = 0
     for tier in tiers:
-        attrs = {"LINGUISTIC_TYPE_REF": LINGUISTIC_TYPE, "TIER_ID": tier.name, "ANNOTATOR": tier.annotator}
+        dependent = plan.get(tier.name)
+        attrs = {"LINGUISTIC_TYPE_REF": types[tier.name][0], "TIER_ID": tier.name, "ANNOTATOR": tier.annotator}
         if tier.speaker:
             attrs["PARTICIPANT"] = tier.speaker
+        if dependent:
+            attrs["PARENT_REF"] = dependent.parent
         out.append(f"  <TIER{_attrs(attrs)}>")
         context.report.count_written(file, tier.name, len(tier.intervals))
-        for start, end, text, _ in tier.intervals:
-            annotation_number += 1
-            out.append(f'    <ANNOTATION><ALIGNABLE_ANNOTATION ANNOTATION_ID="a{annotation_number}"'
-                       f' TIME_SLOT_REF1="{slots[round(start * 1000)]}" TIME_SLOT_REF2="{slots[round(end * 1000)]}">'
-                       f"<ANNOTATION_VALUE>{escape(text, _KEEP_CR)}</ANNOTATION_VALUE></ALIGNABLE_ANNOTATION></ANNOTATION>")
+        previous: dict[int, str] = {}
+        for index, (start, end, text, _) in enumerate(tier.intervals):
+            value = f"<ANNOTATION_VALUE>{escape(text, _KEEP_CR)}</ANNOTATION_VALUE>"
+            own = ids[tier.name][index]
+            if tier.name in referring:
+                owner = dependent.parents[index]
+                after = previous.get(owner) if dependent.constraint == "Symbolic_Subdivision" else None
+                previous[owner] = own
+                link = f' PREVIOUS_ANNOTATION="{after}"' if after else ""
+                out.append(f'    <ANNOTATION><REF_ANNOTATION ANNOTATION_ID="{own}"'
+                           f' ANNOTATION_REF="{ids[dependent.parent][owner]}"{link}>{value}</REF_ANNOTATION></ANNOTATION>')
+            else:
+                out.append(f'    <ANNOTATION><ALIGNABLE_ANNOTATION ANNOTATION_ID="{own}"'
+                           f' TIME_SLOT_REF1="{slots[round(start * 1000)]}" TIME_SLOT_REF2="{slots[round(end * 1000)]}">'
+                           f"{value}</ALIGNABLE_ANNOTATION></ANNOTATION>")
         out.append("  </TIER>")
-    out += [f'  <LINGUISTIC_TYPE GRAPHIC_REFERENCES="false" LINGUISTIC_TYPE_ID="{LINGUISTIC_TYPE}"'
-            ' TIME_ALIGNABLE="true"/>', "</ANNOTATION_DOCUMENT>"]
+    for type_id, constraint in sorted(set(types.values()), key=lambda t: t[0]):
+        extra = f' CONSTRAINTS="{constraint}"' if constraint else ""
+        alignable = "true" if constraint is None or TIME_ALIGNABLE[constraint] else "false"
+        out.append(f'  <LINGUISTIC_TYPE{extra} GRAPHIC_REFERENCES="false" LINGUISTIC_TYPE_ID={quoteattr(type_id)}'
+                   f' TIME_ALIGNABLE="{alignable}"/>')
+    out += [f'  <CONSTRAINT DESCRIPTION="{description}" STEREOTYPE="{stereotype}"/>'
+            for stereotype, description in CONSTRAINTS.items()]
+    out.append("</ANNOTATION_DOCUMENT>")
     return "\n".join(out) + "\n"
 
 
@@ -84,7 +119,14 @@ class ElanExporter:
         broken = [Loss(r, "its text holds a control character, which XML cannot hold") for r in rows
                   if _NOT_XML.search(r.get("label") or "")]
         seen = {id(loss.row) for loss in broken}
-        return broken + fields_lost([r for r in rows if id(r) not in seen], CARRIED, CARRIED_META)
+        losses = broken
+        for group in by_stimulus([r for r in rows if id(r) not in seen]).values():
+            tiers, _ = build_tiers(group, None, by_speaker=True)
+            plan = plan_hierarchy(tiers)
+            types = linguistic_types(tiers, plan)
+            for tier in tiers:
+                losses += fields_lost([row for *_, row in tier.intervals], CARRIED, carried_meta(tier, plan, types))
+        return losses
 
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         grouped = by_stimulus(rows)

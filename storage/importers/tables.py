@@ -100,25 +100,25 @@ def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) 
         raw = path.read_bytes()
     except OSError as exc:
         raise ImportFailed(RowProblem(name, None, None, f"<unreadable: {exc.strerror}>", "a readable file")) from None
-    text = _decode(raw, name)
-    first = text.split("\n", 1)[0]
+    first = _decode(raw[:raw.find(b"\n") if b"\n" in raw else len(raw)], name)
     if not first.strip():
         raise ImportFailed(RowProblem(name, 1, None, "<no header row>", "a header row naming the columns"))
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else max(",;\t", key=first.count)
-    fast = _read_fast(raw, text, delimiter, n_rows)
+    fast = _read_fast(raw, delimiter, n_rows)
     if fast is not None:
         return Table(name, fast)
-    return _read_by_row(text, name, delimiter, log, n_rows)
+    return _read_by_row(_decode(raw, name), name, delimiter, log, n_rows)
 
 
-def _read_fast(raw: bytes, text: str, delimiter: str, n_rows: int | None) -> pl.DataFrame | None:
-    """The table read by polars, or None when its rows are not one line each (or polars refuses it)."""
+def _read_fast(raw: bytes, delimiter: str, n_rows: int | None) -> pl.DataFrame | None:
+    """The table read by polars, or None when its rows are not one line each (or polars refuses it, e.g.
+    for bytes that are not UTF-8, which the row-by-row path then names)."""
     try:
         frame = pl.read_csv(io.BytesIO(raw), separator=delimiter, infer_schema=False, n_rows=n_rows,
                             empty_string_is_null=True, raise_if_empty=True)
     except (pl.exceptions.PolarsError, OSError):
         return None
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1) - 1
+    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1) - 1
     if n_rows is None and frame.height != lines:
         return None       # blank lines or line breaks inside fields: the row index is not the line
     if any("_duplicated_" in c for c in frame.columns) or any(c != c.strip() for c in frame.columns):

@@ -134,9 +134,10 @@ class TransferReport:
     def lines(self) -> list[str]:
         """The report as text: one line per file and tier, the items left out, notes, and the totals."""
         out = []
+        reading = self.read > 0 or self.written == 0  # an export reads no file: it says only what it wrote
         for (file, tier), t in sorted(self.tallies.items()):
             where = f"{file}, tier '{tier}'" if tier else file
-            text = f"{where}: read {t.read}, wrote {t.written}"
+            text = f"{where}: read {t.read}, wrote {t.written}" if reading else f"{where}: wrote {t.written}"
             if t.left_out:
                 reasons = "; ".join(f"{n} {reason}" for reason, n in sorted(t.left_out.items()))
                 text += f", left out {sum(t.left_out.values())} ({reasons})"
@@ -149,7 +150,8 @@ class TransferReport:
         if self.left_out > len(self.left_out_items):
             out.append(f"left out: ... {self.left_out - len(self.left_out_items)} more, counted above")
         out += [f"note: {text}" for text in self.notes]
-        out.append(f"total: read {self.read}, wrote {self.written}, left out {self.left_out}")
+        total = f"read {self.read}, wrote {self.written}" if reading else f"wrote {self.written}"
+        out.append(f"total: {total}, left out {self.left_out}")
         return out
 
 

@@ -56,7 +56,8 @@ def test_annotations_exported_then_imported_back_through_the_command_line(tmp_pa
     fresh = tmp_path / "fresh.duckdb"
     make_store(fresh, friendbench_like_plan(tmp_path, n_stimuli=3)).close()
     unnamed = thinslice("annotations", "import", "textgrid", str(out), "--db", str(fresh), "--dataset", "Dyads")
-    assert unnamed.returncode == 1 and "'labels'" in unnamed.stderr  # the file name is not a stimulus id
+    # the file name is not a stimulus id: the message names the file and the way out
+    assert unnamed.returncode == 1 and "labels.TextGrid" in unnamed.stderr and "--stimulus" in unnamed.stderr
     imported = thinslice("annotations", "import", "textgrid", str(out), "--db", str(fresh), "--dataset", "Dyads",
                          "--stimulus", "clip-001")
     assert imported.returncode == 0, imported.stderr

@@ -29,6 +29,14 @@ def press(qtbot, sequence: str) -> None:
     qtbot.keyClick(widget, key, modifiers)
 
 
+def become_active(qtbot, window) -> None:
+    """Wait until `window` has the keyboard (a window manager gives it at once; bare X needs asking again)."""
+    def active() -> bool:
+        window.activateWindow()
+        return window.isActiveWindow()
+    qtbot.waitUntil(active, timeout=5000)
+
+
 def click_row(qtbot, win, row: int = 0) -> None:
     """Click a row of the stimulus table: the table takes the focus, the stimulus is selected."""
     index = win.table_model.index(row, 0)
@@ -137,12 +145,14 @@ def test_presentation_goes_full_screen_from_f5_the_menu_and_the_button(qtbot, ma
     press(qtbot, "F5")
     presentation = main_window.compare.presentation
     assert presentation is not None
-    qtbot.waitUntil(lambda: presentation.isFullScreen() and presentation.isActiveWindow(), timeout=5000)
+    qtbot.waitUntil(lambda: presentation.isFullScreen(), timeout=5000)
+    become_active(qtbot, presentation)
     qtbot.keyClick(presentation, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: main_window.compare.presentation is None, timeout=5000)
     main_window.present_action.trigger()
     presentation = main_window.compare.presentation
-    qtbot.waitUntil(lambda: presentation.isFullScreen() and presentation.isActiveWindow(), timeout=5000)
+    qtbot.waitUntil(lambda: presentation.isFullScreen(), timeout=5000)
+    become_active(qtbot, presentation)
     qtbot.keyClick(presentation, Qt.Key.Key_F5)  # F5 leaves as well
     qtbot.waitUntil(lambda: main_window.compare.presentation is None, timeout=5000)
     button = next(b for b in main_window.compare.findChildren(QPushButton) if b.text().startswith("Present"))

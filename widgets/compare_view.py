@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeyEvent, QKeySequence
+from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QListWidget,
                                QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QVBoxLayout, QWidget)
 
 from app.conditions import condition_name
-from app.keymap import PRESENTATION_BINDINGS
+from app.keymap import PRESENTATION, PRESENTATION_BINDINGS, Keymap
+from widgets.keys import key_sequence_of
 from widgets.judge_bar import judge_bar
 from widgets.palette import colour
 from storage.records import HumanSplit, Prediction, StimulusDetail
@@ -35,6 +36,7 @@ COLUMN_WIDTH = 230
 # key, action, description, from the one keymap: drives key handling, the help line and the tests.
 PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = tuple(
     (b.sequence, b.action.split(".", 1)[1], b.description) for b in PRESENTATION_BINDINGS)
+PRESENTATION_KEYMAP = Keymap(PRESENTATION_BINDINGS)
 
 
 def word_diff_html(baseline: str, text: str) -> str:
@@ -491,7 +493,7 @@ class PresentationView(QWidget):
         self._revealed = 0
         actions = {"advance": self.advance, "reveal": self.reveal_next, "reveal_all": self.reveal_all,
                    "back": self.previousStimulusRequested.emit, "leave": self.leave}
-        self._keys = {QKeySequence(k)[0].key(): actions[a] for k, a, _d in PRESENTATION_KEYS}
+        self._actions = {f"{PRESENTATION}.{name}": handler for name, handler in actions.items()}
 
     def _font(self, label: QLabel, scale: float, bold: bool = False) -> None:
         font = QFont(label.font())
@@ -577,9 +579,9 @@ class PresentationView(QWidget):
         self.left.emit()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        action = self._keys.get(event.key())
-        if action is None or event.modifiers() not in (Qt.KeyboardModifier.NoModifier,
-                                                       Qt.KeyboardModifier.KeypadModifier):
+        # a window of its own, outside the main window's key dispatcher: the same keymap, read here
+        action = self._actions.get(PRESENTATION_KEYMAP.action_for(key_sequence_of(event), PRESENTATION) or "")
+        if action is None:
             super().keyPressEvent(event)
             return
         action()

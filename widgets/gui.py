@@ -8,13 +8,13 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
-from app.cli import gui_parser, open_cli_store
+from app.cli import EXIT_MISSING_STORE, gui_parser, open_cli_store
 from widgets.main_window import MainWindow, screenshot
 from widgets.settings_store import SettingsStore
 from app.sample import import_sample, store_is_empty
 from app.session import Session
 from storage import queries
-from storage.errors import ThinsliceError
+from storage.errors import StoreMissingError, ThinsliceError
 from storage.store import Store
 
 
@@ -36,7 +36,7 @@ def run_gui(argv: list[str]) -> int:
         print(f"thinslice: {exc}", file=sys.stderr)
         if not args.screenshot:
             QMessageBox.critical(None, "Thinslice cannot open the store", str(exc))
-        return 1
+        return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1
     try:
         if args.screenshot:
             return _screenshot(store, args)

@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSettings, QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox, QToolButton,
-                               QVBoxLayout, QWidget)
+                               QVBoxLayout, QWidget, QWidgetAction)
 
 from app.cues.acoustics import PraatSettings
 from app.cues.conversation import Conversation, TimedWord
@@ -119,10 +119,24 @@ class AnalysisTracksView(QWidget):
         strip.setContentsMargins(4, 0, 4, 0)
         strip.addWidget(self.tracks_button)
         strip.addWidget(self.band)
+        # the analysis parameters open from one button, so the strip never makes the window wider than a laptop
+        parameters = QWidget(self)
+        row = QHBoxLayout(parameters)
+        row.setContentsMargins(6, 4, 6, 4)
         for label, spin in (("max", self.max_frequency), ("range", self.dynamic_range),
                             ("pitch floor", self.pitch_floor), ("ceiling", self.pitch_ceiling)):
-            strip.addWidget(QLabel(label, self))
-            strip.addWidget(spin)
+            row.addWidget(QLabel(label, parameters))
+            row.addWidget(spin)
+        self.parameters_button = QToolButton(self)
+        self.parameters_button.setText("Parameters")
+        self.parameters_button.setToolTip("Spectrogram range and Praat's pitch floor and ceiling")
+        self.parameters_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        parameters_menu = QMenu(self)
+        holder = QWidgetAction(parameters_menu)
+        holder.setDefaultWidget(parameters)
+        parameters_menu.addAction(holder)
+        self.parameters_button.setMenu(parameters_menu)
+        strip.addWidget(self.parameters_button)
         strip.addWidget(self.status, 1)
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(None)

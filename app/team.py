@@ -244,8 +244,8 @@ class TeamSession:
                             "document": self.model.store.label_set_document(name)}
                     edits.append((-1, "", 0, body))
             for item in written:
-                if item.annotator not in (self.member, pg_schema.CONSENSUS):
-                    continue  # another member's label (a rename followed it): theirs to send, not ours
+                if isinstance(command, RenameLabel) and item.annotator not in (self.member, pg_schema.CONSENSUS):
+                    continue  # another member's label followed the rename here; the server keeps it theirs
                 edits.append(self._edit_of(item))
             if not edits:
                 return

@@ -1,7 +1,7 @@
 """The window's remembered settings as one typed, versioned value. Qt-free: one adapter in widgets stores it.
 
 Version 1 keeps the same keys the window wrote before settings had a version (`annotator`, `last_dataset`,
-`geometry`, `window_state`), so a settings file written by an older Thinslice opens with nothing lost;
+`geometry`, `window_state`, `recent_stores`), so a settings file written by an older Thinslice opens with nothing lost;
 `upgrade` is where a later version renames or converts keys.
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ class Settings:
     last_dataset: str = ""
     geometry: bytes | None = None
     window_state: bytes | None = None
+    recent_stores: tuple[str, ...] = ()  # paths, most recent first
     version: int = SETTINGS_VERSION
 
     def with_(self, **changes: Any) -> "Settings":
@@ -40,7 +41,7 @@ def upgrade(stored: Mapping[str, Any]) -> Settings:
     # version 0 (no version key) wrote the same keys as version 1
     return Settings(annotator=_as_text(stored.get("annotator")), last_dataset=_as_text(stored.get("last_dataset")),
                     geometry=_as_bytes(stored.get("geometry")), window_state=_as_bytes(stored.get("window_state")),
-                    version=SETTINGS_VERSION)
+                    recent_stores=_as_texts(stored.get("recent_stores")), version=SETTINGS_VERSION)
 
 
 def as_stored(settings: Settings) -> dict[str, Any]:
@@ -50,6 +51,12 @@ def as_stored(settings: Settings) -> dict[str, Any]:
 
 def _as_text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
+
+
+def _as_texts(value: Any) -> tuple[str, ...]:
+    # a settings file holding a list of one item gives back the item alone
+    values = [value] if isinstance(value, str) else value if isinstance(value, (list, tuple)) else []
+    return tuple(v.strip() for v in values if isinstance(v, str) and v.strip())
 
 
 def _as_bytes(value: Any) -> bytes | None:

@@ -6,13 +6,14 @@ from app.settings import SETTINGS_VERSION, Settings, as_stored, upgrade
 
 def test_settings_written_before_versions_existed_open_with_nothing_lost():
     old = {"annotator": "ana", "last_dataset": "FriendBench (sample)", "geometry": b"\x01\x02",
-           "window_state": b"\x03"}
+           "window_state": b"\x03", "recent_stores": "/data/one.duckdb"}
     settings = upgrade(old)
-    assert settings == Settings("ana", "FriendBench (sample)", b"\x01\x02", b"\x03", SETTINGS_VERSION)
+    assert settings == Settings("ana", "FriendBench (sample)", b"\x01\x02", b"\x03", ("/data/one.duckdb",),
+                                SETTINGS_VERSION)
 
 
 def test_stored_settings_round_trip_and_malformed_values_take_the_default():
-    settings = Settings(annotator="ben", last_dataset="EchoMind", geometry=b"g")
+    settings = Settings(annotator="ben", last_dataset="EchoMind", geometry=b"g", recent_stores=("/a", "/b"))
     assert upgrade(as_stored(settings)) == settings
     assert as_stored(settings)["version"] == SETTINGS_VERSION and as_stored(settings)["window_state"] is None
     broken = upgrade({"version": "not a number", "annotator": 7, "geometry": "text", "window_state": b""})

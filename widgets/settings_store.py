@@ -24,7 +24,8 @@ class SettingsStore:
             if value is None:
                 self.qsettings.remove(name)
             else:
-                self.qsettings.setValue(name, QByteArray(value) if isinstance(value, bytes) else value)
+                self.qsettings.setValue(name, QByteArray(value) if isinstance(value, bytes)
+                                        else list(value) if isinstance(value, tuple) else value)
         self.qsettings.sync()
 
     def update(self, **changes) -> Settings:

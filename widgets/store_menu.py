@@ -13,23 +13,22 @@ from pathlib import Path
 from PySide6.QtCore import QProcess, QSettings
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
-RECENT_KEY = "recent_stores"
+from widgets.settings_store import SettingsStore
+
 MAX_RECENT = 8
 MAIN = Path(__file__).resolve().parents[1] / "main.py"
 
 
 def recent_stores(settings: QSettings) -> list[Path]:
     """The remembered stores, most recent first, those still on disk."""
-    value = settings.value(RECENT_KEY, [])
-    names = [value] if isinstance(value, str) else list(value or [])
-    return [Path(n) for n in names if n and Path(n).exists()]
+    return [Path(n) for n in SettingsStore(settings).load().recent_stores if Path(n).exists()]
 
 
 def remember_store(settings: QSettings, path: Path) -> None:
     """Put `path` first in the recent list."""
     path = Path(path).expanduser().resolve()
     kept = [str(path)] + [str(p) for p in recent_stores(settings) if p.resolve() != path]
-    settings.setValue(RECENT_KEY, kept[:MAX_RECENT])
+    SettingsStore(settings).update(recent_stores=tuple(kept[:MAX_RECENT]))
 
 
 def launch_store(path: Path) -> bool:

@@ -1,4 +1,5 @@
-"""Pieces every importer shares: options, safe media paths, and reading tables with line numbers."""
+"""Pieces every importer shares: options, the problem log, safe media paths, JSON and JSON-lines files, and
+the annotation sidecar (tables are read by `storage.importers.tables`)."""
 from __future__ import annotations
 
 import json

@@ -102,3 +102,13 @@ def test_egemaps_gives_the_88_functionals_when_opensmile_is_installed():
     assert len(values) == 88
     f0 = values["egemaps:F0semitoneFrom27.5Hz_sma3nz_amean"]
     assert abs(f0 - 12 * np.log2(200.0 / 27.5)) < 0.5  # openSMILE's F0 in semitones re 27.5 Hz
+
+
+def test_egemaps_of_a_participant_is_taken_on_their_own_speech():
+    pytest.importorskip("opensmile")
+    from app.cues.measures import speech_samples
+    samples = np.concatenate([voiced_tone(150.0, 1.0), voiced_tone(300.0, 1.0)])
+    own = speech_samples(samples, RATE, [(0.0, 1.0)])
+    assert len(own) == RATE
+    f0 = egemaps_measures(own, RATE)["egemaps:F0semitoneFrom27.5Hz_sma3nz_amean"]
+    assert abs(f0 - 12 * np.log2(150.0 / 27.5)) < 0.5

@@ -5,8 +5,8 @@ script's `target`, `alternative` and `neutral` voices, a question's single `audi
 holds the stimulus as a whole: a conversation's turn-taking measures, whole-stimulus labels, and for
 every per-voice cue the mean over the voices, so a stimulus has one value to set against correctness.
 
-Where a participant's words are timed, pitch and intensity are taken inside their own inter-pausal units
-only, so the other speaker's voice leaking into a microphone does not count as theirs.
+Where a participant's words are timed, pitch, intensity and eGeMAPS are taken inside their own
+inter-pausal units only, so the other speaker's voice leaking into a microphone does not count as theirs.
 """
 from __future__ import annotations
 
@@ -149,6 +149,15 @@ def acoustic_measures(samples: np.ndarray, rate: int, settings: CueSettings,
     return out
 
 
+def speech_samples(samples: np.ndarray, rate: int, speech: Sequence[tuple[float, float]]) -> np.ndarray:
+    """The samples inside `speech` intervals joined end to end (all samples when there are none): a
+    participant's eGeMAPS is taken on their own speech, not on the other's voice in their microphone."""
+    if not speech:
+        return samples
+    parts = [samples[max(0, int(a * rate)):max(0, int(b * rate))] for a, b in sorted(speech)]
+    return np.concatenate(parts) if parts else samples[:0]
+
+
 def egemaps_measures(samples: np.ndarray, rate: int) -> dict[str, float]:
     """The 88 eGeMAPS v02 functionals (openSMILE); empty when the opensmile package is not installed."""
     smile = _egemaps_extractor()
@@ -219,7 +228,8 @@ def stimulus_measures(voices: Sequence[Voice], labels: Sequence[LabelCount], set
         per_voice[voice.subject] = values
         rows += [(voice.subject, cue, value) for cue, value in values.items()]
         if settings.egemaps:
-            rows += [(voice.subject, cue, value) for cue, value in egemaps_measures(voice.samples, voice.rate).items()]
+            own = speech_samples(voice.samples, voice.rate, speech)
+            rows += [(voice.subject, cue, value) for cue, value in egemaps_measures(own, voice.rate).items()]
     whole: dict[str, float] = {}
     for cue in sorted({c for values in per_voice.values() for c in values}):
         finite = [v[cue] for v in per_voice.values() if cue in v and math.isfinite(v[cue])]

@@ -1,0 +1,219 @@
+"""Voice-analysis figures, each against praat-parselmouth's own computation on the same file in the same run:
+
+- a 20 s clip's spectrogram on screen after switching to it (tiles computed, image set), against Praat's
+  "To Spectrogram..." of the clip; and the same switch when the tiles are in the disk cache;
+- a 60-minute 48 kHz file's spectrogram: first paint of the whole file, then the GUI thread's redraw per
+  step while zooming in (median) and the worker's fill of each step's missing tiles; the baseline is Praat's
+  spectrogram of a 10-minute excerpt at the same view resolution, times six (Praat holds the whole sound
+  as float64, 1.4 GB for the hour, which a 2-core test machine should not be asked for); memory of the
+  tiles held after the zooming;
+- a 20 s clip's pitch and intensity as the tracks compute them (decode + Praat), against Praat reading
+  the file and running "To Pitch (ac)..." itself;
+- cue measures for the whole bundled sample (FriendBench and EchoMind, eGeMAPS when opensmile is
+  installed).
+`run()` returns (name, median, unit) rows. Takes about a minute on 2 cores.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+WIDTH_PX = 1280
+CLIP_S = 20.0
+CLIP_RATE = 16000
+EXCERPT_MIN = 10
+ZOOM_STEPS = 24
+REPEATS = 5
+
+Row = tuple[str, float, str]
+
+
+def _median_time(fn, repeats: int = REPEATS) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _voice(seconds: float, rate: int, seed: int = 0) -> np.ndarray:
+    """A voiced signal with a moving F0 and syllable-like bursts (harmonics, so Praat finds pitch)."""
+    t = np.arange(int(seconds * rate)) / rate
+    f0 = 140.0 + 40.0 * np.sin(2 * np.pi * 0.3 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / rate
+    wave = sum(np.sin(k * phase) / k for k in range(1, 8))
+    bursts = (np.sin(2 * np.pi * 4.0 * t) > -0.2).astype(np.float64)
+    noise = np.random.default_rng(seed).normal(0, 0.01, len(t))
+    return (0.15 * wave * bursts + noise).astype(np.float32)
+
+
+def _image_item():
+    from PySide6.QtWidgets import QApplication
+    import pyqtgraph as pg
+
+    app = QApplication.instance() or QApplication([])
+    plot = pg.PlotWidget()
+    plot.resize(WIDTH_PX + 80, 200)
+    item = pg.ImageItem()
+    plot.addItem(item)
+    lut = np.stack([np.linspace(255, 0, 256).astype(np.uint8)] * 3, axis=1)
+    return app, plot, item, lut
+
+
+def _paint(app, item, lut, found) -> None:
+    from PySide6.QtCore import QRectF
+
+    item.setImage(found.image, levels=(40.0, 140.0), lut=lut, autoLevels=False)
+    item.setRect(QRectF(found.t0, 0.0, found.t1 - found.t0, found.frequency_step * found.image.shape[1]))
+    item.render()  # the lookup-table pass Qt would do on the next paint
+    app.processEvents()
+
+
+def _clip_rows(folder: Path, app, item, lut) -> list[Row]:
+    import parselmouth
+    import soundfile as sf
+
+    from app.cues.tracks import voice_tracks
+    from storage.records import MediaRef
+    from storage.spectrogram import SpectrogramParams, open_spectrogram
+    import storage.spectrogram as spectrogram_module
+
+    path = folder / "clip.wav"
+    sf.write(path, _voice(CLIP_S, CLIP_RATE), CLIP_RATE, subtype="PCM_16")
+    params = SpectrogramParams()
+
+    def switch_cold() -> None:
+        spectrogram_module._OPEN.clear()
+        for tile in (folder / "cache").glob("**/*.npy"):
+            tile.unlink()
+        tiles = open_spectrogram(path, 0.0, CLIP_S, params)
+        tiles.overview_max_db()
+        _paint(app, item, lut, tiles.query(0.0, CLIP_S, WIDTH_PX))
+
+    def switch_cached() -> None:
+        spectrogram_module._OPEN.clear()  # a new window or a stimulus long left: tiles come from disk
+        tiles = open_spectrogram(path, 0.0, CLIP_S, params)
+        tiles.overview_max_db()
+        _paint(app, item, lut, tiles.query(0.0, CLIP_S, WIDTH_PX, compute=False))
+
+    cold = _median_time(switch_cold)
+    switch_cold()
+    cached = _median_time(switch_cached)
+    praat = _median_time(lambda: parselmouth.Sound(str(path)).to_spectrogram(window_length=0.005,
+                                                                              maximum_frequency=5000.0))
+    media = MediaRef("audio", path, True, 0.0, CLIP_S, CLIP_RATE)
+    ours_pitch = _median_time(lambda: voice_tracks(media))
+    praat_pitch = _median_time(lambda: parselmouth.Sound(str(path)).to_pitch_ac(pitch_floor=75.0,
+                                                                                pitch_ceiling=600.0))
+    praat_both = _median_time(lambda: (lambda s: (s.to_pitch_ac(pitch_floor=75.0, pitch_ceiling=600.0),
+                                                  s.to_intensity(minimum_pitch=100.0)))(parselmouth.Sound(str(path))))
+    return [
+        ("cues.spectrogram_20s_switch", cold * 1000, "ms"),
+        ("cues.spectrogram_20s_switch_cached", cached * 1000, "ms"),
+        ("cues.spectrogram_20s_praat_baseline", praat * 1000, "ms"),
+        ("cues.pitch_intensity_20s", ours_pitch * 1000, "ms"),
+        ("cues.pitch_20s_praat_baseline", praat_pitch * 1000, "ms"),
+        ("cues.pitch_intensity_20s_praat_baseline", praat_both * 1000, "ms"),
+    ]
+
+
+def _hour_rows(folder: Path, app, item, lut) -> list[Row]:
+    import parselmouth
+    import soundfile as sf
+
+    from bench_playback import WAV_RATE, make_hour_wav
+    from storage.spectrogram import SpectrogramParams, SpectrogramTiles, open_spectrogram
+    import storage.spectrogram as spectrogram_module
+
+    path = make_hour_wav(folder)
+    duration = sf.info(str(path)).frames / WAV_RATE
+    params = SpectrogramParams()
+    spectrogram_module._OPEN.clear()
+    start = time.perf_counter()
+    tiles: SpectrogramTiles = open_spectrogram(path, 0.0, None, params)
+    tiles.overview_max_db()
+    _paint(app, item, lut, tiles.query(0.0, duration, WIDTH_PX))
+    first_paint = time.perf_counter() - start
+
+    # zoom in on the middle, from the whole hour to 2 s, as a wheel does; at each step the GUI thread draws
+    # what is at hand and the worker fills the missing tiles
+    widths = np.geomspace(duration, 2.0, ZOOM_STEPS)
+    redraws, fills = [], []
+    for width in widths:
+        t0 = duration / 2 - width / 2
+        begin = time.perf_counter()
+        _paint(app, item, lut, tiles.query(t0, t0 + width, WIDTH_PX, compute=False))
+        redraws.append(time.perf_counter() - begin)
+        begin = time.perf_counter()
+        tiles.query(t0, t0 + width, WIDTH_PX)
+        fills.append(time.perf_counter() - begin)
+    held_mb = tiles.nbytes / 1e6
+
+    excerpt_s = EXCERPT_MIN * 60
+    samples, rate = sf.read(str(path), frames=int(excerpt_s * WAV_RATE), dtype="float64")
+    sound = parselmouth.Sound(samples, sampling_frequency=rate)
+    step = excerpt_s / WIDTH_PX
+    begin = time.perf_counter()
+    sound.to_spectrogram(window_length=0.005, maximum_frequency=5000.0, time_step=step)
+    praat_excerpt = time.perf_counter() - begin
+    return [
+        ("cues.spectrogram_60min_first_paint", first_paint * 1000, "ms"),
+        ("cues.spectrogram_60min_praat_baseline_extrapolated", praat_excerpt * duration / excerpt_s * 1000, "ms"),
+        ("cues.spectrogram_60min_zoom_redraw_median", statistics.median(redraws) * 1000, "ms"),
+        ("cues.spectrogram_60min_zoom_fill_median", statistics.median(fills) * 1000, "ms"),
+        ("cues.spectrogram_60min_zoom_fill_max", max(fills) * 1000, "ms"),
+        ("cues.spectrogram_60min_tiles_memory", held_mb, "MB"),
+    ]
+
+
+def _sample_rows(folder: Path) -> list[Row]:
+    from app.cues.measures import CueSettings, egemaps_version
+    from app.cues.service import compute_cues
+    from app.sample import SAMPLE_ROOT, import_sample
+    from storage.store import Store
+
+    if not SAMPLE_ROOT.exists():
+        return []
+    store = Store.open(folder / "sample.duckdb")
+    try:
+        import_sample(store)
+        begin = time.perf_counter()
+        compute_cues(store, settings=CueSettings(egemaps=False))
+        without = time.perf_counter() - begin
+        begin = time.perf_counter()
+        compute_cues(store)  # a new run: the settings differ
+        seconds = time.perf_counter() - begin
+    finally:
+        store.close()
+    rows = [("cues.measures_whole_sample_praat_and_turns", without, "s")]
+    if egemaps_version() is not None:
+        rows.append(("cues.measures_whole_sample_with_egemaps", seconds, "s"))
+    return rows
+
+
+def run() -> list[Row]:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        os.environ["THINSLICE_HOME"] = str(folder)  # tile and peak caches go here, not to the user's
+        app, plot, item, lut = _image_item()
+        rows = _clip_rows(folder, app, item, lut)
+        rows += _hour_rows(folder, app, item, lut)
+        rows += _sample_rows(folder)
+        plot.close()
+        return rows
+
+
+if __name__ == "__main__":
+    for name, value, unit in run():
+        print(f"{name} {value:.4g} {unit}")

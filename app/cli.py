@@ -14,6 +14,7 @@
     thinslice backup OUT [--db PATH]                 a consistent, checked copy of the store in a new file OUT
     thinslice check [--db PATH]                      read every table back; exit 1 naming a damaged table
     thinslice recover [--db PATH]                    open a store whose write-ahead log is damaged
+    thinslice team init|add-member|join|status|sync|leave ...   annotate as a team on a PostgreSQL server
 
 --db names an existing store; add --create to make a new one there. Without --db the default store in the
 data folder is used (and made, with the sample, on first start). Verbs that only read (info, export, check,
@@ -26,11 +27,13 @@ import json
 import sys
 from pathlib import Path
 
+import duckdb
+
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
 
 VERBS = ("info", "list", "import", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup", "check",
-         "recover")
+         "recover", "team")
 EXIT_MISSING_STORE = 2
 
 
@@ -188,10 +191,17 @@ def dispatch(argv: list[str]) -> int | None:
         if verb == "ncp":
             from app.beliefs.cli import ncp_main
             return ncp_main(rest)
+        if verb == "team":
+            from app.cli_team import team_main
+            return team_main(rest)
     except StoreMissingError as exc:
         return _fail(str(exc), EXIT_MISSING_STORE)
     except ThinsliceError as exc:
         return _fail(str(exc))
+    except duckdb.Error as exc:  # a damaged block met while reading: one line, and where to look next
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        return _fail(f"the store could not be read ({first}); `thinslice check` names the damaged table, "
+                     f"and `thinslice backup` of a sound copy keeps it safe")
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     return None

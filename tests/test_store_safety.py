@@ -177,3 +177,25 @@ def test_regular_files_are_read_within_their_limit(tmp_path):
     latin.write_bytes("caf\xe9".encode("latin-1"))
     with pytest.raises(FileRefused, match="byte 3 is not utf-8"):
         read_regular_text(latin)
+
+
+def test_a_verb_that_meets_a_damaged_block_says_so_in_one_line(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    store = make_store(db, friendbench_like_plan(tmp_path, n_stimuli=2))
+    store.cursor().execute(
+        "INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s)"
+        " SELECT (SELECT min(id) FROM stimulus), 'ana', 'vocal cues', 'laugh ' || i::VARCHAR, i, i + 0.5"
+        " FROM range(150000) t(i)")
+    store.checkpoint()
+    blocks = [r[0] for r in store.cursor().execute(
+        "SELECT block_id FROM pragma_storage_info('annotation') WHERE column_name = 'label' AND block_id >= 0"
+    ).fetchall()]
+    store.close()
+    data = bytearray(db.read_bytes())
+    # one flipped byte inside a block of the labels' text (after the file's three 4 KB headers, 256 KB blocks)
+    data[3 * 4096 + blocks[len(blocks) // 2] * 262144 + 8 + 100] ^= 0xFF
+    db.write_bytes(data)
+    code = dispatch(["export", "csv", str(tmp_path / "labels.csv"), "--db", str(db), "--dataset", "Dyads"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and "Traceback" not in err and len(err.splitlines()) == 1
+    assert "could not be read" in err and "thinslice check" in err

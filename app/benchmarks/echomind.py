@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -48,11 +48,21 @@ def option_text(option: str) -> str:
     return re.sub(r"^\s*\(?[A-Za-z][\).:]\s+", "", option).strip()
 
 
-def options_by_letter(options: Mapping[str, str] | list[str]) -> dict[str, str]:
+def option_letters(count: int) -> list[str]:
+    """The letters of `count` options, in order: A, B, C, ..."""
+    return [chr(ord("A") + i) for i in range(count)]
+
+
+def format_options(options: Sequence[str]) -> str:
+    """Options as lettered lines ("A. ..."): the form the MCQ prompt shows and `choice_letter` reads back."""
+    return "\n".join(f"{letter}. {text}" for letter, text in zip(option_letters(len(options)), options))
+
+
+def options_by_letter(options: Mapping[str, str] | Sequence[str]) -> dict[str, str]:
     """Options as letter -> text, from the stored mapping or a list in letter order."""
     if isinstance(options, Mapping):
         return {str(k).strip().upper(): str(v) for k, v in options.items()}
-    return {chr(ord("A") + i): option_text(str(v)) for i, v in enumerate(options)}
+    return {letter: option_text(str(v)) for letter, v in zip(option_letters(len(options)), options)}
 
 
 def choice_letter(text: Any, options: Mapping[str, str]) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from app.benchmarks.echomind import format_options
 from app.prompts import (
     AGENTVISS_ROLE_PLAY,
     ECHOMIND_MCQ,
@@ -96,15 +97,6 @@ def friendbench_messages(
     if modality in ("audio", "video"):
         parts.append(audio_part(audio_wav))  # type: ignore[arg-type]
     return _conversation(system, parts)
-
-
-def option_letters(count: int) -> list[str]:
-    return [chr(ord("A") + i) for i in range(count)]
-
-
-def format_options(options: Sequence[str]) -> str:
-    """Options as lettered lines ("A. ..."), the form the MCQ prompt and the parser share."""
-    return "\n".join(f"{letter}. {text}" for letter, text in zip(option_letters(len(options)), options))
 
 
 def echomind_mcq_messages(

@@ -200,8 +200,7 @@ def dispatch(argv: list[str]) -> int | None:
         return _fail(str(exc))
     except duckdb.Error as exc:  # a damaged block met while reading: one line, and where to look next
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-        return _fail(f"the store could not be read ({first}); `thinslice check` names the damaged table, "
-                     f"and `thinslice backup` of a sound copy keeps it safe")
+        return _fail(f"the store could not be read ({first}); `thinslice check` names the damaged table")
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     return None

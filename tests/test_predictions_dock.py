@@ -53,3 +53,18 @@ def test_free_text_answers_and_each_reason_under_its_criterion(qtbot, tmp_path):
     reasons = [label.text() for label in panel.reasons]
     assert sorted(reasons) == ["Char because of the reply", "Expr because of the reply"]
     qtbot.waitUntil(lambda: all(label.isVisible() for label in panel.reasons), timeout=3000)
+
+
+def test_a_narrow_dock_keeps_the_model_and_condition_readable(qtbot, tmp_path):
+    store = make_store(tmp_path / "s.duckdb", scene_plan(tmp_path))
+    detail = queries.stimulus_detail(store.cursor(), 1)
+    store.close()
+    panel = PredictionsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(240, 600)
+    panel.show()
+    panel.set_detail(detail)
+    qtbot.waitUntil(lambda: panel.tree.isColumnHidden(3), timeout=3000)
+    assert panel.tree.columnWidth(0) >= 90
+    panel.resize(700, 600)
+    qtbot.waitUntil(lambda: not panel.tree.isColumnHidden(3), timeout=3000)

@@ -11,6 +11,7 @@ from storage.records import HumanSplit, Prediction, StimulusDetail
 from widgets.judge_bar import judge_bar
 from widgets.palette import colour, qcolour
 
+NARROW_WIDTH = 420  # below this the tree drops its judges column
 ANSWER_CHARS = 80   # a long free-text answer (AgentViSS role play) shows its start in the tree, all of it below
 
 
@@ -51,7 +52,7 @@ class PredictionsPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
-        self.tree.setColumnWidth(1, 90)
+        self.tree.setColumnWidth(1, 80)
         self.tree.setColumnWidth(3, 90)
         self.tree.currentItemChanged.connect(self._current_changed)
         self.judges = QWidget()
@@ -84,6 +85,11 @@ class PredictionsPanel(QWidget):
         layout.addWidget(split)
         self._predictions: dict[int, Prediction] = {}
         self.set_detail(None)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        # in a narrow dock the model and condition keep the room: the judges are listed below the tree anyway
+        self.tree.setColumnHidden(3, self.width() < NARROW_WIDTH)
 
     def set_detail(self, detail: StimulusDetail | None) -> None:
         self.tree.clear()

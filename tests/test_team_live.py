@@ -52,3 +52,28 @@ def test_each_member_sees_the_others_edits_within_a_second(team):
     # ben's history shows ana's edits as ana's
     events = ben.model.history(ben.stimulus("a"))
     assert [e.action for e in events if e.annotator == "ana"][:2] == ["update", "create"]
+
+
+def test_agreement_export_and_history_read_the_team_labels_as_a_local_project_does(team, tmp_path):
+    from app.agreement import whole_agreement
+    from app.export_service import export_annotations
+    ana, ben = team
+    for name, (mine, theirs) in {"a": ("familiar", "familiar"), "b": ("stranger", "familiar"),
+                                 "c": ("stranger", "stranger")}.items():
+        ana.show(name)
+        ana.model.set_whole("rating", mine)
+        ben.show(name)
+        ben.model.set_whole("rating", theirs)
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline and len(ana.model.store.for_stimuli(dataset_id=1)) < 6:
+        time.sleep(0.05)   # ben's last label is on its way to ana (at most a second)
+    for client in (ana, ben):
+        everything = client.model.store.for_stimuli(dataset_id=1)
+        report = whole_agreement(everything, "rating")
+        assert report.annotators == ("ana", "ben")
+        assert [d.stimulus_id for d in report.disagreements] == [client.stimulus("b")]
+        out = tmp_path / f"{client.model.annotator}.csv"
+        export_annotations(client.store, "csv", out)
+        text = out.read_text()
+        assert text.count("ana") == 3 and text.count("ben") == 3
+        assert "team-test-secret" not in text

@@ -1,0 +1,74 @@
+"""`thinslice team ...` on a real server: init through versioned migrations, join as a member, status and
+sync; no password reaches the store, and libpq's own options (sslmode) are honoured. A store that never
+joined a team needs no server."""
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+
+from app.cli import dispatch
+from storage import team_server
+from storage.pg_schema import LATEST_VERSION
+from storage.store import Store
+from tests.pg_server import PASSWORD, member_store, pg_server  # noqa: F401  (the session's cluster)
+
+
+def _run(capsys, *argv: str) -> tuple[int, dict, str]:
+    code = dispatch(list(argv))
+    out = capsys.readouterr()
+    return code, (json.loads(out.out) if out.out.strip() else {}), out.err
+
+
+def test_init_join_status_and_sync_from_the_command_line(pg_server, tmp_path, capsys):  # noqa: F811
+    with team_server.connect(pg_server.url()) as con:
+        con.execute("CREATE DATABASE cli_team")
+    owner = pg_server.url("cli_team")
+    code, out, _ = _run(capsys, "team", "init", owner)
+    assert code == 0 and out["migrations_applied"] == list(range(1, LATEST_VERSION + 1))
+    code, out, _ = _run(capsys, "team", "init", owner)          # again: nothing to do
+    assert code == 0 and out["migrations_applied"] == []
+    code, out, _ = _run(capsys, "team", "add-member", owner, "cleo", "--lead", "--no-password")
+    assert code == 0 and out == {"member": "cleo", "lead": True}
+    with team_server.connect(owner) as con:
+        con.execute("ALTER ROLE cleo PASSWORD %s" % psycopg.sql.quote(PASSWORD))
+
+    path = tmp_path / "cleo.duckdb"
+    member_store(path).close()
+    # a password typed into the URL is used once, never kept
+    with_password = owner.replace("thinslice_admin@", f"cleo:{PASSWORD}@")
+    code, out, err = _run(capsys, "team", "join", with_password, "--db", str(path))
+    assert code == 0 and out["member"] == "cleo" and out["lead"] is True
+    assert "not kept" in err and PASSWORD not in err
+    code, out, _ = _run(capsys, "team", "status", "--db", str(path))
+    assert code == 0 and out["online"] and out["waiting"] == 0 and out["member"] == "cleo"
+    code, out, _ = _run(capsys, "team", "sync", "--db", str(path))
+    assert code == 0 and out["online"]
+    store = Store.open(path)
+    try:
+        kept = dict(store.cursor().execute("SELECT key, value FROM team_state").fetchall())
+    finally:
+        store.close()
+    assert "user=cleo" in kept["url"] and "host=127.0.0.1" in kept["url"] and PASSWORD not in kept["url"]
+    assert PASSWORD.encode() not in path.read_bytes()
+
+    code, out, _ = _run(capsys, "team", "leave", "--db", str(path))
+    assert code == 0
+    code, out, _ = _run(capsys, "team", "status", "--db", str(path))
+    assert code == 0 and out == {"team": None}
+
+
+def test_sslmode_in_the_url_is_honoured(pg_server, tmp_path, capsys):  # noqa: F811
+    path = tmp_path / "s.duckdb"
+    member_store(path).close()
+    # the throwaway server has no TLS, so a URL that requires it is refused before anything is sent
+    code, _, err = _run(capsys, "team", "join", pg_server.url() + "?sslmode=require", "--db", str(path))
+    assert code == 1 and "cannot be reached" in err and "SSL" in err
+
+
+def test_a_store_that_never_joined_a_team_needs_no_server(tmp_path, capsys):
+    path = tmp_path / "alone.duckdb"
+    member_store(path).close()
+    code, out, _ = _run(capsys, "team", "status", "--db", str(path))
+    assert code == 0 and out == {"team": None}

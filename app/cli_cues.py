@@ -94,7 +94,8 @@ def format_comparisons(doc: dict) -> str:
             lines += ["  no cue measures stored: run `thinslice cues compute` first", ""]
             continue
         lines += [f"  {k}: {v}" for k, v in ds["methods"].items()]
-        header = f"  {'judge':<32} {'cue':<34} {'n r/w':>7} {'delta':>7} {'95% CI':>15} {'p adj':>7} {'rho':>7} {'p adj':>7}"
+        header = (f"  {'judge':<32} {'cue':<34} {'n r/w':>7} {'delta':>7} {'95% CI':>15} {'p adj':>7}"
+                  f" {'rho':>7} {'p adj':>7}")
         lines += ["", header, "  " + "-" * (len(header) - 2)]
         for c in ds["comparisons"]:
             ci = f"[{_number(c['ci_low'], 2)}, {_number(c['ci_high'], 2)}]"

@@ -137,7 +137,8 @@ def test_the_sample_is_measured_in_seconds_and_echomind_voices_are_contrasted(tm
         assert {s.dataset for s in summaries} >= {"FriendBench (sample)", "EchoMind (sample)"}
         assert all(s.failed == () for s in summaries)
         echomind = next(d for d in summaries if d.dataset.startswith("EchoMind"))
-        dataset_id = store.cursor().execute("SELECT id FROM dataset WHERE name = ?", [echomind.dataset]).fetchall()[0][0]
+        dataset_id = store.cursor().execute("SELECT id FROM dataset WHERE name = ?",
+                                            [echomind.dataset]).fetchall()[0][0]
         result = compare_dataset(store, dataset_id)
         whisper = next(v for v in result.voices if v.attribute == "whisper" and v.cue == "voiced_fraction")
         assert whisper.expected == -1 and whisper.as_expected is True

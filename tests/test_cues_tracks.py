@@ -104,8 +104,8 @@ def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyad
     drawn = next(i for i in tracks.row_plot(SPECTROGRAM, 0).items if getattr(i, "image", None) is not None)
     # drawn at once from a coarser level, then from level 0 (a frame every 2 ms) once its tiles are computed
     qtbot.waitUntil(lambda: drawn.image.shape[0] >= 0.5 / spectrogram.params.time_step_s, timeout=10000)
-    left, right = drawn.mapRectToParent(drawn.boundingRect()).left(), drawn.mapRectToParent(drawn.boundingRect()).right()
-    assert left <= 1.0 and right >= 1.5
+    extent = drawn.mapRectToParent(drawn.boundingRect())
+    assert extent.left() <= 1.0 and extent.right() >= 1.5
 
 
 def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_of):

@@ -19,8 +19,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSettings, QSize, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox, QToolButton,
-                               QVBoxLayout, QWidget, QWidgetAction)
+from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox,
+                               QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
 from app.cues.acoustics import PraatSettings
 from app.cues.conversation import Conversation, TimedWord

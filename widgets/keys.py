@@ -19,6 +19,7 @@ from widgets.help_overlay import HelpOverlay
 
 _LONE_MODIFIERS = (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr,
                    Qt.Key.Key_unknown)
+_KEY_PRESS = QEvent.Type.KeyPress
 # Qt's short names where the keymap uses the long ones
 _KEY_NAMES = {"Del": "Delete", "Esc": "Escape", "Ins": "Insert"}
 
@@ -119,7 +120,8 @@ class KeyDispatcher(QObject):
             app.removeEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
-        if event.type() != QEvent.Type.KeyPress or not isinstance(watched, QWidget):
+        # every event of the application passes here: the common case must cost next to nothing
+        if event.type() is not _KEY_PRESS or not isinstance(watched, QWidget):
             return False
         if watched.window() is not self.root.window() or not isinstance(event, QKeyEvent):
             return False

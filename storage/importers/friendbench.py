@@ -37,15 +37,8 @@ from storage.importers.seamless import (AUDIO_SUFFIXES, LABEL_SET_FILES, VIDEO_S
                                         probe_media, segment_rows, transcript_text)
 from storage.importers.sniff import Guess, require_fields, sniff_frame, unit_scale
 from storage.importers.tables import TABLE_SUFFIXES, Table, read_table
+from storage.importers.words import FALSE_WORDS, FAMILIAR_WORDS, MODALITY_WORDS, STRANGER_WORDS, TRUE_WORDS
 
-FAMILIAR_WORDS = {"familiar", "friend", "friends", "1", "1.0", "acquainted", "acquaintances", "known"}
-STRANGER_WORDS = {"stranger", "strangers", "0", "0.0", "unfamiliar", "not familiar", "not_familiar", "unknown"}
-MODALITY_WORDS = {
-    "text": {"text", "transcript", "text_only", "text-only", "written"},
-    "audio": {"audio", "audio_only", "audio-only", "speech", "voice", "sound"},
-    "video": {"video", "audiovisual", "audio-visual", "av", "video+audio", "audio+video", "video_audio",
-              "multimodal"},
-}
 GENDER_WORDS = {
     "same": {"same", "same-gender", "same_gender", "same gender", "same-sex", "homogeneous", "mm", "ff", "m-m",
              "f-f", "male-male", "female-female", "m/m", "f/f"},
@@ -55,7 +48,6 @@ GENDER_WORDS = {
 PART_WORDS = {"early": {"early", "beginning", "begin", "start", "first"},
               "late": {"late", "end", "ending", "last", "second"}}
 TRANSCRIPT_SUFFIXES = (".json", ".jsonl")
-TRUE_WORDS, FALSE_WORDS = {"true", "t", "yes", "y", "1", "1.0"}, {"false", "f", "no", "n", "0", "0.0"}
 _A_MARKERS = {"a", "pa", "p1", "left", "spka", "speakera", "participanta"}
 _B_MARKERS = {"b", "pb", "p2", "right", "spkb", "speakerb", "participantb"}
 _SWAP = {"a": "b", "A": "B", "pa": "pb", "PA": "PB", "p1": "p2", "P1": "P2", "left": "right"}

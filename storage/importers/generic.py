@@ -23,8 +23,7 @@ from storage.importers.common import MAP_FIELDS, ImportOptions, ProblemLog, chec
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
 from storage.importers.tables import LINE, TABLE_SUFFIXES, read_table
-TRUE_WORDS = ["true", "t", "yes", "y", "1", "1.0", "correct"]
-FALSE_WORDS = ["false", "f", "no", "n", "0", "0.0", "incorrect", "wrong"]
+from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 
 _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",
             "response_time": "response_time_s"}
@@ -158,7 +157,7 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
     if "correct" in mapping:
         src = pl.col("_src_correct").str.to_lowercase()
         typed = typed.with_columns(
-            pl.when(src.is_in(TRUE_WORDS)).then(True).when(src.is_in(FALSE_WORDS)).then(False)
+            pl.when(src.is_in(sorted(TRUE_WORDS))).then(True).when(src.is_in(sorted(FALSE_WORDS))).then(False)
             .otherwise(None).alias("correct"))
         typed = _report(typed, (pl.col("_src_correct") != "") & pl.col("correct").is_null(), "_src_correct",
                         mapping["correct"], file, log, "true/false, yes/no or 1/0")

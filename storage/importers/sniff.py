@@ -16,6 +16,7 @@ import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.tables import Table
+from storage.importers.words import BOOLEAN_WORDS, CONDITION_WORDS, FAMILIARITY_WORDS
 
 # Field -> column-name synonyms, compared after `normalise_name`. The fields of `common.MAP_FIELDS` plus
 # the FriendBench metadata fields (site, gender, part, relationship_detail, topic, organisation, duration,
@@ -72,11 +73,6 @@ FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
     "transcript": ("transcript", "transcript_path", "transcript_file", "transcription", "words_file"),
 }
 
-FAMILIARITY_VALUES = {"familiar", "stranger", "friend", "friends", "strangers", "unfamiliar", "acquainted",
-                      "not familiar", "not_familiar", "0", "1"}
-MODALITY_VALUES = {"text", "audio", "video", "transcript", "audiovisual", "audio-visual", "av", "speech",
-                   "voice", "audio_only", "audio-only", "video+audio", "multimodal", "vision", "image"}
-BOOLEAN_VALUES = {"true", "false", "0", "1", "yes", "no", "t", "f", "y", "n", "1.0", "0.0"}
 MEDIA_SUFFIXES = (".mp4", ".mov", ".mkv", ".webm", ".avi", ".wav", ".flac", ".mp3", ".m4a", ".ogg",
                   ".opus", ".aac", ".png", ".jpg", ".jpeg", ".json")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -143,9 +139,9 @@ def _profile(values: Sequence[Any]) -> _Profile:
     return _Profile(
         count=n,
         distinct_ratio=len(set(texts)) / n,
-        familiarity=share(lambda t: t in FAMILIARITY_VALUES),
-        modality=share(lambda t: t in MODALITY_VALUES),
-        boolean=share(lambda t: t in BOOLEAN_VALUES),
+        familiarity=share(lambda t: t in FAMILIARITY_WORDS),
+        modality=share(lambda t: t in CONDITION_WORDS),
+        boolean=share(lambda t: t in BOOLEAN_WORDS),
         numeric=share(lambda t: bool(_NUMBER.match(t))),
         path=share(lambda t: t.endswith(MEDIA_SUFFIXES) or ("/" in t and " " not in t)),
         mean_length=sum(len(t) for t in texts) / n,

@@ -87,12 +87,15 @@ def tier_of(row: Row) -> str:
 
 def fields_lost(rows: Iterable[Row], carried: Iterable[str], carried_meta: Iterable[str] = ()) -> list[Loss]:
     """A `Loss` for each row with a value in a field (or `meta` key) outside `carried` (`carried_meta`)."""
-    carried, carried_meta = set(carried), set(carried_meta)
+    carried = set(carried)
+    others = [name for name in ROW_FIELDS if name not in carried and name != "meta"]
+    carried_meta = set(carried_meta)
     losses = []
     for row in rows:
-        lost = [name for name in ROW_FIELDS if name not in carried and name != "meta" and row.get(name) not in (None, "")]
-        lost += [f"meta.{key}" for key, value in (row.get("meta") or {}).items()
-                 if key not in carried_meta and value not in (None, "")]
+        lost = [name for name in others if row.get(name) not in (None, "")]
+        meta = row.get("meta")
+        if meta:
+            lost += [f"meta.{key}" for key, value in meta.items() if key not in carried_meta and value not in (None, "")]
         if lost:
             losses.append(Loss(row, "the format has no place for " + ", ".join(lost), tuple(lost)))
     return losses

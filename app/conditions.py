@@ -1,5 +1,5 @@
 """A prediction's condition in words a reader knows from the benchmark's paper, not its storage codes:
-`conversation:target / enhance` reads "conversation, target voice, enhanced prompt"; AgentViSS's `VV / Yusra`
+`conversation:target / enhance` reads "target voice, enhanced prompt"; AgentViSS's `VV / Yusra`
 reads "as Yusra, verbalized vision (VV)"."""
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ def condition_name(p: Prediction) -> str:
     parts = []
     if p.modality:
         task, _, voice = p.modality.partition(":")
-        parts.append(MODALITIES.get(task, task))
-        if voice:
-            parts.append(f"{voice} voice")
+        # a voice (target, alternative, neutral) is only ever a conversation's: it names the condition alone
+        parts.append(f"{voice} voice" if voice else MODALITIES.get(task, task))
     if p.prompt_setting:
         parts.append(PROMPTS.get(p.prompt_setting, p.prompt_setting))
     if p.context:

@@ -19,9 +19,9 @@ def prediction(**fields) -> Prediction:
 
 def test_conditions_read_as_the_benchmarks_name_them():
     assert condition_name(prediction(modality="conversation:target", prompt_setting="enhance")) == \
-        "conversation, target voice, enhanced prompt"
+        "target voice, enhanced prompt"
     assert condition_name(prediction(modality="conversation:neutral", prompt_setting="no")) == \
-        "conversation, neutral voice, no prompt"
+        "neutral voice, no prompt"
     assert condition_name(prediction(vision_mode="VV", context="Yusra")) == "as Yusra, verbalized vision (VV)"
 
 
@@ -64,7 +64,7 @@ def test_a_narrow_dock_keeps_the_model_and_condition_readable(qtbot, tmp_path):
     panel.resize(240, 600)
     panel.show()
     panel.set_detail(detail)
-    qtbot.waitUntil(lambda: panel.tree.isColumnHidden(3), timeout=3000)
-    assert panel.tree.columnWidth(0) >= 90
+    qtbot.waitUntil(lambda: panel.tree.isColumnHidden(3) and panel.tree.isColumnHidden(1), timeout=3000)
+    assert panel.tree.columnWidth(0) >= 150
     panel.resize(700, 600)
-    qtbot.waitUntil(lambda: not panel.tree.isColumnHidden(3), timeout=3000)
+    qtbot.waitUntil(lambda: not panel.tree.isColumnHidden(3) and not panel.tree.isColumnHidden(1), timeout=3000)

@@ -11,7 +11,7 @@ from storage.records import HumanSplit, Prediction, StimulusDetail
 from widgets.judge_bar import judge_bar
 from widgets.palette import colour, qcolour
 
-NARROW_WIDTH = 420  # below this the tree drops its judges column
+NARROW_WIDTH = 420  # below this the tree drops its answer and judges columns
 ANSWER_CHARS = 80   # a long free-text answer (AgentViSS role play) shows its start in the tree, all of it below
 
 
@@ -42,8 +42,10 @@ class PredictionsPanel(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Model / condition", "Answer", "", "Judges"])
         self.tree.setRootIsDecorated(True)
+        self.tree.setIndentation(12)
         # full condition names wrap in their column rather than being cut to "conversat…"
         self.tree.setWordWrap(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.tree.setUniformRowHeights(False)
         self.tree.setAlternatingRowColors(True)
         header = self.tree.header()
@@ -52,6 +54,8 @@ class PredictionsPanel(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(False)
+        # rows take their height again when a column's width changes, so wrapped names stay whole
+        header.sectionResized.connect(lambda *_: self.tree.doItemsLayout())
         self.tree.setColumnWidth(1, 80)
         self.tree.setColumnWidth(3, 90)
         self.tree.currentItemChanged.connect(self._current_changed)
@@ -88,8 +92,11 @@ class PredictionsPanel(QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().resizeEvent(event)
-        # in a narrow dock the model and condition keep the room: the judges are listed below the tree anyway
-        self.tree.setColumnHidden(3, self.width() < NARROW_WIDTH)
+        # in a narrow dock the model and condition keep the room: the selected answer and its judges are
+        # shown in full below the tree anyway
+        narrow = self.width() < NARROW_WIDTH
+        self.tree.setColumnHidden(1, narrow)
+        self.tree.setColumnHidden(3, narrow)
 
     def set_detail(self, detail: StimulusDetail | None) -> None:
         self.tree.clear()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from app.cli import db_argument, open_cli_store
-from app.import_service import plan_import, run_import
+from app.import_service import plan_import, plan_report, run_import
 from storage.errors import ImportFailed
 from storage.importers.common import MAP_FIELDS, ImportOptions
 from storage.importers.registry import detect_importer, importers
@@ -75,9 +75,7 @@ def import_main(argv: list[str]) -> int:
         raise ImportFailed(f"{args.path} does not exist")
     kind = detect_importer(args.path).kind if args.kind == "auto" else args.kind
     if args.dry_run:
-        plan = plan_import(kind, args.path, options)
-        report = {"kind": kind, "dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
-                  "notes": plan.notes, "skipped": [str(p) for p in plan.problems], "written": False}
+        report = {"kind": kind, **plan_report(plan_import(kind, args.path, options)), "written": False}
         print(json.dumps(report, indent=2))
         return 0
     store = open_cli_store(args.db, create=args.create)

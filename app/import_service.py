@@ -46,12 +46,15 @@ def _after_import(store: Store, summary: ImportSummary) -> None:
     score_dataset_traces(store, summary.dataset_id)
 
 
+def plan_report(plan: ImportPlan) -> dict:
+    """What a plan would write: the dataset, rows per table, the mapping used, notes and the skipped rows."""
+    return {"dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
+            "notes": plan.notes, "skipped": [str(p) for p in plan.problems]}
+
+
 def dry_run_report(kind: str, path: Path, options: ImportOptions, preview_rows: int = 20) -> dict:
-    """What an import would write (counts, mapping, notes, skipped rows) plus a preview of a table file."""
-    plan = plan_import(kind, path, options)
-    report = {"dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
-              "notes": plan.notes, "skipped": [str(p) for p in plan.problems]}
-    return {**table_preview(path, options, preview_rows), **report}
+    """What an import would write (`plan_report`) plus a preview of a table file."""
+    return {**table_preview(path, options, preview_rows), **plan_report(plan_import(kind, path, options))}
 
 
 def table_preview(path: Path, options: ImportOptions | None = None, n: int = 20) -> dict:
@@ -65,3 +68,23 @@ def table_preview(path: Path, options: ImportOptions | None = None, n: int = 20)
     from storage.importers.generic import preview
     columns, rows, mapping = preview(Path(path), options, n)
     return {"columns": list(columns), "rows": rows, "mapping": mapping}
+
+
+RESULT_TABLES = ("predictions", "judgments", "human_ratings")
+
+
+def attach_offer(store: Store, kind: str, path: Path, options: ImportOptions) -> dict | None:
+    """When a table of results names stimuli that another dataset already holds (most of them), that dataset:
+    {"dataset", "matched", "total"}; None when the results would go to a dataset of their own anyway."""
+    from storage import lookups
+    plan = plan_import(kind, path, options)
+    ids = sorted({str(i) for t in RESULT_TABLES if "stimulus" in plan.frame(t).columns
+                  for i in plan.frame(t)["stimulus"].unique().to_list() if i is not None})
+    cur = store.cursor()
+    if not ids or plan.dataset.name in {d.name for d in lookups.datasets(cur)}:
+        return None
+    holders = lookups.datasets_holding(cur, ids)
+    if not holders or holders[0][1] * 2 < len(ids):
+        return None
+    name, matched = holders[0]
+    return {"dataset": name, "matched": matched, "total": len(ids)}

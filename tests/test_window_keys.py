@@ -209,3 +209,42 @@ def test_keys_type_into_the_search_box(qtbot, dyad_window):
     press(qtbot, "Space")
     press(qtbot, "J")
     assert box.text() == " j" and not clock.playing
+
+
+def test_playback_keys_work_from_the_tiers(qtbot, dyad_window):
+    tiers = dyad_window.media_page.annotation.tiers
+    clock = dyad_window.media_page.player.clock
+    row = tiers.tier_row("vocal cues", "ana")
+    qtbot.mouseClick(tiers.viewport(), Qt.MouseButton.LeftButton, pos=tiers.map_to_widget(4.0, row).toPoint())
+    tiers.setFocus()
+    qtbot.waitUntil(lambda: tiers.hasFocus() or tiers.viewport().hasFocus(), timeout=5000)
+    press(qtbot, "End")
+    assert clock.position == pytest.approx(clock.duration)
+    press(qtbot, "Home")
+    press(qtbot, "Space")
+    assert clock.playing
+    press(qtbot, "K")
+    assert not clock.playing
+
+
+@pytest.mark.parametrize("kind", ["story", "agentviss_scene"])
+def test_the_list_of_keys_opens_on_story_and_scene_pages(qtbot, tmp_path, window_for, kind):
+    from storage.importers.plan import DatasetInfo, ImportPlan
+    from storage.importers.writer import write_plan
+
+    plan = ImportPlan(DatasetInfo("Pages", "generic", tmp_path, "test"), "test")
+    plan.add("stimuli", [{"external_id": "s1", "kind": kind, "text": "Maren hid the key in the tin."}])
+    store = Store.open(tmp_path / "pages.duckdb")
+    write_plan(store, plan)
+    win = window_for(store)
+    qtbot.waitUntil(lambda: win.table_model.rowCount() == 1, timeout=10000)
+    click_row(qtbot, win)
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None, timeout=10000)
+    press(qtbot, "F1")
+    assert win.help_overlay.isVisible() and "Presentation" in win.help_overlay.label.text()
+    press(qtbot, "Down")  # scrolls the list, leaves it open
+    assert win.help_overlay.isVisible()
+    press(qtbot, "F1")
+    assert not win.help_overlay.isVisible()
+    win.close()
+    store.close()

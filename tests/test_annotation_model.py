@@ -319,3 +319,57 @@ def test_an_import_is_one_undo_step_per_stimulus_and_one_notice(env):
     assert stored(model, a) == [] and len(stored(model, b)) == 2  # stimulus b keeps its share
     again = model.import_rows(rows, "file.csv")  # b's are still there; a's were taken back, so they return
     assert sorted((x.stimulus_id, x.start_s) for x in again) == [(a, 1.0), (a, 2.0)]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB filesystem of its own (tmpfs), to fill up; the test is skipped where one cannot be mounted."""
+    import subprocess
+
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+                             capture_output=True).returncode == 0
+    if not mounted:
+        pytest.skip("cannot mount a small filesystem here")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=True)
+
+
+def _fill(folder: Path) -> Path:
+    stats = os.statvfs(folder)
+    filler = folder / "filler"
+    with open(filler, "wb") as out:
+        out.write(b"\0" * (stats.f_bavail * stats.f_frsize - 1024))
+    return filler
+
+
+def test_a_full_disk_makes_edits_and_the_cli_import_fail_loudly(small_disk, tmp_path, capsys):
+    store = Store.open(small_disk / "s.duckdb")
+    write_plan(store, _release(small_disk))
+    store.checkpoint()
+    model = AnnotationModel(AnnotationStore(store), annotator="ana")
+    a = next(i for i, ext in model.store.stimulus_ids(model.store.dataset(None).id).items() if ext == "a")
+    model.load(a)
+    model.add_label("vocal cues", "laugh", 1.0, 2.0)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"stimulus": "a", "annotator": "cy", "label_set": "vocal cues", "label": "sigh",
+                                  "start_s": 5.0, "end_s": 6.0, "note": "y" * 20_000}) + "\n")
+    filler = _fill(small_disk)
+    with pytest.raises(StoreWriteError, match="No space left"):
+        model.add_label("vocal cues", "sigh", 3.0, 4.0, note="x" * 20_000)
+    assert [x.label for x in model.annotations()] == ["laugh"] and model.stack.count(a) == 1
+    store.close()
+    filler.unlink()
+    filler = _fill(small_disk)  # what closing the store gave back is taken again
+    code = cli_main(["annotations", "import", "jsonl", str(labels), "--db", str(small_disk / "s.duckdb"),
+                     "--dataset", "Dyads"])
+    err = capsys.readouterr().err
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    filler.unlink()
+    store = Store.open(small_disk / "s.duckdb")
+    try:
+        rows = store.cursor().execute("SELECT label FROM annotation WHERE deleted_at IS NULL").fetchall()
+    finally:
+        store.close()
+    assert rows == [("laugh",)]  # what was acknowledged is there; nothing refused was half kept

@@ -150,3 +150,20 @@ def test_keymap_is_one_table_for_keys_help_and_tests():
         keymap.add(KeyBinding("Space", "something.else", "clash"))
     assert all(b.description for b in keymap)
 
+
+
+def test_keymap_contexts_and_a_label_sets_keys():
+    from app.keymap import MEDIA, STEPPER, WINDOW, label_action, label_of_action
+
+    keymap = default_keymap()
+    assert keymap.action_for("Space", STEPPER) == "stepper.play"
+    assert keymap.action_for("Space", MEDIA) == "playback.toggle"
+    assert keymap.action_for("Ctrl+I", MEDIA) is None and keymap.action_for("Ctrl+I", WINDOW) == "file.import"
+    with pytest.raises(ValueError, match="already bound"):  # a page key may not hide a window key
+        keymap.add(KeyBinding("F5", "something.else", "clash", context=STEPPER))
+    skipped = keymap.set_labels("vocal cues", [("1", "laugh"), ("2", "sigh"), ("v", "voice crack")])
+    assert skipped == ["voice crack"]  # V already switches voices: the fixed key wins
+    assert keymap.action_for("1", MEDIA) == label_action("laugh") and label_of_action(label_action("laugh")) == "laugh"
+    keymap.set_labels("other", [("1", "yes")])  # the next active set replaces the last one's keys
+    assert keymap.action_for("1", MEDIA) == label_action("yes") and keymap.action_for("2", MEDIA) is None
+    assert {b.group for b in keymap if b.action.startswith("annotate.label:")} == {"Labels (other)"}

@@ -215,8 +215,9 @@ def test_point_tiers_import_and_export_as_point_tiers(db, tmp_path):
         report = TransferReport()
         assert import_annotations(store, "textgrid", path, "childes", annotator="ana", report=report) == 2
         assert ("rec02", "ana", "tones", "H*", 0.75, 0.75) in stored(store, "childes")
-        out = export_annotations(store, "textgrid", tmp_path / "out" / "rec02.TextGrid", filters={"stimulus": "rec02"},
-                                 skip_unrepresentable=True).path
+        result = export_annotations(store, "textgrid", tmp_path / "out" / "rec02.TextGrid", filters={"stimulus": "rec02"})
+        out = result.path
+        assert "tier 'tones': written under its own name, so without its annotator 'ana'" in "\n".join(result.report.lines())
         back = textgrid.openTextgrid(str(out), includeEmptyIntervals=False)
         assert back.getTier("tones").entryType.__name__ == "Point"
         assert [(p.time, p.label) for p in back.getTier("tones").entries] == [(0.75, "H*"), (1.6, "L%")]

@@ -174,8 +174,10 @@ def test_cli_export(store, tmp_path, capsys):
 
 
 def test_audacity_for_one_annotator_is_plain_labels(store, tmp_path):
-    out = export_annotations(store, "audacity", tmp_path / "fb-001.txt", annotator="ana",
-                             filters={"stimulus": "fb-001", "label_set": "vocal cues"}, skip_unrepresentable=True).path
+    result = export_annotations(store, "audacity", tmp_path / "fb-001.txt", annotator="ana",
+                                filters={"stimulus": "fb-001", "label_set": "vocal cues"}, skip_unrepresentable=True)
+    out = result.path
+    assert "give --annotator and --label-set when importing them back" in "\n".join(result.report.lines())
     assert out.read_text().splitlines() == ["1.000000\t2.500000\tlaugh", "2.000000\t3.250000\toverlap",
                                             "7.125000\t8.000000\tsigh"]
     fresh = make_dataset(tmp_path / "fresh.duckdb", tmp_path / "dataset2")

@@ -71,6 +71,10 @@ class AudacityExporter:
         for stimulus, target in per_stimulus_targets(self, rows, out_path).items():
             write_text(target, context, label_track(grouped[stimulus], prefixed, context.durations.get(stimulus)))
             context.report.count_written(target.name, None, len(grouped[stimulus]))
+        if not prefixed and rows:
+            context.report.note(f"the labels are all by '{rows[0].get('annotator')}' in the set"
+                                f" '{rows[0].get('label_set')}', so the files hold the labels alone: give --annotator"
+                                " and --label-set when importing them back")
         return Path(out_path)
 
     def read(self, path: Path) -> Reading:

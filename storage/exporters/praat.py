@@ -35,6 +35,9 @@ def textgrid_text(rows: Sequence[Row], duration_s: float | None, file: str, cont
            "tiers? <exists> ", f"size = {len(tiers)} ", "item []: "]
     for number, tier in enumerate(tiers, start=1):
         context.report.count_written(file, tier.name, len(tier.intervals))
+        if tier.source_name and tier.annotator:
+            context.report.note(f"{file}, tier '{tier.name}': written under its own name, so without its annotator"
+                                f" '{tier.annotator}' (Praat tiers have none); give --annotator when importing it back")
         if tier.points:
             out += [f"    item [{number}]:", '        class = "TextTier" ', f"        name = {_quote(tier.name)} ",
                     "        xmin = 0 ", f"        xmax = {_num(end)} ", f"        points: size = {len(tier.intervals)} "]

@@ -282,8 +282,10 @@ class CuesView(QWidget):
                 self.medians.append(line)
         self.scatter.setData(spots)
         unit = CUES.get(c.cue, ("", ""))[0]
-        self.plot.setLabel("left", c.cue + (f" ({unit})" if unit else ""))
-        self.plot.setTitle(f"{c.judge}: δ = {_number(c.delta, 2)} [{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}],"
+        judge = self.judge.currentText()
+        label = f"{c.cue}, target − neutral" if judge.startswith(RECOGNITION_PREFIX) else c.cue
+        self.plot.setLabel("left", label + (f" ({unit})" if unit else ""))
+        self.plot.setTitle(f"{judge}: δ = {_number(c.delta, 2)} [{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}],"
                            f" p adj. {_number(c.p_adjusted)}", size="9pt")
         self.plot.enableAutoRange(axis="y")
 

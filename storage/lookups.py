@@ -86,3 +86,13 @@ def dataset_stimuli(cur: duckdb.DuckDBPyConnection, dataset_id: int, *, external
     rows = cur.execute(f"SELECT id, external_id FROM stimulus WHERE {' AND '.join(where)} ORDER BY external_id",
                        params).fetchall()
     return {int(r[0]): r[1] for r in rows}
+
+
+def datasets_holding(cur: duckdb.DuckDBPyConnection, external_ids: list[str]) -> list[tuple[str, int]]:
+    """(dataset name, how many of `external_ids` it holds) for every dataset holding any, most first."""
+    if not external_ids:
+        return []
+    rows = cur.execute("SELECT d.name, count(DISTINCT s.external_id) AS n FROM stimulus s JOIN dataset d"
+                       " ON d.id = s.dataset_id WHERE list_contains(?, s.external_id) GROUP BY d.name"
+                       " ORDER BY n DESC, d.name", [list(external_ids)]).fetchall()
+    return [(r[0], int(r[1])) for r in rows]

@@ -96,3 +96,31 @@ def test_skipped_rows_stay_listed_after_a_successful_import(qtbot, tmp_path):
     assert not dialog.isVisible()
     win.close()
     store.close()
+
+
+def test_results_for_stimuli_of_another_dataset_are_offered_to_attach_there(qtbot, tmp_path):
+    from storage.queries import info_summary
+
+    win, store = open_window(qtbot, tmp_path)
+    table = tmp_path / "more_results.csv"
+    pl.DataFrame({"clip": [f"clip-{i:03d}" for i in range(6)], "system": ["late-model"] * 6,
+                  "pred": ["familiar"] * 6}).write_csv(table)
+    before = info_summary(store.cursor())["datasets"]
+    dialog = win.open_import()
+    dialog.kind.setCurrentIndex(dialog.kind.findData("generic"))
+    dialog.path_edit.setText(str(table))
+    fields = {dialog.mapping.item(r, 0).text(): r for r in range(dialog.mapping.rowCount())}
+    for field, column in (("stimulus", "clip"), ("model", "system"), ("answer", "pred")):
+        dialog.mapping.item(fields[field], 1).setText(column)
+    dialog.check()
+    qtbot.waitUntil(lambda: dialog.attach.isVisibleTo(dialog), timeout=15000)
+    assert "Dyads" in dialog.attach.text() and "6 of these 6" in dialog.attach.text()
+    with qtbot.waitSignal(dialog.imported, timeout=30000) as blocker:
+        dialog.start_import()
+    assert blocker.args == ["Dyads"]
+    after = info_summary(store.cursor())["datasets"]
+    assert len(after) == len(before) == 1
+    assert after[0]["counts"]["predictions"] == before[0]["counts"]["predictions"] + 6
+    assert after[0]["counts"]["stimuli"] == before[0]["counts"]["stimuli"]
+    win.close()
+    store.close()

@@ -26,6 +26,8 @@ class ImportBackend:
     map_fields: dict[str, str]
     # a table file's own columns and first rows (and the guessed mapping), readable even when the plan fails
     preview: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None
+    # results whose stimuli another dataset holds: {"dataset", "matched", "total"} or None
+    attach_offer: Callable[[str, Path, dict[str, Any]], dict[str, Any] | None] | None = None
 
 
 class ImportDialog(QDialog):
@@ -55,6 +57,10 @@ class ImportDialog(QDialog):
         self.dataset = QLineEdit()
         self.dataset.setPlaceholderText("default: from the release")
         self.skip_bad = QCheckBox("skip malformed rows (each is listed)")
+        self.attach = QCheckBox()
+        self.attach.setVisible(False)
+        self.attach.setToolTip("Add these results to the dataset that already holds their stimuli")
+        self._attach_to: str | None = None
         self.mapping = QTableWidget(len(backend.map_fields), 2)
         self.mapping.setHorizontalHeaderLabels(["Field", "Source column"])
         self.mapping.verticalHeader().setVisible(False)
@@ -87,6 +93,7 @@ class ImportDialog(QDialog):
         form.addRow("Kind", self.kind)
         form.addRow("Dataset", self.dataset)
         form.addRow("", self.skip_bad)
+        form.addRow("", self.attach)
         tables = QHBoxLayout()
         tables.addWidget(self.mapping, 1)
         tables.addWidget(self.preview, 2)
@@ -123,8 +130,11 @@ class ImportDialog(QDialog):
             column = self.mapping.item(row, 1).text().strip()
             if column:
                 mapping[self.mapping.item(row, 0).text()] = column
-        return {"dataset_name": self.dataset.text().strip() or None, "mapping": mapping,
-                "skip_bad": self.skip_bad.isChecked()}
+        values = {"dataset_name": self.dataset.text().strip() or None, "mapping": mapping,
+                  "skip_bad": self.skip_bad.isChecked(), "extra": {}}
+        if self.attach.isVisible() and self.attach.isChecked() and self._attach_to:
+            values["dataset_name"], values["extra"] = self._attach_to, {"stimuli_exist": True}
+        return values
 
     def path(self) -> Path:
         return Path(self.path_edit.text().strip()).expanduser()
@@ -134,6 +144,8 @@ class ImportDialog(QDialog):
         for row in range(self.mapping.rowCount()):
             self.mapping.item(row, 1).setText("")
         self._show_preview([], [])
+        self.attach.setVisible(False)
+        self._attach_to = None
         self.report.setText("Check the new file (dry run) to see its columns, mapping and counts.")
         self.import_button.setEnabled(True)
         self.cancel_button.setText("Cancel")
@@ -156,7 +168,10 @@ class ImportDialog(QDialog):
                     preview = {}
             try:
                 chosen = self.backend.detect(path) if kind == "auto" else kind
-                return {"kind": chosen, **preview, **self.backend.dry_run(chosen, path, options)}
+                report = {"kind": chosen, **preview, **self.backend.dry_run(chosen, path, options)}
+                if self.backend.attach_offer is not None and not options["extra"]:
+                    report["attach"] = self.backend.attach_offer(chosen, path, options)
+                return report
             except Exception as exc:  # noqa: BLE001 (shown beside the columns the user can map)
                 return {**preview, "error": exc}
 
@@ -173,6 +188,13 @@ class ImportDialog(QDialog):
 
     def _show_check(self, result: dict[str, Any]) -> None:
         self._show_preview(result.get("columns") or [], result.get("rows") or [])
+        offer = result.get("attach")
+        if offer:
+            self._attach_to = offer["dataset"]
+            self.attach.setText(f"Attach to \u201c{offer['dataset']}\u201d, which holds {offer['matched']} of these "
+                                f"{offer['total']} stimuli (instead of a new dataset)")
+            self.attach.setChecked(True)
+            self.attach.setVisible(True)
         if "error" in result:
             self._show_error(result["error"])
             return

@@ -491,13 +491,14 @@ class MainWindow(QMainWindow):
 
     # -- import ---------------------------------------------------------------------------------
     def import_backend(self) -> ImportBackend:
-        from app.import_service import dry_run_report, run_import, table_preview
+        from app.import_service import attach_offer, dry_run_report, run_import, table_preview
         from storage.importers.common import MAP_FIELDS, ImportOptions
         from storage.importers.registry import detect_importer, importers
 
         def options(values: dict, token: CancelToken | None = None) -> ImportOptions:
             return ImportOptions(dataset_name=values["dataset_name"], mapping=values["mapping"],
-                                 skip_bad=values["skip_bad"], should_cancel=token or (lambda: False))
+                                 skip_bad=values["skip_bad"], should_cancel=token or (lambda: False),
+                                 extra=dict(values.get("extra") or {}))
 
         return ImportBackend(
             kinds=[(i.kind, i.title) for i in importers()],
@@ -506,7 +507,8 @@ class MainWindow(QMainWindow):
             run=lambda kind, path, values, token, progress: run_import(
                 self.store, kind, path, options(values, token), progress),
             map_fields=MAP_FIELDS,
-            preview=lambda path, values: table_preview(path, options(values)))
+            preview=lambda path, values: table_preview(path, options(values)),
+            attach_offer=lambda kind, path, values: attach_offer(self.store, kind, path, options(values)))
 
     def open_import(self) -> ImportDialog:
         dialog = ImportDialog(self.import_backend(), self.runner, self)

@@ -1,14 +1,17 @@
 """Annotation files from ELAN, Praat and Audacity land whole, on the right stimulus, with a report; bad ones leave
 the store as it was. Each file is written in the shape the other tool writes and checked against an
-independent reader (pympi-ling for EAF, praatio for TextGrid) reading the same file."""
+independent reader reading the same file: pympi-ling for EAF; praatio and Praat itself (parselmouth) for
+TextGrid."""
 from __future__ import annotations
 
 import json
 import os
 import stat
 
+import parselmouth
 import pympi
 import pytest
+from parselmouth.praat import call
 from praatio import textgrid
 
 from annotation_files_fixtures import EAF_EXPECTED, eaf_text, make_store, praat_binary, stored
@@ -159,6 +162,26 @@ def praatio_entries(path):
     return out
 
 
+def praat_reads(path):
+    """What Praat itself (through parselmouth) reads from a TextGrid: labels by tier, gaps left out."""
+    grid = parselmouth.read(str(path))
+    out = {}
+    for tier in range(1, int(call(grid, "Get number of tiers")) + 1):
+        name = call(grid, "Get tier name", tier)
+        if call(grid, "Is interval tier", tier):
+            items = [(call(grid, "Get start time of interval", tier, i), call(grid, "Get end time of interval", tier, i),
+                      call(grid, "Get label of interval", tier, i))
+                     for i in range(1, int(call(grid, "Get number of intervals", tier)) + 1)]
+            out[name] = sorted(item for item in items if item[2] != "")
+        else:
+            out[name] = sorted((call(grid, "Get time of point", tier, i), call(grid, "Get time of point", tier, i),
+                                call(grid, "Get label of point", tier, i))
+                               for i in range(1, int(call(grid, "Get number of points", tier)) + 1))
+    return out
+
+
+# Praat reads UTF-16 without a BOM by dropping the zero bytes, and says so in a warning
+@pytest.mark.filterwarnings("ignore::parselmouth.PraatWarning")
 @pytest.mark.parametrize("form", ["long", "short"])
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-16-le", "latin-1", "cp1252"])
 def test_textgrids_in_every_form_and_encoding_praat_reads(tmp_path, form, encoding):
@@ -169,7 +192,7 @@ def test_textgrids_in_every_form_and_encoding_praat_reads(tmp_path, form, encodi
     path.write_bytes(text.encode(encoding))  # utf-16 has a BOM; utf-16-be/-le have none
     reading = read_textgrid(path)
     found = {tier: spans(reading.rows, tier) for tier in EXPECTED_GRID}
-    assert found == EXPECTED_GRID == praatio_entries(original)
+    assert found == EXPECTED_GRID == praatio_entries(original) == praat_reads(path)
     assert reading.report.read == 4 and "empty intervals" in "\n".join(reading.report.lines())
 
 
@@ -181,7 +204,7 @@ def test_binary_textgrid_reads_like_its_text_form(tmp_path):
         ("IntervalTier", "words", [(0.0, 0.5, ""), (0.5, 1.25, "héllo"), (1.25, 2.0, "wörld"), (2.0, 3.0, "")]),
         ("TextTier", "tones", [(0.75, "H*"), (1.6, "L%")])]))
     reading = read_textgrid(path)
-    assert {tier: spans(reading.rows, tier) for tier in EXPECTED_GRID} == praatio_entries(original)
+    assert {tier: spans(reading.rows, tier) for tier in EXPECTED_GRID} == praatio_entries(original) == praat_reads(path)
 
 
 def test_short_textgrid_with_comments_and_praat_numbers(tmp_path):
@@ -193,6 +216,7 @@ def test_short_textgrid_with_comments_and_praat_numbers(tmp_path):
     reading = read_textgrid(path)
     assert spans(reading.rows, "words") == [(0.5, 3.0, 'say "hi"')]
     assert spans(reading.rows, "clicks") == [(1.25, 1.25, "click")]
+    assert praat_reads(path) == {"words": [(0.5, 3.0, 'say "hi"')], "clicks": [(1.25, 1.25, "click")]}
 
 
 def test_a_broken_textgrid_names_file_and_line(tmp_path):
@@ -218,6 +242,7 @@ def test_point_tiers_import_and_export_as_point_tiers(db, tmp_path):
         result = export_annotations(store, "textgrid", tmp_path / "out" / "rec02.TextGrid", filters={"stimulus": "rec02"})
         out = result.path
         assert "tier 'tones': written under its own name, so without its annotator 'ana'" in "\n".join(result.report.lines())
+        assert praat_reads(out) == {"tones": [(0.75, 0.75, "H*"), (1.6, 1.6, "L%")]}
         back = textgrid.openTextgrid(str(out), includeEmptyIntervals=False)
         assert back.getTier("tones").entryType.__name__ == "Point"
         assert [(p.time, p.label) for p in back.getTier("tones").entries] == [(0.75, "H*"), (1.6, "L%")]

@@ -41,7 +41,8 @@ DEFAULT_ON = {SPECTROGRAM, PITCH, CONVERSATION}
 SETTINGS_GROUP = "analysis_tracks"
 PITCH_COLOUR = "#1f6fd1"
 INTENSITY_COLOUR = "#c98a06"
-FORMANT_COLOUR = "#d62728"
+FORMANT_COLOUR = "#d62728"  # Praat's red dots on its grey spectrogram
+FORMANT_COLOUR_DARK = "#35e0ff"  # red would vanish in inferno's reds and yellows
 GAP_BRUSH = QColor(128, 128, 128, 90)
 OVERLAP_BRUSH = QColor(214, 39, 40, 150)
 MAX_TURN_LABELS = 200
@@ -514,8 +515,9 @@ class AnalysisTracksView(QWidget):
             db = np.interp(times, voice.intensity.times, voice.intensity.db)
             loud = db >= np.nanmax(voice.intensity.db) - FORMANT_RANGE_DB
             keep = np.isfinite(values) & (values <= top_hz) & loud
+            dark = self.palette().window().color().lightness() < 128
             self._add(row, pg.ScatterPlotItem(times[keep], values[keep], size=2, pen=None,
-                                              brush=pg.mkBrush(FORMANT_COLOUR)))
+                                              brush=pg.mkBrush(FORMANT_COLOUR_DARK if dark else FORMANT_COLOUR)))
 
     def _view_computed(self, generation: int, row: _Row) -> None:
         if generation == self._generation and row in self._rows:

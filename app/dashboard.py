@@ -28,7 +28,8 @@ import polars as pl
 
 from app.benchmarks import rules_for
 from app.benchmarks.ncp import score_attempt
-from app.dashboard_tables import CORRECTION_NAMES, ChartSpec, DashboardTable, RowStimuli  # noqa: F401 (the views read them here)
+# the views read the table pieces here too
+from app.dashboard_tables import CORRECTION_NAMES, ChartSpec, DashboardTable, RowStimuli  # noqa: F401
 from app.metrics import CORRECTIONS
 from app.ncp import NcpAttempt, dataset_attempts
 from storage import analysis, lookups

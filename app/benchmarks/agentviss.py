@@ -11,6 +11,7 @@ import polars as pl
 from app.benchmarks.generic import open_answer
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
 from app.metrics import AGENTVISS_TASKS, agentviss_task_scores
+from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
@@ -20,6 +21,18 @@ if TYPE_CHECKING:
 
 NAME = "agentviss"
 RUN_KEY = ("model", "vision_mode")   # what one run is, in the failure filters
+
+# The prompt a live model plays a character with; judges score the reply.
+ROLE_PLAY_PROMPT = PromptTemplate(
+    name="agentviss.role_play",
+    benchmark="AgentViSS",
+    description="Play one character in a Friends scene; the task says what to produce (Expr, Char, Int-Reg, Int-Out).",
+    system=(
+        "You are {character} in a scene from the TV show Friends. Stay in character.\n"
+        "Your profile: {profile}\nYour emotional state: {emotional_state}"
+    ),
+    user="Scene: {scene}\n\nDialogue so far:\n{dialogue}\n\nTask: {task}",
+)
 
 
 def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, bool | None]:

@@ -16,6 +16,7 @@ import polars as pl
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
 from app.metrics import (BLEU_TOKENIZERS, ECHOMIND_JUDGE_CRITERIA, judge_means, mcq_accuracy_by_type,
                          text_overlap_table, wer_table)
+from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
@@ -27,6 +28,34 @@ NAME = "echomind"
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 BLEU_TOKENIZER = "nltk_word"      # how responses are tokenised for BLEU against the references
 MCQ_KIND = "echomind_mcq"
+
+# The prompts a live model is asked with: an MCQ (its options in `format_options`' form, read back by
+# `choice_letter`) and an open reply, whose prompt setting adds one of the hints.
+MCQ_PROMPT = PromptTemplate(
+    name="echomind.mcq",
+    benchmark="EchoMind",
+    description="Multiple-choice question about the speaker's voice, the speech or the sound environment.",
+    system="You are a careful listener.",
+    user="Listen to the audio and answer the question.\n\nQuestion: {question}\nOptions:\n{options}\n\n"
+    "Answer with the letter of the correct option only.",
+)
+
+OPEN_RESPONSE_PROMPT = PromptTemplate(
+    name="echomind.open_response",
+    benchmark="EchoMind",
+    description="Reply to speaker A as a conversation partner would (prompt settings: no, basic, enhance).",
+    system="You are a helpful conversation partner.{setting_hint}",
+    user="Respond naturally to what the speaker says in the audio, as you would in a spoken conversation.",
+)
+
+SETTING_HINTS: dict[str, str] = {
+    "no": "",
+    "basic": " Pay attention to how the speaker sounds, not only to what they say.",
+    "enhance": (
+        " Pay close attention to the speaker's voice (emotion, age, gender, pace, non-verbal sounds such as "
+        "sighs or coughs) and to background sounds, and let them shape the content and tone of your reply."
+    ),
+}
 
 # "Answer: b", "the answer is **B**", "option d", "final answer = C" and the JSON form {"answer": "B"}.
 _MARKER = re.compile(r"\b(?i:final\s+answer|answer|option|choice)\b[\"']?\s*(?:is\b)?\s*[:=：-]?\s*[\"'*(\[\s]*"

@@ -16,6 +16,7 @@ import polars as pl
 
 from app.dashboard_tables import CORRECTION_NAMES, HUMANS, ChartSpec, DashboardTable, QueriedRowStimuli
 from app.metrics import human_signal_detection, signal_detection_table
+from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
@@ -27,6 +28,20 @@ NAME = "friendbench"
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 FAMILIAR = "familiar"
 STRANGER = "stranger"
+
+# The prompt a live model is asked with; its last line is the form `parse_familiarity` reads.
+FORCED_CHOICE_PROMPT = PromptTemplate(
+    name="friendbench.forced_choice",
+    benchmark="FriendBench",
+    description="Are the two people familiar with each other or strangers? ({modality} is text, audio or video)",
+    system="You are an expert in human social interaction.",
+    user=(
+        "You will be given a 20-second excerpt ({modality}) of a conversation between two people playing an "
+        "icebreaker game.\n{transcript_block}"
+        "Do these two people already know each other (familiar) or did they just meet (strangers)?\n"
+        "Answer with exactly one word: familiar or stranger."
+    ),
+)
 
 # A negation and up to two words before what it negates ("do not seem familiar", "aren't really friends"),
 # within one clause; "not just friends" and "not sure, but friends" are not negations of the label.

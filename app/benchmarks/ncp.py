@@ -24,6 +24,7 @@ from app.benchmarks import generic
 from app.benchmarks.generic import open_answer
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
 from app.metrics import ncp_success
+from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
@@ -40,6 +41,19 @@ TASK_KIND = "ncp_task"
 NCP_ACTIONS: tuple[str, ...] = ("enter_room", "leave_room", "move_object_container", "leave_container",
                                 "move_object_room", "update_object_state")
 Step = dict[str, Any]
+
+# The prompt a live model acts on a task with, through the tools for `NCP_ACTIONS`.
+TASK_PROMPT = PromptTemplate(
+    name="ncp.task",
+    benchmark="NCP-ExploreToM",
+    description="Act in a small world (with the six tools) until the belief goal holds.",
+    system=(
+        "You control the people in a small world of rooms, containers and objects. People only see what "
+        "happens in the room they are in. Use the tools to act, one action per call. When you believe the goal "
+        "is reached, stop calling tools and say so."
+    ),
+    user="Current state:\n{state}\n\nGoal: {goal}",
+)
 
 
 @dataclass(frozen=True)

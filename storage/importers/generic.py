@@ -19,7 +19,8 @@ from typing import Any
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.common import MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar, resolve_media
+from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar,
+                                      resolve_media)
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
 from storage.importers.tables import LINE, TABLE_SUFFIXES, read_table

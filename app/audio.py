@@ -4,10 +4,15 @@ Qt-free. The output stream's callback reads the source at the clock's position a
 stays the single truth: seeks, rate changes, loop wraps and voice switches are heard at once. Without an
 output device (no PortAudio, no device, or the device refuses to open) the output says
 "no audio output" once through `on_status` and does nothing else: the clock keeps running silently.
+ALSA's own complaints about devices it cannot open (a machine without a sound card has many) are kept
+off the terminal: that status line already says what the user needs to know.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 from collections.abc import Callable
+from types import ModuleType
 
 import numpy as np
 
@@ -18,6 +23,36 @@ NO_OUTPUT = "no audio output"
 # The cursor jumps to the clock only when they disagree by more than this: a little disagreement is
 # normal (device clock against monotonic time) and jumping would click.
 RESYNC_S = 0.08
+
+
+# ALSA's error handler is variadic; the fixed arguments are all a handler that ignores them needs
+_ALSA_HANDLER = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p)
+_alsa_quiet: list = []  # the installed handler, kept alive for as long as ALSA may call it
+
+
+def quiet_alsa() -> bool:
+    """Route ALSA's error messages nowhere (once per process); False where there is no ALSA."""
+    if _alsa_quiet:
+        return True
+    name = ctypes.util.find_library("asound")
+    if name is None:
+        return False
+    try:
+        library = ctypes.CDLL(name)
+    except OSError:
+        return False
+    handler = _ALSA_HANDLER(lambda *_args: None)
+    library.snd_lib_error_set_handler(handler)
+    _alsa_quiet.append(handler)
+    return True
+
+
+def _sounddevice() -> ModuleType:
+    """sounddevice, imported with ALSA quiet (PortAudio asks ALSA about every device on import).
+    Raises OSError when the PortAudio library is missing."""
+    quiet_alsa()
+    import sounddevice
+    return sounddevice
 
 
 class AudioOutput:
@@ -54,7 +89,7 @@ class AudioOutput:
         if self.available is not None:
             return self.available
         try:
-            import sounddevice
+            sounddevice = _sounddevice()
         except OSError as exc:
             self._unavailable(str(exc))
             return False
@@ -99,7 +134,7 @@ class AudioOutput:
         if self.available is False or self._source is None:
             return False
         try:
-            import sounddevice
+            sounddevice = _sounddevice()
         except OSError as exc:  # PortAudio library missing
             self._unavailable(str(exc))
             return False

@@ -24,7 +24,7 @@ class LabelPaletteView(QWidget):
     currentLabelChanged = Signal(str, str)  # label set, label
     relabelRequested = Signal(str, str)     # label set, label
 
-    COLUMNS = 3
+    COLUMNS = 2   # two names with their [key] fit the 300-pixel side panel
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

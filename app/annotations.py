@@ -113,7 +113,8 @@ class AddLabel(EditCommand):
 
 class ChangeTimes(EditCommand):
     """Set a label's start and end; carries both the times before and after (one drag, one step).
-    Times given the wrong way round are swapped; a zero-length range is refused."""
+    Times given the wrong way round are swapped; a zero-length range is refused, except that a point (a
+    moment, as a Praat point tier keeps one) may move as a point."""
 
     text = "Change label times"
 
@@ -125,7 +126,8 @@ class ChangeTimes(EditCommand):
         self.store, self.annotator, self.annotation_id = store, annotator, item.id
         self.scope = item.stimulus_id
         self.before = before if before is not None else (item.start_s, item.end_s)
-        self.after = ordered_span(*after)
+        point = item.start_s == item.end_s and after[0] == after[1]
+        self.after = (float(after[0]), float(after[1])) if point else ordered_span(*after)
 
     def redo(self) -> list[Annotation]:
         return [self.store.update(self.annotation_id, self.annotator, start_s=self.after[0], end_s=self.after[1])]

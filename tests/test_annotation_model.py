@@ -373,3 +373,13 @@ def test_a_full_disk_makes_edits_and_the_cli_import_fail_loudly(small_disk, tmp_
     finally:
         store.close()
     assert rows == [("laugh",)]  # what was acknowledged is there; nothing refused was half kept
+
+
+def test_a_point_label_moves_as_a_point(env):
+    model, a, _ = env
+    model.import_rows([{"stimulus_id": a, "annotator": "ana", "label_set": "vocal cues", "label": "laugh",
+                        "start_s": 2.0, "end_s": 2.0}], "points.TextGrid")
+    model.load(a)
+    [point] = model.annotations()
+    model.move(point.id, (3.0, 3.0))
+    assert stored(model, a) == [("laugh", 3.0, 3.0)]

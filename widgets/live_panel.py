@@ -108,7 +108,8 @@ class LivePanel(QWidget):
         form.addRow("Answer limit", self.max_answer_kb)
         conditions = QHBoxLayout()
         conditions.addWidget(self.modality)
-        conditions.addWidget(QLabel("EchoMind prompt"))
+        self.prompt_label = QLabel("EchoMind prompt")
+        conditions.addWidget(self.prompt_label)
         conditions.addWidget(self.prompt_setting)
         conditions.addWidget(self.stream)
         form.addRow("Condition", conditions)
@@ -273,6 +274,9 @@ class LivePanel(QWidget):
                               (self.max_steps, kind == NCP_KIND)):
             self.form.setRowVisible(widget, shown)
         self.steps.setVisible(kind == NCP_KIND)
+        # the prompt setting (no, basic, enhance) is EchoMind's own: other benchmarks are asked without it
+        for widget in (self.prompt_label, self.prompt_setting):
+            widget.setVisible(kind.startswith("echomind"))
         self.goal.setVisible(kind == NCP_KIND)
         self.goal.setText(goal_summary(detail) if kind == NCP_KIND else "")  # type: ignore[arg-type]
         self.modality.setEnabled(kind not in (NCP_KIND, ROLE_PLAY_KIND))

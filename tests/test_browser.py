@@ -158,3 +158,8 @@ def test_an_error_shows_in_the_status_bar_until_the_next_action_succeeds(qtbot, 
     with qtbot.waitSignal(win.detailShown, timeout=10000):
         win.table.selectRow(2)
     qtbot.waitUntil(lambda: "runs.csv" not in win.status_message.text(), timeout=10000)
+    try:
+        open(win.store.path.parent / "gone.wav", "rb")
+    except OSError as exc:
+        win.report_error(exc)
+    assert win.status_message.text() == "gone.wav: no such file or directory"  # a sentence, not [Errno 2]

@@ -54,6 +54,17 @@ ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.pa
 USER_ACTIONS = frozenset({"detail", "facets", "agreement", "annotation-import", "compare-traces"})
 
 
+def error_message(exc: BaseException) -> str:
+    """One line for the status bar: a `ThinsliceError`'s own message; a file the system could not open as
+    "name: what went wrong" instead of "[Errno 2] ..."; anything else named by its type."""
+    if isinstance(exc, ThinsliceError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f"{Path(exc.filename).name}: " if exc.filename else ""
+        return f"{where}{exc.strerror[:1].lower()}{exc.strerror[1:]}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 class MainWindow(QMainWindow):
     """Wires the session, the store's queries (always on workers), the change channel, the keys and the views.
 
@@ -177,7 +188,7 @@ class MainWindow(QMainWindow):
         self.compare = CompareView()
         self.live = LivePanel(LiveService(self.store, self.changes), settings=self.settings,
                               runner=self.runner)
-        self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store))
+        self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store), runner=self.runner)
         self.failures = FailurePanel(runner=self.runner)
         self.compare_dock = self._dock("Compare", "CompareDock", self.compare, Qt.DockWidgetArea.RightDockWidgetArea,
                                        scrollable=True)
@@ -473,7 +484,7 @@ class MainWindow(QMainWindow):
         """The one way an error reaches the user: its one-line message in the status bar, until the next
         action succeeds. A `ThinsliceError` already says file, place, what was found and what was expected;
         anything else is named by its type."""
-        text = str(exc) if isinstance(exc, ThinsliceError) else f"{type(exc).__name__}: {exc}"
+        text = error_message(exc)
         self.status_message.setStyleSheet("color: #c62828;")
         self.status_message.setText(text)
         self._error_shown = True

@@ -18,10 +18,9 @@ from storage.annotations import AnnotationStore
 from storage.errors import ImportFailed
 from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.exporters.registry import get_exporter
-from storage.exporters.report import Origin, TransferReport, describe, without_cycle_collection
+from storage.exporters.report import Origin, TransferReport, describe, refused, without_cycle_collection
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
-SHOWN_PROBLEMS = 5
 # Times come to the millisecond from ELAN and as decimals from Praat and Audacity: a label may end this far
 # past the media's end before it counts as outside it.
 DURATION_SLACK_S = 0.0005
@@ -35,12 +34,6 @@ class ImportReading:
     rows: list[dict[str, Any]]
     report: TransferReport
     vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
-
-
-def refused(problems: list[str]) -> ImportFailed:
-    """The one-line refusal of an import: the first problems and how many more."""
-    more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
-    return ImportFailed(f"Import failed, nothing was written: {'; '.join(problems[:SHOWN_PROBLEMS])}{more}")
 
 
 def stimulus_for_name(stem: str, by_external: dict[str, int]) -> tuple[str | None, list[str]]:

@@ -141,6 +141,13 @@ def test_an_annotation_with_no_time_refuses_the_file_or_is_skipped_and_listed(db
     assert "added 8 labels" in out and "left out: rec01.eaf, tier 'gesture@CHI', item 1" in out
 
 
+def test_an_elan_file_with_a_missing_time_slot_is_refused_naming_tier_and_item(tmp_path):
+    path = tmp_path / "rec01.eaf"
+    path.write_text(eaf_text().replace('TIME_SLOT_REF2="ts8"', 'TIME_SLOT_REF2="ts99"'), encoding="utf-8")
+    with pytest.raises(ImportFailed, match=r"rec01.eaf, tier 'gesture@CHI', item 1: found the time slot 'ts99'"):
+        read_eaf(path)
+
+
 # -- Praat -------------------------------------------------------------------------------------------
 def praatio_grid():
     grid = textgrid.Textgrid()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
 from storage.exporters.common import TierRows, parse_tier_name
-from storage.exporters.report import Origin, Reading
+from storage.exporters.report import Origin, Reading, bad_item, refused
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
 
@@ -50,7 +50,7 @@ class _Tier:
 
 
 def _problem(path: Path, where: str, found: str, expected: str) -> ImportFailed:
-    return ImportFailed(RowProblem(path.name, None, where, found, expected))
+    return refused([f"{path.name}, {where}: found {found}; expected {expected}"])
 
 
 def read_eaf(path: Path) -> Reading:
@@ -105,6 +105,10 @@ def read_eaf(path: Path) -> Reading:
                           language=item.get("LANG_REF"))
             if item.tag == "ALIGNABLE_ANNOTATION":
                 annotation = _Annotation(**common, slots=(item.get("TIME_SLOT_REF1", ""), item.get("TIME_SLOT_REF2", "")))
+                missing = [slot for slot in annotation.slots if slot not in order]
+                if missing:
+                    raise bad_item(Origin(path.name, tier.id, number), f"the time slot {missing[0]!r}",
+                                   "a TIME_SLOT_ID of the file's TIME_ORDER")
             else:
                 annotation = _Annotation(**common, slots=None, parent=item.get("ANNOTATION_REF"),
                                          previous=item.get("PREVIOUS_ANNOTATION"))

@@ -13,7 +13,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from storage.errors import ImportFailed
+
 SHOWN_ITEMS = 20  # items listed one by one; the rest are counted
+SHOWN_PROBLEMS = 5  # problems a refusal names
+
+
+def refused(problems: list[str]) -> ImportFailed:
+    """The one-line refusal of an import: the first problems (each 'where: what') and how many more."""
+    more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
+    return ImportFailed(f"Import failed, nothing was written: {'; '.join(problems[:SHOWN_PROBLEMS])}{more}")
+
+
+def bad_item(origin: Origin, found: str, expected: str) -> ImportFailed:
+    """A refusal for one item of a file: where it is, what was found and what was expected."""
+    return refused([f"{origin}: found {found}; expected {expected}"])
 
 
 @contextmanager

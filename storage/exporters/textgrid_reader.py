@@ -21,7 +21,7 @@ from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
 from storage.exporters.common import TierRows
-from storage.exporters.report import Origin, Reading
+from storage.exporters.report import Origin, Reading, bad_item
 
 GAP_REASON = "empty intervals (Praat's gaps between labels, not labels)"
 _BINARY_MAGIC = b"ooBinaryFile"
@@ -241,8 +241,8 @@ def read_textgrid(path: Path) -> Reading:
         intervals = tier.kind == "IntervalTier"
         for number, (start, end, text, line) in enumerate(tier.items, start=1):
             if not (math.isfinite(start) and math.isfinite(end)):
-                raise ImportFailed(RowProblem(name, line, f"tier '{tier.name}' item {number}",
-                                              f"times {start!r}..{end!r}", "finite times in seconds"))
+                raise bad_item(Origin(name, tier.name, number, line), f"times {start!r}..{end!r}",
+                               "finite times in seconds")
             if intervals and text == "":
                 continue
             reading.rows.append(rows.row(start, end, text, Origin(name, tier.name, number, line)))

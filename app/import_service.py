@@ -74,9 +74,12 @@ RESULT_TABLES = ("predictions", "judgments", "human_ratings")
 
 
 def attach_offer(store: Store, kind: str, path: Path, options: ImportOptions) -> dict | None:
-    """When a table of results names stimuli that another dataset already holds (most of them), that dataset:
-    {"dataset", "matched", "total"}; None when the results would go to a dataset of their own anyway."""
+    """When a generic table of results names stimuli that another dataset already holds (most of them), that
+    dataset: {"dataset", "matched", "total"}; None when the results would go to a dataset of their own anyway
+    (a benchmark's release always makes or updates its own)."""
     from storage import lookups
+    if kind != "generic":
+        return None
     plan = plan_import(kind, path, options)
     ids = sorted({str(i) for t in RESULT_TABLES if "stimulus" in plan.frame(t).columns
                   for i in plan.frame(t)["stimulus"].unique().to_list() if i is not None})

@@ -124,3 +124,15 @@ def test_results_for_stimuli_of_another_dataset_are_offered_to_attach_there(qtbo
     assert after[0]["counts"]["stimuli"] == before[0]["counts"]["stimuli"]
     win.close()
     store.close()
+
+
+def test_a_benchmark_release_is_never_offered_to_attach_elsewhere(tmp_path):
+    from app.import_service import attach_offer
+    from app.sample import SAMPLE_ROOT, import_sample
+    from storage.importers.common import ImportOptions
+    from storage.store import Store
+
+    store = Store.open(tmp_path / "sample.duckdb")
+    import_sample(store)
+    assert attach_offer(store, "friendbench", SAMPLE_ROOT / "friendbench", ImportOptions(dataset_name="Again")) is None
+    store.close()

@@ -109,3 +109,21 @@ def test_a_write_the_store_refuses_is_said_and_nothing_shows_as_saved(qtbot, two
     two_dyads.cursor().execute("ALTER TABLE annotation_event_away RENAME TO annotation_event")
     assert _live(two_dyads) == [("d2", "sigh", 4.0, 5.0)]
     assert AnnotationStore(two_dyads).history(stimulus_id=win.stimulus_view.detail.id) == []
+
+
+def test_an_annotation_file_imported_twice_adds_nothing_and_undo_takes_back_the_shown_stimulus_share(
+        qtbot, two_dyads, window_for, tmp_path):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"stimulus": s, "annotator": "cy", "label_set": "vocal cues",
+                                          "label": "laugh", "start_s": 1.0, "end_s": 1.5}) + "\n"
+                              for s in ("d1", "d2")))
+    win = window_for(two_dyads, annotator="ana")
+    _shown(qtbot, win, "d1")
+    win.import_annotation_file(labels)
+    qtbot.waitUntil(lambda: "Imported 2 labels" in win.status_message.text(), timeout=5000)
+    assert [(a.label, a.start_s) for a in win.media_page.annotation.tiers.labels()] == [("laugh", 1.0)]
+    win.import_annotation_file(labels)
+    qtbot.waitUntil(lambda: "nothing was added" in win.status_message.text(), timeout=5000)
+    assert len(_live(two_dyads)) == 3
+    _ctrl_z_from_the_table(qtbot, win)
+    assert _live(two_dyads) == [("d2", "laugh", 1.0, 1.5), ("d2", "sigh", 4.0, 5.0)]

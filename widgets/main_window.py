@@ -604,12 +604,15 @@ class MainWindow(QMainWindow):
         stimulus); the result, or why nothing was added, is reported in the status bar."""
         from app.annotation_files import read_annotation_file
         from app.export_service import import_prepared
+        from storage.exporters.registry import get_exporter
         fmt = ANNOTATION_FORMATS_BY_SUFFIX.get(path.suffix.lower())
         if fmt is None or self.session.dataset_id is None:
             self.show_status(f"{path.name}: not an annotation format Thinslice reads")
             return
         dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id)
-        current = self.stimulus_view.detail.external_id if self.stimulus_view.detail else None
+        # a per-recording file (ELAN, Praat, Audacity) is the selected stimulus's; a table names its stimuli
+        per_recording = get_exporter(fmt).per_stimulus
+        current = self.stimulus_view.detail.external_id if self.stimulus_view.detail and per_recording else None
 
         def done(reading) -> None:
             try:

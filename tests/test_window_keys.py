@@ -248,3 +248,18 @@ def test_the_list_of_keys_opens_on_story_and_scene_pages(qtbot, tmp_path, window
     assert not win.help_overlay.isVisible()
     win.close()
     store.close()
+
+
+def test_keys_work_from_a_floating_dock(qtbot, dyad_window):
+    clock = dyad_window.media_page.player.clock
+    dock = dyad_window.predictions_dock
+    dock.setFloating(True)
+    dock.show()
+    tree = dyad_window.predictions.tree
+    become_active(qtbot, dock)
+    tree.setFocus()
+    qtbot.waitUntil(lambda: tree.hasFocus(), timeout=5000)
+    press(qtbot, "End")
+    assert clock.position == pytest.approx(clock.duration)
+    press(qtbot, "Home")
+    assert clock.position == 0.0

@@ -1,8 +1,9 @@
 """Keys in Qt: the one spelling of a key event as a keymap sequence, and the one dispatcher of a window.
 
-`KeyDispatcher` watches every key press inside its root window (an application-wide event filter) and
-runs the action the keymap binds to it in the contexts the window says are current (the page shown), so
-a key works wherever focus is: the stimulus table, the player, the tiers. A text field keeps its keys.
+`KeyDispatcher` watches every key press inside its root window and the window's floating docks (an
+application-wide event filter) and runs the action the keymap binds to it in the contexts the window says
+are current (the page shown), so a key works wherever focus is: the stimulus table, the player, the tiers.
+A text field keeps its keys.
 Menu shortcuts are the window's `QAction`s, given their keys from the same keymap (`bind_shortcuts`).
 """
 from __future__ import annotations
@@ -11,8 +12,8 @@ from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QKeySequenceEdit, QLineEdit,
-                               QPlainTextEdit, QTextEdit, QWidget)
+from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QDockWidget, QKeySequenceEdit,
+                               QLineEdit, QPlainTextEdit, QTextEdit, QWidget)
 
 from app.keymap import Keymap, label_of_action
 from widgets.help_overlay import HelpOverlay
@@ -119,11 +120,16 @@ class KeyDispatcher(QObject):
         if app is not None:
             app.removeEventFilter(self)
 
+    def _inside(self, widget: QWidget) -> bool:
+        """In the root's window, or in one of its docks floating in a window of its own."""
+        window, root = widget.window(), self.root.window()
+        return window is root or (isinstance(window, QDockWidget) and window.parentWidget() is root)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         # every event of the application passes here: the common case must cost next to nothing
         if event.type() is not _KEY_PRESS or not isinstance(watched, QWidget):
             return False
-        if watched.window() is not self.root.window() or not isinstance(event, QKeyEvent):
+        if not self._inside(watched) or not isinstance(event, QKeyEvent):
             return False
         if is_text_input(watched) or is_text_input(QApplication.focusWidget()):
             return False  # typing a name or a filter: the key is text

@@ -23,6 +23,7 @@ session's lock (the command line and tests).
 """
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -164,6 +165,9 @@ class TeamSession:
         self._con: psycopg.Connection | None = None
         self._shown: int | None = None
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, user=member)
+        kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": [], "id": 0}')
+        self._last_event, self._datasets_read = int(kept["id"]), list(kept["datasets"])
+        self._datasets = set(self._datasets_read)
 
     # -- starting and stopping --------------------------------------------------------------------
     def start(self) -> None:
@@ -183,6 +187,7 @@ class TeamSession:
         self.model.unsubscribe(self._model_changed)
         self._listener.stop()
         with self._lock:
+            self._keep_position()
             if self._con is not None:
                 self._con.close()
                 self._con = None
@@ -249,6 +254,20 @@ class TeamSession:
                 edits.append(self._edit_of(item))
             if not edits:
                 return
+            if self.online and not self.local.waiting_count():
+                # nothing waits ahead of these: send them straight away, queueing only what the server
+                # does not answer (the edit stays out of the outbox's two extra writes when all goes well)
+                for index, (annotation_id, uid, _, body) in enumerate(edits):
+                    def done(revision: int | None, annotation_id: int = annotation_id, uid: str = uid) -> None:
+                        if revision is not None and annotation_id >= 0:
+                            self.local.set_revision(annotation_id, uid, revision)
+                    try:
+                        self._deliver(body, done)
+                    except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                        self.local.queue(edits[index:])
+                        self._lost()
+                        return
+                return
             self.local.queue(edits)
             if self.online:
                 self.flush()
@@ -274,12 +293,11 @@ class TeamSession:
                 if not batch:
                     break
                 for entry in batch:
+                    def done(revision: int | None, entry: Queued = entry) -> None:
+                        self.local.sent(entry.seq, entry.annotation_id, entry.body.get("uid", ""), revision)
                     try:
-                        self._send(entry)
-                    except TeamUnreachable:
-                        self._lost()
-                        return answered
-                    except (psycopg.OperationalError, psycopg.InterfaceError):
+                        self._deliver(entry.body, done)
+                    except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
                         self._lost()
                         return answered
                     answered += 1
@@ -287,27 +305,29 @@ class TeamSession:
                 self._changed_status()
         return answered
 
-    def _send(self, entry: Queued) -> None:
+    def _deliver(self, body: dict[str, Any], done: Callable[[int | None], None]) -> None:
+        """Send one edit. `done` hears, as soon as the server has answered, the server revision the label's
+        copy now stands for (None: no label, or refused); then a conflict or refusal is dealt with.
+        Connection errors pass through: the edit is not answered."""
         con = self._connection()
-        body = entry.body
         if body.get("kind") == "label_set":
             try:
                 team_server.save_label_set(con, body["name"], body["document"])
             except TeamRefused as exc:
                 self.report.refused.append(str(exc))
                 self._set_message(str(exc))
-            self.local.sent(entry.seq, entry.annotation_id, "", None)
+            done(None)
             return
         try:
             result = team_server.apply_edit(con, body)
         except TeamRefused as exc:
-            self.local.sent(entry.seq, entry.annotation_id, body["uid"], None)
+            done(None)
             self.report.refused.append(str(exc))
             self._set_message(str(exc))
             self._take_server_row(body["uid"])
             return
         row = result["row"]
-        self.local.sent(entry.seq, entry.annotation_id, body["uid"], int(row["revision"]))
+        done(int(row["revision"]))
         if result["status"] == "conflict":
             text = (f"Your change of the {body['after'].get('label') or body['after'].get('label_set')} label on"
                     f" {body['stimulus']} conflicted with {row['updated_by']}'s; theirs is shown, both are in"
@@ -324,32 +344,54 @@ class TeamSession:
             self._absorb(rows[0][0], rows[0][0]["updated_by"], force=True)
 
     # -- receiving --------------------------------------------------------------------------------
-    def _notified(self, payload: dict[str, Any]) -> None:
-        kind = payload.get("kind")
-        if kind == "annotation":  # ours too: the same member may work on another machine
+    def _notified(self, batch: list[dict[str, Any]]) -> None:
+        kinds = {payload.get("kind") for payload in batch}
+        # ours too (the same member may work on another machine); a dataset this store lacks is not news
+        if any(p.get("kind") == "annotation" and p.get("dataset") in self._datasets for p in batch):
             self._post(self.catch_up)
-        elif kind == "label_set" and payload.get("member") != self.member:
+        if any(p.get("kind") == "label_set" and p.get("member") != self.member for p in batch):
             self._post(self.catch_up_label_sets)
-        elif kind == "presence":
+        if "presence" in kinds:
             self._post(self._refresh_presence)
 
     def catch_up(self) -> int:
-        """Bring in every server event since the last one seen; returns how many labels changed here."""
+        """Bring in every server event on this store's datasets since the last one seen; returns how many
+        labels changed here. The position is kept in the store when something was written and at `stop`:
+        reading an event twice (after a crash) writes nothing twice, as each copy knows its revision."""
         changed = 0
         with self._lock:
             try:
                 con = self._connection()
+                datasets = sorted(self.local.datasets())
+                if datasets != self._datasets_read:   # a dataset new here: its labels from the beginning
+                    self._last_event, self._datasets_read = 0, datasets
+                    self._datasets = set(datasets)
+                    self._report_unmatched(con)
                 while True:
-                    last = int(self.local.get(LAST_EVENT_KEY) or 0)
-                    events = team_server.events_since(con, last)
+                    events = team_server.events_since(con, self._last_event, datasets)
                     if not events:
                         break
                     for event in events:
                         changed += self._absorb(event["row"], event["member"])
-                    self.local.put({LAST_EVENT_KEY: str(events[-1]["id"])})
+                    self._last_event = int(events[-1]["id"])
+                if changed:
+                    self._keep_position()
             except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
                 self._lost()
         return changed
+
+    def _keep_position(self) -> None:
+        self.local.put({LAST_EVENT_KEY: json.dumps({"datasets": self._datasets_read, "id": self._last_event})})
+
+    def _report_unmatched(self, con: psycopg.Connection) -> None:
+        """Say which datasets the team labels that this store does not have (never matched by guess)."""
+        for name in team_server.datasets(con):
+            if name not in self._datasets:
+                text = (f"The team labels the dataset '{name}', which this store does not have (import the same"
+                        " release under the same name to see those labels).")
+                if text not in self.report.unmatched:
+                    self.report.unmatched.append(text)
+                    self._set_message(text)
 
     def _absorb(self, row: dict[str, Any], member: str, *, force: bool = False) -> int:
         """Write a server label's current state here, unless this copy already stands for it or edits of it

@@ -118,6 +118,9 @@ class TeamLocal:
             raise KeyError(stimulus_id)
         return StimulusKey(row[0], row[1])
 
+    def datasets(self) -> set[str]:
+        return {r[0] for r in self.store.cursor().execute("SELECT name FROM dataset").fetchall()}
+
     def stimulus_of(self, key: StimulusKey) -> int | None:
         """The local stimulus a server label belongs to, matched exactly by dataset name and external id."""
         row = self.store.cursor().execute(

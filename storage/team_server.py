@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -152,11 +151,12 @@ EVENT_COLUMNS = ("e.id, e.edit_uid::text, e.annotation_uid::text, e.dataset, e.s
                  " e.action, e.before, e.after, to_jsonb(a)")
 
 
-def events_since(con: psycopg.Connection, after_id: int, limit: int = 5000) -> list[dict[str, Any]]:
-    """Annotation events with an id above `after_id`, oldest first, each with the annotation as it is now."""
+def events_since(con: psycopg.Connection, after_id: int, datasets: list[str], limit: int = 5000) -> list[dict[str, Any]]:
+    """Annotation events on `datasets` with an id above `after_id`, oldest first, each with the annotation
+    as it is now."""
     rows = con.execute(f"SELECT {EVENT_COLUMNS} FROM {S}.annotation_event e JOIN {S}.annotation a"
-                       " ON a.uid = e.annotation_uid WHERE e.id > %s ORDER BY e.id LIMIT %s",
-                       [after_id, limit]).fetchall()
+                       " ON a.uid = e.annotation_uid WHERE e.id > %s AND e.dataset = ANY(%s) ORDER BY e.id LIMIT %s",
+                       [after_id, datasets, limit]).fetchall()
     names = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
              "before", "after", "row")
     return [dict(zip(names, r)) for r in rows]
@@ -177,8 +177,9 @@ def annotations(con: psycopg.Connection) -> list[dict[str, Any]]:
     return [r[0] for r in con.execute(f"SELECT to_jsonb(a) FROM {S}.annotation a ORDER BY a.id").fetchall()]
 
 
-def last_event_id(con: psycopg.Connection) -> int:
-    return int(con.execute(f"SELECT coalesce(max(id), 0) FROM {S}.annotation_event").fetchone()[0])
+def datasets(con: psycopg.Connection) -> list[str]:
+    """The datasets the team has labels on."""
+    return [r[0] for r in con.execute(f"SELECT DISTINCT dataset FROM {S}.annotation ORDER BY dataset").fetchall()]
 
 
 # -- label sets and presence ---------------------------------------------------------------------
@@ -220,14 +221,14 @@ def present(con: psycopg.Connection, dataset: str, stimulus: str) -> list[str]:
 
 # -- the listener ---------------------------------------------------------------------------------
 class Listener:
-    """A thread that LISTENs on the team channel and hands each notification's payload to `on_notify`.
+    """A thread that LISTENs on the team channel and hands the notifications' payloads to `on_notify`.
 
     It blocks on the connection's socket (no polling of tables). When the connection drops it calls
     `on_state(False)` and reconnects with a growing pause; `on_state(True)` follows every (re)connection,
     after LISTEN, so whatever arrived while it was away can be caught up from the history.
     """
 
-    def __init__(self, url: str, on_notify: Callable[[dict[str, Any]], None],
+    def __init__(self, url: str, on_notify: Callable[[list[dict[str, Any]]], None],
                  on_state: Callable[[bool], None], *, user: str | None = None) -> None:
         self.url, self.user = url, user
         self.on_notify, self.on_state = on_notify, on_state
@@ -251,9 +252,12 @@ class Listener:
                 pause = 0.1
                 self.on_state(True)
                 while not self._stop.is_set():
-                    # wakes on a notification, or after the timeout to see whether it should stop
-                    for note in self._con.notifies(timeout=0.5):
-                        self.on_notify(json.loads(note.payload))
+                    # wakes on a notification, or after the timeout to see whether it should stop; what
+                    # arrived meanwhile is handed up as one batch, so a burst costs one catch-up, not one each
+                    batch = [json.loads(n.payload) for n in self._con.notifies(timeout=0.5, stop_after=1)]
+                    if batch:
+                        batch += [json.loads(n.payload) for n in self._con.notifies(timeout=0.001)]
+                        self.on_notify(batch)
             except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
                 self.on_state(False)
                 self._stop.wait(pause)
@@ -262,17 +266,3 @@ class Listener:
                 if self._con is not None:
                     self._con.close()
                     self._con = None
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
-    """True as soon as `condition()` holds, False after `timeout_s` (for the command line's `team sync`)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def rows_by_uid(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {str(r["uid"]): r for r in rows}

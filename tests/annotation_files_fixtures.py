@@ -47,9 +47,9 @@ def stored(store: Store, dataset: str) -> list[tuple]:
 def eaf_text(version: str = "3.0", time_origin: int = 500, stimulus_property: str | None = None) -> str:
     """An EAF as ELAN writes it: an utterance tier (participant CHI) with a Time Subdivision word tier whose
     inner boundaries are unaligned, a Symbolic Subdivision morpheme tier, a Symbolic Association translation,
-    an Included In gesture tier with a controlled vocabulary (EAF 3.0: CV_ENTRY_ML; 2.7: CV_ENTRY), and an
+    an Included In gesture tier with a controlled vocabulary (EAF 2.8 on: CV_ENTRY_ML; before: CV_ENTRY), and an
     empty utterance."""
-    if version == "3.0":
+    if version >= "2.8":
         cv = ('<CONTROLLED_VOCABULARY CV_ID="gestures"><DESCRIPTION LANG_REF="und"/>'
               '<CV_ENTRY_ML CVE_ID="cveid1"><CVE_VALUE DESCRIPTION="index finger" LANG_REF="und">point</CVE_VALUE>'
               '</CV_ENTRY_ML><CV_ENTRY_ML CVE_ID="cveid2"><CVE_VALUE DESCRIPTION="" LANG_REF="und">wave</CVE_VALUE>'

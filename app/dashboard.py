@@ -15,6 +15,9 @@ What each benchmark shows:
 - NCP-ExploreToM: goal success by order, goal size and true/false belief; an attempt without a stored
   outcome is replayed through the belief engine (set-up steps, then the model's) and succeeds when the
   goal holds after its last step.
+- ExploreToM story questions: accuracy by order, by true or false belief and by story type, with 95% Wilson
+  intervals; an answer without a stored verdict is scored by the benchmark's rule
+  (`app.benchmarks.ncp.score_story`).
 - Any other dataset: accuracy per model x modality.
 """
 from __future__ import annotations

@@ -4,7 +4,8 @@ Everything the dashboards, failure filters and slice finder compute starts here.
 JSON `meta` column) is flattened into plain columns: every key whose values are scalars (text, numbers,
 booleans) becomes a column of that type; lists and objects are left out. A few keys that importers name
 differently are given one name, so a chart or slice reads the same across releases:
-`site` -> `vendor`, `gender_composition` -> `gender`, and an EchoMind MCQ's `subtype` -> `question_type`.
+`site` -> `vendor`, `gender_composition` -> `gender`, an EchoMind MCQ's `subtype` -> `question_type`, and
+ExploreToM's `param=story_type` -> `story_type` (its other `qprop=`/`sprop=`/`param=` keys stay out).
 
 Read only: live answers are written by `storage.live_runs`, computed verdicts by `storage.verdicts`.
 """
@@ -16,10 +17,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-# The dataset lookups live in storage.lookups; analysis callers find them here too.
-from storage.lookups import DatasetNotFound, dataset_by_id, datasets  # noqa: F401
 
-META_ALIASES = {"site": "vendor", "gender_composition": "gender", "subtype": "question_type"}
+META_ALIASES = {"site": "vendor", "gender_composition": "gender", "subtype": "question_type",
+                "param=story_type": "story_type"}
 # Keys of the JSON meta that are bookkeeping, not properties of the stimulus worth a column.
 _SKIPPED_META = {"source", "source_file", "source_interaction", "source_start_s", "case_id", "question_id",
                  "audio_dir", "answer_text", "script", "setup_steps", "context_id", "goal_id"}
@@ -37,7 +37,8 @@ def _meta_columns(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[tuple
         [dataset_id]).fetchall()
     columns = []
     for key, types in rows:
-        if key in _SKIPPED_META or not key.replace("_", "").isalnum():
+        # an alias names the column, so a key spelled with other characters is safe to read
+        if key in _SKIPPED_META or not (key in META_ALIASES or key.replace("_", "").isalnum()):
             continue
         kinds = {t for t in types if t not in (None, "NULL")}
         if not kinds or not kinds <= set(_JSON_TYPES):

@@ -1,13 +1,18 @@
 """NCP-ExploreToM's rules: which actions a task may use, its goals read from their sentences, and whether an
-attempt reached its goal.
+attempt reached its goal; and ExploreToM's story questions: a model's answer read and scored.
 
 An attempt succeeds when every goal atom holds after its last step (played after the task's set-up), and the
 world matches (a true-belief goal) or differs (a false-belief goal) as the task says. `score_attempt` is the
 one scorer: imported attempts, the dashboard and live runs all call it.
+
+An answer to a story question is right when it is the dataset's expected answer, compared as the engine's own
+answers are (`app.beliefs.questions.answers_match`) once the reply is read down to its answer (`story_answer`).
+`score_story` is that one scorer, for live replies and for the dashboard's answers without a stored verdict.
 """
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,12 +23,13 @@ from app.beliefs.actions import ACTIONS
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, ROOM
 from app.beliefs.goals import (ANY_LOCATION, GoalAtom, GoalError, Vocabulary, atom_from_json, evaluate_goal,
                                goal_from_json, vocabulary_from_steps)
+from app.beliefs.questions import answers_match
 from app.beliefs.replay import TraceError, parse_steps, replay_steps
-from app.beliefs.stories import interpret_stories
+from app.beliefs.stories import STORY_KIND, interpret_stories
 from app.benchmarks import generic
 from app.benchmarks.generic import open_answer
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
-from app.metrics import ncp_success
+from app.metrics import accuracy_table, ncp_success
 from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
@@ -102,8 +108,39 @@ def goal_type(atom: GoalAtom, vocabulary: Vocabulary) -> str:
 
 
 def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, bool | None]:
-    """(the reply trimmed, None): a task is scored from its trace, not its text (see `score_attempt`)."""
+    """(answer, correct) for a reply to a story question (`story_answer`, `score_story`); (the reply trimmed,
+    None) for a task, which is scored from its trace, not its text (see `score_attempt`)."""
+    if detail.kind == STORY_KIND:
+        answer = story_answer(text)
+        return answer, score_story(answer, detail.ground_truth)
     return open_answer(text), None
+
+
+# A reply's answer is its first line without a label ("Answer: ..."), emphasis or quotes, and without the
+# preposition and article before a place ("In the drawer." answers "In which container ...?").
+_LABEL = re.compile(r"^(?:final\s+)?answer\s*[:\-]\s*", re.IGNORECASE)
+_PLACE = re.compile(r"^(?:(?:in|inside|on|at|into)\s+)?(?:the|a|an)\s+", re.IGNORECASE)
+_YES_NO = re.compile(r"^(yes|no)\b", re.IGNORECASE)
+
+
+def story_answer(text: str | None) -> str | None:
+    """A reply to a story question read down to its answer ("**Answer:** In the drawer." -> "drawer"; "Yes,
+    she does." -> "yes"); None for an empty reply."""
+    line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip(" *_\"'`")), "")
+    line = _LABEL.sub("", line.strip(" *_\"'`")).strip(" *_\"'`")
+    yes_no = _YES_NO.match(line)
+    if yes_no:
+        return yes_no.group(1).lower()
+    answer = _PLACE.sub("", line).strip().rstrip(".").strip()
+    return answer or None
+
+
+def score_story(answer: str | None, expected: str | None) -> bool | None:
+    """Whether an answer to a story question is its expected answer (None without either)."""
+    read = story_answer(answer)
+    if read is None or not (expected or "").strip():
+        return None
+    return answers_match(read, expected)
 
 
 def _task_steps(plan: ImportPlan) -> dict[str, list[tuple[str, list, dict]]]:
@@ -184,8 +221,77 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
 
 
 def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
-    """Goal success by order, goal size and true/false belief; accuracy per model when no attempt is scored."""
-    return _success_tables(frames) or generic.dashboard_tables(frames, correction, notes)
+    """Story-question accuracy by order, true/false belief and story type, and goal success by order, goal size
+    and true/false belief; accuracy per model when neither has a scored answer."""
+    return (_story_tables(frames) + _success_tables(frames)) or generic.dashboard_tables(frames, correction, notes)
+
+
+# nth_order as ExploreToM numbers it: -1 for a question about the world, not about anyone's belief
+ORDER_NAMES = {-1: "factual", 0: "factual", 1: "first order", 2: "second order", 3: "third order"}
+STORY_TYPE = "story_type"   # ExploreToM's `param=story_type`, named so by `storage.analysis`
+
+
+def story_outcomes(predictions: pl.DataFrame, stimuli: pl.DataFrame) -> pl.DataFrame:
+    """One row per model answer to a story question: stimulus_id, model, correct, order_n, order, belief and
+    story_type (null where the release has none).
+
+    `correct` is the stored verdict, else the answer scored by `score_story`. `belief` is "false belief" when
+    the belief the question reads differs from the world, "true belief" when it does not, as the engine read
+    the question at import (the release's own flag where the engine could not answer it), and null for a
+    factual question."""
+    stories = stimuli.filter(pl.col("kind") == STORY_KIND) if "kind" in stimuli.columns else stimuli.head(0)
+    if not stories.height or not predictions.height:
+        return pl.DataFrame(schema={"stimulus_id": pl.Int64, "model": pl.String, "correct": pl.Boolean,
+                                    "order_n": pl.Int64, "order": pl.String, "belief": pl.String,
+                                    STORY_TYPE: pl.String})
+
+    def column(name: str, dtype: pl.DataType) -> pl.Expr:
+        return (pl.col(name) if name in stories.columns else pl.lit(None)).cast(dtype).alias(name)
+
+    factors = stories.select("stimulus_id", column("nth_order", pl.Int64), column("engine_false_belief", pl.Boolean),
+                             column("false_belief", pl.Boolean), column(STORY_TYPE, pl.String))
+    answers = predictions.select("stimulus_id", "model", "answer", "correct", "ground_truth").join(
+        factors, on="stimulus_id", how="inner")
+    scored = [stored if stored is not None else score_story(answer, truth) for stored, answer, truth in
+              answers.select("correct", "answer", "ground_truth").iter_rows()]
+    false_belief = pl.coalesce("engine_false_belief", "false_belief")
+    return answers.select(
+        "stimulus_id", "model", pl.Series("correct", scored, dtype=pl.Boolean),
+        pl.col("nth_order").alias("order_n"),
+        pl.col("nth_order").replace_strict(ORDER_NAMES, default=pl.format("order {}", pl.col("nth_order")),
+                                           return_dtype=pl.String).alias("order"),
+        pl.when(pl.col("nth_order") <= 0).then(None)
+        .otherwise(pl.when(false_belief).then(pl.lit("false belief"))
+                   .when(~false_belief).then(pl.lit("true belief"))).alias("belief"),
+        STORY_TYPE)
+
+
+def _story_tables(frames: AnalysisFrames) -> list[DashboardTable]:
+    outcomes = story_outcomes(frames.predictions, frames.stimuli).filter(pl.col("correct").is_not_null())
+    if not outcomes.height:
+        return []
+    tables = []
+    for key, title, group, note in (
+            ("order", "by order", ["order_n", "order"],
+             "first order: where someone will look or what they believe; second order: what someone thinks "
+             "another believes; factual: where a thing is, or was at the start"),
+            ("belief", "by true or false belief", ["belief"],
+             "a false belief differs from the world at the end of the story, as the belief engine reads the "
+             "question; factual questions are left out"),
+            (STORY_TYPE, "by story type", [STORY_TYPE], "the release's story_type")):
+        rows = outcomes.filter(pl.all_horizontal(pl.col(c).is_not_null() for c in group))
+        if not rows.height:
+            continue
+        table = accuracy_table(rows, ["model", *group]).drop("order_n", strict=False)
+        level = group[-1]
+        tables.append(table_of(
+            f"exploretom.{key}", f"ExploreToM question accuracy {title}",
+            f"Share of answers that are the expected answer, with 95% Wilson intervals; {note}.",
+            table, rows, ["model", level],
+            ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=(level,),
+                      series_col="model", y_label="accuracy", y_range=(0.0, 1.0)),
+            describe=("model", level)))
+    return tables
 
 
 def _success_tables(frames: AnalysisFrames) -> list[DashboardTable]:

@@ -333,7 +333,7 @@ def small_disk(tmp_path):
     if not mounted:
         pytest.skip("cannot mount a small filesystem here")
     yield folder
-    subprocess.run(["umount", str(folder)], check=True)
+    subprocess.run(["umount", "-l", str(folder)], check=True)  # lazily: a store a failed test left open is no bar
 
 
 def _fill(folder: Path) -> Path:

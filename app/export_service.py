@@ -13,7 +13,7 @@ from pathlib import Path
 
 from app.annotation_files import ImportReading, read_annotation_file
 from app.annotation_model import AnnotationModel
-from storage.annotations import Annotation, AnnotationError, AnnotationStore, DatasetRef
+from storage.annotations import NATURAL_KEY, Annotation, AnnotationError, AnnotationStore, DatasetRef
 from storage.errors import ImportFailed
 from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, per_stimulus_targets, tier_of
 from storage.exporters.registry import get_exporter
@@ -150,17 +150,16 @@ def import_annotations(store: Store, format: str, path: Path | str, dataset: str
 
 def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
     """Tally in the reading's report which rows were written and which were already in the store."""
-    fresh = Counter((a.stimulus_id, a.annotator, a.label_set, a.label, a.start_s, a.end_s, a.value) for a in added)
+    fresh = Counter(tuple(getattr(a, name) for name in NATURAL_KEY) for a in added)
     for row in reading.rows:
-        key = (row["stimulus_id"], row["annotator"], row["label_set"], row.get("label"), row.get("start_s"),
-               row.get("end_s"), row.get("value"))
+        key = tuple(row.get(name) for name in NATURAL_KEY)
         origin = row["origin"]
         if fresh[key] > 0:
             fresh[key] -= 1
             reading.report.count_written(origin.file, origin.tier)
         else:
-            reading.report.leave_out(origin, "already in the store (same stimulus, annotator, set, label and times)",
-                                     describe(row))
+            reading.report.leave_out(origin, "already in the store or earlier in the file (the same stimulus,"
+                                     " annotator, set, label, times and value)", describe(row))
 
 
 def keep_vocabularies(model: AnnotationModel, reading: ImportReading) -> None:

@@ -13,7 +13,7 @@ from app.benchmarks import score_reply
 from app.benchmarks.ncp import score_story, story_answer
 from app.cli_metrics import metrics_main
 from app.dashboard import compute_dashboard, load_frames
-from exploretom_fixtures import DATASET, MODELS, STORY_TYPES, import_release
+from test_dashboard_exploretom_release import DATASET, MODELS, STORY_TYPES, import_release
 from storage.queries import stimulus_detail
 from storage.store import Store
 

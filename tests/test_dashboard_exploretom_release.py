@@ -1,6 +1,6 @@
-"""A generated ExploreToM release (CSV in its column names) and two models' answers to it, imported into a real
-store the way a user does it: the CSV with the ExploreToM importer, then the answers attached to that dataset
-with the generic importer.
+"""A generated ExploreToM release for the dashboard's tests (this module holds no tests): the CSV in the
+release's column names and two models' answers to it, imported into a real store the way a user does it: the
+CSV with the ExploreToM importer, then the answers attached to that dataset with the generic importer.
 
 Every story is the tracker's own sentences (one person moves a thing while the other is away), so the engine
 reads each one; its questions are first order (true and false belief), second order and factual, and each

@@ -45,6 +45,7 @@ from widgets.stimulus_view import StimulusView
 from widgets.import_dialog import ImportBackend, ImportDialog
 from widgets.settings_store import SettingsStore
 from widgets.tasks import CancelToken, TaskRunner
+from widgets.team_dialog import TeamLink
 
 MAX_COMPARED_MODELS = 4
 ANNOTATION_FORMATS_BY_SUFFIX = {".eaf": "eaf", ".textgrid": "textgrid", ".txt": "audacity", ".csv": "csv",
@@ -122,6 +123,9 @@ class MainWindow(QMainWindow):
         self.audio_label.setStyleSheet("color: #a05a00;")
         self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.audio_label)
+        # a team project's session, and its word in the status bar (nothing for a local project)
+        self.team = TeamLink(self.store, self.annotation_model, lambda name: self.session.set_annotator(name), self)
+        self.statusBar().addPermanentWidget(self.team.label)
         self.statusBar().addPermanentWidget(self.store_label)
 
         self.dataset_combo.currentIndexChanged.connect(self._dataset_picked)
@@ -264,6 +268,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.import_action)
         file_menu.addSeparator()
         self.store_menu = StoreMenu(self, file_menu, self.settings, self.store.path)
+        self.team_action = self._menu_action("&Team…", lambda: self.team.open_dialog(self))
+        file_menu.addAction(self.team_action)
         file_menu.addSeparator()
         self.quit_action = self._menu_action("&Quit", self.close, keys.QUIT)
         file_menu.addAction(self.quit_action)
@@ -691,6 +697,7 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self._closed = True
+        self.team.stop()
         self.change_relay.close()
         self.runner.close()
         self.help_overlay.hide()

@@ -1,0 +1,123 @@
+"""File > Team…: join the store to a team project, and the status bar's word on the team.
+
+`TeamLink` runs the window's `app.team.TeamSession` when the store has joined a team: work the session
+starts on its listener thread (another member's edit, a reconnection) is queued to the GUI thread, where
+the annotation model lives, and the status bar label shows the team, whether it is online, how many edits
+wait to be sent, who else has the stimulus open, and the last conflict or refusal. `TeamDialog` joins
+(or leaves) a team; the address it keeps has no password (libpq's password file or service file holds it).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QMessageBox,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from app.annotation_model import AnnotationModel
+from app.team import TeamSession, TeamStatus, join_team, joined, leave_team
+from storage.errors import ThinsliceError
+from storage.store import Store
+
+ONLINE_STYLE, OFFLINE_STYLE = "", "color: #a05a00;"
+
+
+class TeamLink(QObject):
+    """The window's team session (none for a local project) and its status bar label."""
+
+    _work = Signal(object)     # a callable to run on the GUI thread
+    _status = Signal(object)   # app.team.TeamStatus
+
+    def __init__(self, store: Store, model: AnnotationModel, set_annotator: Callable[[str], None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.store, self.model, self._set_annotator = store, model, set_annotator
+        self.session: TeamSession | None = None
+        self.label = QLabel()
+        self.label.hide()
+        self._work.connect(lambda work: work())
+        self._status.connect(self._show)
+        if joined(store) is not None:
+            self.start()
+
+    def start(self) -> None:
+        """Start (or restart) the session of the team the store has joined."""
+        self.stop()
+        self.session = TeamSession(self.store, self.model, post=self._work.emit)
+        self.session.status_listeners.append(self._status.emit)
+        if self.model.annotator != self.session.member:
+            self._set_annotator(self.session.member)
+        self.session.start()
+        self._show(self.session.status())
+
+    def stop(self) -> None:
+        if self.session is not None:
+            self.session.stop()
+            self.session = None
+        self.label.hide()
+
+    def _show(self, status: TeamStatus) -> None:
+        if self.session is None:
+            return
+        self.label.setText(status.text())
+        self.label.setToolTip(status.message or status.text())
+        self.label.setStyleSheet(ONLINE_STYLE if status.online else OFFLINE_STYLE)
+        self.label.show()
+
+    def open_dialog(self, parent: QWidget | None = None) -> None:
+        TeamDialog(self, parent).exec()
+
+
+class TeamDialog(QDialog):
+    """Join a team (address and member name) or leave it."""
+
+    def __init__(self, link: TeamLink, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.link = link
+        self.setWindowTitle("Team")
+        self.url = QLineEdit()
+        self.url.setPlaceholderText("postgresql://host/database?sslmode=require")
+        self.member = QLineEdit()
+        self.member.setPlaceholderText("your member name (default: the address's user)")
+        found = joined(link.store)
+        if found is not None:
+            self.url.setText(found[0])
+            self.member.setText(found[1])
+        self.state = QLabel(link.session.status().text() if link.session is not None else "A local project.")
+        self.state.setWordWrap(True)
+        note = QLabel("The password comes from your password file (~/.pgpass or PGPASSFILE) or a service file;"
+                      " Thinslice never stores one.")
+        note.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("Server", self.url)
+        form.addRow("Join as", self.member)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.join_button = QPushButton("Join")
+        self.leave_button = QPushButton("Leave team")
+        self.leave_button.setEnabled(found is not None)
+        buttons.addButton(self.join_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.addButton(self.leave_button, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        self.join_button.clicked.connect(self.join)
+        self.leave_button.clicked.connect(self.leave)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(note)
+        layout.addWidget(self.state)
+        layout.addWidget(buttons)
+
+    def join(self) -> None:
+        try:
+            member, lead = join_team(self.link.store, self.url.text().strip(), self.member.text().strip() or None)
+            self.link.start()
+        except ThinsliceError as exc:
+            QMessageBox.warning(self, "Team", str(exc))
+            return
+        self.state.setText(f"Joined as {member}{' (lead)' if lead else ''}.")
+        self.leave_button.setEnabled(True)
+
+    def leave(self) -> None:
+        self.link.stop()
+        leave_team(self.link.store)
+        self.state.setText("A local project.")
+        self.leave_button.setEnabled(False)

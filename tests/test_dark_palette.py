@@ -75,3 +75,11 @@ def test_belief_table_world_and_changed_cells_are_readable_in_dark(qtbot, dark):
             assert contrast(brush.color(), fg) >= 4.5, (row, column, brush.color().name(), fg.name())
             seen.add(brush.color().name())
     assert len(seen) >= 2   # the world's row and a changed cell at least
+
+
+def test_every_background_of_the_palette_keeps_its_palettes_text_readable():
+    for name, (light, dark) in COLOURS.items():
+        if not name.endswith("_bg"):
+            continue
+        assert contrast(QColor(light), QColor("#000000")) >= 4.5, name
+        assert contrast(QColor(dark), QColor(DARK[QPalette.ColorRole.Text])) >= 4.5, name

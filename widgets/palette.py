@@ -26,6 +26,9 @@ COLOURS: dict[str, tuple[str, str]] = {
     "false_fg": ("#9b1c10", "#ffb4a8"),
     "unknown_fg": ("#707070", "#a8a8a8"),
     "cell_fg": ("#000000", "#ececec"),
+    # the transcript: the segment being spoken, and the word
+    "segment_bg": ("#ffecb3", "#4a3f1a"),
+    "word_bg": ("#ffc107", "#6e5700"),
     # presentation mode's page
     "page_bg": ("#fbfbf8", "#1c1c1c"),
     "page_fg": ("#111111", "#eeeeee"),

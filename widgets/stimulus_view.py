@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QFrame, QLabel, QStackedWidget, QTableWidget, QTa
 
 from storage.records import StimulusDetail
 from widgets.mcq_view import McqView
+from widgets.palette import colour
 
 
 class KindPage(Protocol):
@@ -42,9 +43,10 @@ class GenericStimulusPage(QWidget):
         if detail.text:
             parts.append(f"<p style='font-size:15pt'>{_escape(detail.text)}</p>")
         if detail.media:
+            missing = f"<span style='color:{colour('error')}'>missing</span>"
             rows = "".join(
                 f"<tr><td>{_escape(m.role)}</td><td>{_escape(m.path.name)}</td>"
-                f"<td>{'' if m.present else '<span style=color:#c62828>missing</span>'}</td></tr>"
+                f"<td>{'' if m.present else missing}</td></tr>"
                 for m in detail.media)
             parts.append(f"<h4>Media</h4><table cellspacing=6>{rows}</table>")
         if detail.segments:

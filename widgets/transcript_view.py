@@ -15,10 +15,9 @@ from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor, QTextForm
 from PySide6.QtWidgets import QTextBrowser, QTextEdit, QWidget
 
 from storage.records import Segment
+from widgets.palette import qcolour
 from widgets.waveform_view import LANE_COLOURS, format_time
 
-SEGMENT_HIGHLIGHT = QColor(255, 236, 179)
-WORD_HIGHLIGHT = QColor(255, 193, 7)
 
 
 @dataclass(frozen=True)
@@ -133,13 +132,13 @@ class TranscriptView(QTextBrowser):
         for index in segments:
             span = self._segment_spans[index]
             selection = QTextEdit.ExtraSelection()
-            selection.format.setBackground(SEGMENT_HIGHLIGHT)
+            selection.format.setBackground(qcolour("segment_bg"))   # a dark counterpart under a dark palette
             selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             selection.cursor = self._cursor_over(span)
             selections.append(selection)
         if word is not None:
             selection = QTextEdit.ExtraSelection()
-            selection.format.setBackground(WORD_HIGHLIGHT)
+            selection.format.setBackground(qcolour("word_bg"))
             selection.cursor = self._cursor_over(self._word_spans[word[0]][word[1]])
             selections.append(selection)
         self.setExtraSelections(selections)

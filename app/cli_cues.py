@@ -22,7 +22,7 @@ from app.cues.compare import compare_dataset, dataset_json
 from app.cues.measures import CueSettings
 from app.cues.service import CueDatasetNotFound, CuesCancelled, compute_cues
 from app.cues.stats import CORRECTIONS
-from storage.queries import list_datasets
+from storage.lookups import datasets as list_datasets
 from storage.store import Store
 
 

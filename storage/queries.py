@@ -13,9 +13,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-# The dataset and stimulus lookups live in storage.lookups; the browser's callers find them here too.
-from storage.lookups import dataset_name, external_ids, find_stimulus  # noqa: F401
-from storage.lookups import datasets as list_datasets
+from storage import lookups
 from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
                              StimulusDetail, TraceStepRecord, Word)
 from storage.story_questions import story_questions
@@ -281,7 +279,7 @@ def info_summary(cur: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """Counts per dataset and per benchmark (what `thinslice info` prints)."""
     datasets = []
     totals: dict[str, dict[str, int]] = {}
-    for ds in list_datasets(cur):
+    for ds in lookups.datasets(cur):
         counts = {name: int(cur.execute(sql, [ds.id]).fetchall()[0][0]) for name, sql in SUMMARY_TABLES.items()}
         datasets.append({"name": ds.name, "benchmark": ds.benchmark, "synthetic": ds.synthetic,
                          "root": ds.root, "counts": counts})

@@ -13,7 +13,7 @@ from widgets.main_window import MainWindow, screenshot
 from widgets.settings_store import SettingsStore
 from app.sample import import_sample, store_is_empty
 from app.session import Session
-from storage import queries
+from storage import lookups
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.store import Store
 
@@ -49,9 +49,9 @@ def run_gui(argv: list[str]) -> int:
         elif args.dataset:
             window.select_dataset(args.dataset)
         if args.stimulus:
-            found = queries.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+            found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)
             if found:
-                name = queries.dataset_name(store.cursor(), found[1])
+                name = lookups.dataset_name(store.cursor(), found[1])
                 if name:
                     window.select_dataset(name)
                 window.select_stimulus_id(found[0])
@@ -97,12 +97,12 @@ def _screenshot(store: Store, args) -> int:
         return 1
     stimulus_id = None
     if args.stimulus:
-        found = queries.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+        found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)
         if found is None:
             print(f"thinslice: no stimulus {args.stimulus!r}", file=sys.stderr)
             return 1
         stimulus_id = found[0]
-        name = queries.dataset_name(store.cursor(), found[1])
+        name = lookups.dataset_name(store.cursor(), found[1])
         if name:
             window.select_dataset(name)
     out = screenshot(window, args.screenshot, stimulus_id)

@@ -16,7 +16,7 @@ from app.changes import Change, ChangeChannel, Topic
 from app.keymap import default_keymap
 from app.ncp import detail_traces
 from app.session import Session
-from storage import queries
+from storage import lookups, queries
 from app.annotation_model import AnnotationModel
 from storage.annotations import AnnotationStore
 from storage.errors import ThinsliceError
@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
 
     # -- datasets ------------------------------------------------------------------------------
     def refresh_datasets(self, prefer: str | None = None) -> None:
-        datasets = queries.list_datasets(self.store.cursor())
+        datasets = lookups.datasets(self.store.cursor())
         current = prefer or self.dataset_combo.currentText()
         self.dataset_combo.blockSignals(True)
         self.dataset_combo.clear()
@@ -582,7 +582,7 @@ class MainWindow(QMainWindow):
 
         def work():
             ids = [int(i) for i in queries.stimulus_ids(self.store.cursor(), queries.StimulusFilter(dataset_id=dataset_id))]
-            names = queries.external_ids(self.store.cursor(), ids)
+            names = lookups.external_ids(self.store.cursor(), ids)
             return agreement_for(self.annotations, ids, label_set, scope=scope, grid_s=grid_s), names
 
         self.runner.submit("agreement", work, lambda result: self.agreement.set_report(*result),
@@ -615,7 +615,7 @@ class MainWindow(QMainWindow):
         if fmt is None or self.session.dataset_id is None:
             self.show_status(f"{path.name}: not an annotation format Thinslice reads")
             return
-        dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id)
+        dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id)
         # a per-recording file (ELAN, Praat, Audacity) is the selected stimulus's; a table names its stimuli
         per_recording = get_exporter(fmt).per_stimulus
         current = self.stimulus_view.detail.external_id if self.stimulus_view.detail and per_recording else None
@@ -637,7 +637,7 @@ class MainWindow(QMainWindow):
         from storage.exporters.registry import exporters
         from widgets.export_dialog import ExportBackend
         name = self.dataset_combo.currentText()
-        dataset = queries.dataset_name(self.store.cursor(), self.session.dataset_id) if self.session.dataset_id else None
+        dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id) if self.session.dataset_id else None
         return ExportBackend(formats=[(e.name, e.extension) for e in exporters()], dataset=dataset or name,
                              annotators=[a for a in self.annotations.annotators()],
                              export=lambda fmt, out, annotator: export_annotations(

@@ -23,7 +23,7 @@ from app.beliefs.questions import (KNOWS, STATE, Question, QuestionError, answer
                                    params_property, parse_question)
 from app.beliefs.replay import Replay, TraceError, replay_steps
 from app.beliefs.story import StoryParseError, parse_story
-from storage import analysis
+from storage import analysis, lookups
 from storage.importers.common import dumps
 from storage.importers.plan import ImportPlan
 from storage.store import Store
@@ -121,7 +121,7 @@ def engine_agreement(store: Store, dataset_name: str | None = None) -> dict[str,
     story's trace, and how many of those answers are the dataset's expected answer."""
     cur = store.cursor()
     out: dict[str, dict[str, int]] = {}
-    for dataset in analysis.datasets(cur, dataset_name):
+    for dataset in lookups.datasets(cur, dataset_name):
         frame = analysis.stimuli_frame(cur, dataset.id).filter(pl.col("kind") == STORY_KIND)
         if not frame.height:
             continue

@@ -27,7 +27,7 @@ from app.cues.measures import CUES, EGEMAPS_PREFIX, LABEL_PREFIX, WHOLE
 from app.cues.stats import (BOOTSTRAP_RESAMPLES, CONFIDENCE, CORRECTIONS, adjust, bootstrap_delta_ci, cliffs_delta,
                             mann_whitney_p, spearman)
 from storage import cues as cue_store
-from storage.queries import list_datasets
+from storage.lookups import datasets as list_datasets
 from storage.store import Store
 
 HUMANS = "humans"

@@ -18,8 +18,9 @@ from app.cues.measures import (CueRow, CueSettings, LabelCount, Voice, WHOLE, au
                                stimulus_measures, subject_of_role, timed_words)
 from storage import cues as cue_store
 from storage.errors import ThinsliceError
+from storage.lookups import datasets as list_datasets
 from storage.media import DecodeCancelled, MediaError, decode_segment
-from storage.queries import list_datasets, stimulus_detail
+from storage.queries import stimulus_detail
 from storage.records import StimulusDetail
 from storage.store import Store
 

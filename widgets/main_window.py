@@ -26,6 +26,7 @@ from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
 from widgets.cues_view import open_cues_dock
 from widgets.dock_layout import DefaultLayout, fitting_size, show_panel
+from widgets.palette import colour
 from widgets.failure_panel import FailurePanel
 from widgets.agreement_panel import AgreementPanel
 from widgets.filter_bar import FilterBarView
@@ -120,7 +121,7 @@ class MainWindow(QMainWindow):
         self._build_analysis_docks()
         self._build_menus()
         self.audio_label = QLabel()
-        self.audio_label.setStyleSheet("color: #a05a00;")
+        self.audio_label.setStyleSheet(f"color: {colour('warning')};")
         self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.audio_label)
         # a team project's session, and its word in the status bar (nothing for a local project)

@@ -4,7 +4,7 @@ A row is one label as a dict with the keys of `ROW_FIELDS` (the same shape as th
 `annotations/thinslice_annotations.jsonl`): `stimulus` is the dataset's own id, `start_s`/`end_s` are
 None for a whole-stimulus label, and equal for a point label (a moment: a Praat point, an ELAN zero-length
 annotation, an Audacity point label). `meta` is a dict of what another tool said about the label beyond
-these fields (see `META_KEYS`), or None. Readers return rows of the same shape, each with an `origin`
+these fields, or None. Readers return rows of the same shape, each with an `origin`
 (`report.Origin`); a field a format cannot carry comes back as None. A writer that cannot carry a field or
 a label says so before writing (`unrepresentable`), and the user chooses to skip it or not export.
 """
@@ -25,16 +25,16 @@ from storage.exporters.report import Reading, TransferReport
 ROW_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note", "media_role",
               "meta")
 Row = dict[str, Any]
-# What `meta` may hold: the source tier's name when it is not Thinslice's own `annotator | set` form, the
-# ELAN participant, parent tier, tier constraint and linguistic type, where a dependent annotation's times
-# came from ("parent", "subdivision of parent", "interpolated"), the controlled-vocabulary entry and
-# language, and an Audacity label's frequency range in Hz.
-META_KEYS = ("tier", "speaker", "parent_tier", "tier_type", "linguistic_type", "times", "cve", "language",
-             "low_hz", "high_hz")
+# What `meta` holds: `tier`, the source tier's name when it is not Thinslice's own `annotator | set` form;
+# from ELAN `speaker` (the tier's participant), `parent_tier`, `tier_type` (its constraint),
+# `linguistic_type`, `times` (where a dependent annotation's times came from: "parent", "subdivision of
+# parent", "interpolated"), `cve` (its controlled-vocabulary entry) and `language`; from Audacity `low_hz`
+# and `high_hz`, a label's frequency range.
 
 
 class ExportRefused(ThinsliceError):
-    """An export that would overwrite a file of the dataset itself, or that has nothing to write."""
+    """An export that would overwrite a file of the dataset itself, has nothing to write, or would lose
+    what the format cannot hold."""
 
 
 @dataclass(frozen=True)

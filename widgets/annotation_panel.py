@@ -259,7 +259,8 @@ class AnnotationPanel(QWidget):
     # -- following the model ---------------------------------------------------------------------
     def _model_changed(self) -> None:
         self._refresh_whole()
-        if self.stimulus_id is not None and self.model.stimulus_id == self.stimulus_id:
+        # once the stimulus's labels are in (not while they are still being read), and after every edit
+        if self.stimulus_id is not None and self.model.stimulus_id == self.stimulus_id and self.model.ready:
             self.annotationsChanged.emit(self.stimulus_id)
 
     def _refresh_whole(self) -> None:

@@ -65,3 +65,23 @@ def test_reset_layout_puts_every_panel_back(qtbot, window):
     # after a reset the roomy panel floats again when asked for
     window.show_dock(window.metrics_dock)
     assert window.metrics_dock.isFloating()
+
+
+def test_a_panel_the_user_docked_stays_docked_next_time(qtbot, tmp_path):
+    store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
+    settings = QSettings(str(tmp_path / "layout.ini"), QSettings.Format.IniFormat)
+    first = MainWindow(store, Session(), settings)
+    qtbot.addWidget(first)
+    first.show()
+    first.show_dock(first.metrics_dock)
+    first.metrics_dock.setFloating(False)
+    first.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, first.metrics_dock)
+    first.close()
+    second = MainWindow(store, Session(), settings)
+    qtbot.addWidget(second)
+    second.show()
+    qtbot.waitUntil(second.metrics_dock.isVisible, timeout=5000)
+    second.show_dock(second.metrics_dock)
+    assert not second.metrics_dock.isFloating()
+    second.close()
+    store.close()

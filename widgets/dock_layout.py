@@ -1,8 +1,8 @@
 """Where the window's panels go by default, so a 1366x768 laptop keeps a usable centre.
 
 Panels that need room (metrics, failures, agreement) open floating over the window the first time, instead
-of docking below the centre and squashing its waveform lanes and tables; a user who docks one keeps it
-docked (the window remembers its state). `reset` puts every panel back where a new window has it.
+of docking below the centre and squashing its waveform lanes and tables; a panel the remembered layout
+shows, docked or floating, stays where the user put it. `reset` puts every panel back where a new window has it.
 """
 from __future__ import annotations
 
@@ -49,6 +49,12 @@ class DefaultLayout:
         self.window = window
         self.roomy = list(roomy)
         self.state: QByteArray = window.saveState()
+
+    def restored(self) -> None:
+        """After the remembered layout is back: a panel it shows (docked or floating) stays where the user put it."""
+        for dock in self.roomy:
+            if dock.isFloating() or not dock.isHidden():
+                dock.setProperty(PLACED, True)
 
     def reset(self) -> None:
         for dock in self.roomy:

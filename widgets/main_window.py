@@ -157,6 +157,7 @@ class MainWindow(QMainWindow):
         self.refresh_datasets(prefer=remembered.last_dataset)
         self.default_layout = DefaultLayout(self, self._roomy_docks())
         self._restore_layout(remembered.geometry, remembered.window_state)
+        self.default_layout.restored()
 
     # -- building ------------------------------------------------------------------------------
     def _build_toolbar(self) -> None:

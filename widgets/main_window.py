@@ -580,6 +580,7 @@ class MainWindow(QMainWindow):
         from app.agreement import agreement_for
         dataset_id = self.session.dataset_id
         if dataset_id is None:
+            self.agreement.show_error("Agreement: choose a dataset first (the toolbar's Dataset list).")
             return
 
         def work():

@@ -182,6 +182,11 @@ class TeamSession:
         self._listener.start()
 
     def stop(self) -> None:
+        """Stop listening and sending (edits from now on are not queued); the others no longer see this
+        member on a stimulus."""
+        if self.online:
+            self._shown = None
+            self._tell_presence()
         if self._send_on in self.model.outbound:
             self.model.outbound.remove(self._send_on)
         self.model.unsubscribe(self._model_changed)
@@ -256,10 +261,16 @@ class TeamSession:
                 return
             if self.online and not self.local.waiting_count():
                 # nothing waits ahead of these: send them straight away, queueing only what the server
-                # does not answer (the edit stays out of the outbox's two extra writes when all goes well)
-                for index, (annotation_id, uid, _, body) in enumerate(edits):
-                    def done(revision: int | None, annotation_id: int = annotation_id, uid: str = uid) -> None:
-                        if revision is not None and annotation_id >= 0:
+                # does not answer (the edit stays out of the outbox's two extra writes when all goes well).
+                # The link is written first, so a label whose creation the server took is never taken for
+                # someone else's new label should this client die before hearing back.
+                for index, (annotation_id, uid, expected, body) in enumerate(edits):
+                    if annotation_id >= 0:
+                        self.local.set_revision(annotation_id, uid, expected)
+
+                    def done(revision: int | None, annotation_id: int = annotation_id, uid: str = uid,
+                             expected: int = expected) -> None:
+                        if revision is not None and revision != expected and annotation_id >= 0:
                             self.local.set_revision(annotation_id, uid, revision)
                     try:
                         self._deliver(body, done)

@@ -77,3 +77,33 @@ def test_agreement_export_and_history_read_the_team_labels_as_a_local_project_do
         text = out.read_text()
         assert text.count("ana") == 3 and text.count("ben") == 3
         assert "team-test-secret" not in text
+
+
+def test_labels_on_a_release_this_store_does_not_have_are_reported_not_guessed(pg_server, tmp_path):  # noqa: F811
+    from app.annotation_model import AnnotationModel
+    from app.changes import ChangeChannel
+    from app.team import TeamSession, join_team
+    from storage.annotations import AnnotationStore
+    from tests.pg_server import member_store
+    url = pg_server.new_database()
+    ana = Client(tmp_path / "ana.duckdb", pg_server.add_member(url, "ana"), "ana")
+    try:
+        ana.show("a")
+        ana.model.add_label("vocal", "laugh", 1.0, 2.0)
+    finally:
+        ana.close()
+    # ben imported the release under another name: nothing of ana's is pinned on his stimuli by guess
+    store = member_store(tmp_path / "ben.duckdb", dataset="Dyads (copy)")
+    join_team(store, pg_server.add_member(url, "ben"), "ben")
+    model = AnnotationModel(AnnotationStore(store), ChangeChannel(), annotator="ben")
+    session = TeamSession(store, model)
+    session.start()
+    try:
+        assert session.report.unmatched == [
+            "The team labels the dataset 'Dyads', which this store does not have (import the same release under"
+            " the same name to see those labels)."]
+        assert "Dyads" in session.status().message
+        assert model.store.for_stimuli(dataset_id=1) == []
+    finally:
+        session.stop()
+        store.close()

@@ -649,7 +649,8 @@ class MainWindow(QMainWindow):
     def _annotations_changed(self, stimulus_id: int) -> None:
         """After an edit (or on selection): the history dock and the header's count, read on a worker."""
         def read():
-            return self.annotations.history(stimulus_id=stimulus_id), len(self.annotations.for_stimulus(stimulus_id))
+            model = self.annotation_model
+            return model.history(stimulus_id), len(model.read(stimulus_id))
 
         def show(result) -> None:
             events, count = result

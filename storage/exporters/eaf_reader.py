@@ -27,7 +27,7 @@ from storage.exporters.report import Origin, Reading, bad_item, refused
 STIMULUS_PROPERTY = "thinslice:stimulus"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Annotation:
     id: str
     tier: str
@@ -83,13 +83,14 @@ def read_eaf(path: Path) -> Reading:
     order: dict[str, int] = {}
     slot_ms: dict[str, float] = {}
     for index, slot in enumerate(root.iter("TIME_SLOT")):
-        order[slot.get("TIME_SLOT_ID", "")] = index
-        if slot.get("TIME_VALUE") not in (None, ""):
+        attrs = slot.attrib
+        slot_id, value = attrs.get("TIME_SLOT_ID", ""), attrs.get("TIME_VALUE")
+        order[slot_id] = index
+        if value:
             try:
-                slot_ms[slot.get("TIME_SLOT_ID", "")] = float(slot.get("TIME_VALUE"))
+                slot_ms[slot_id] = float(value)
             except ValueError:
-                raise _problem(path, f"TIME_SLOT {slot.get('TIME_SLOT_ID')}", repr(slot.get("TIME_VALUE")),
-                               "a time in milliseconds") from None
+                raise _problem(path, f"TIME_SLOT {slot_id}", repr(value), "a time in milliseconds") from None
 
     types = {t.get("LINGUISTIC_TYPE_ID"): t for t in root.iter("LINGUISTIC_TYPE")}
     tiers: list[_Tier] = []
@@ -100,18 +101,20 @@ def read_eaf(path: Path) -> Reading:
             item = next(iter(wrapper), None)
             if item is None:
                 continue
-            common = dict(id=item.get("ANNOTATION_ID", ""), tier=tier.id, number=number,
-                          value=item.findtext("ANNOTATION_VALUE") or "", cve=item.get("CVE_REF"),
-                          language=item.get("LANG_REF"))
+            attrs = item.attrib
+            value = item.findtext("ANNOTATION_VALUE") or ""
             if item.tag == "ALIGNABLE_ANNOTATION":
-                annotation = _Annotation(**common, slots=(item.get("TIME_SLOT_REF1", ""), item.get("TIME_SLOT_REF2", "")))
-                missing = [slot for slot in annotation.slots if slot not in order]
-                if missing:
-                    raise bad_item(Origin(path.name, tier.id, number), f"the time slot {missing[0]!r}",
+                slots = (attrs.get("TIME_SLOT_REF1", ""), attrs.get("TIME_SLOT_REF2", ""))
+                if slots[0] not in order or slots[1] not in order:
+                    missing = slots[0] if slots[0] not in order else slots[1]
+                    raise bad_item(Origin(path.name, tier.id, number), f"the time slot {missing!r}",
                                    "a TIME_SLOT_ID of the file's TIME_ORDER")
+                annotation = _Annotation(attrs.get("ANNOTATION_ID", ""), tier.id, number, value, slots, None, None,
+                                         attrs.get("CVE_REF"), attrs.get("LANG_REF"))
             else:
-                annotation = _Annotation(**common, slots=None, parent=item.get("ANNOTATION_REF"),
-                                         previous=item.get("PREVIOUS_ANNOTATION"))
+                annotation = _Annotation(attrs.get("ANNOTATION_ID", ""), tier.id, number, value, None,
+                                         attrs.get("ANNOTATION_REF"), attrs.get("PREVIOUS_ANNOTATION"),
+                                         attrs.get("CVE_REF"), attrs.get("LANG_REF"))
             tier.annotations.append(annotation)
             by_id[annotation.id] = annotation
         tiers.append(tier)

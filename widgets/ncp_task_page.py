@@ -12,17 +12,16 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel, QScrollArea,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from app.beliefs.stories import QuestionRow, story_question_rows
 from storage.records import StimulusDetail
 from widgets.belief_stepper import BeliefStepperView
+from widgets.palette import qcolour
 
 TraceList = list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]]
-MATCH_BG = QColor("#d3f9d8")
-MISMATCH_BG = QColor("#f6c9c4")
 
 
 class StoryQuestions(QWidget):
@@ -94,7 +93,7 @@ class StoryQuestions(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
                 if verdict is not None:
-                    item.setBackground(QBrush(MATCH_BG if verdict else MISMATCH_BG))
+                    item.setBackground(QBrush(qcolour("match_bg" if verdict else "mismatch_bg")))
                 if row.stimulus_id == current:
                     item.setFont(bold)
                 self.table.setItem(r, c, item)

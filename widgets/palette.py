@@ -33,6 +33,9 @@ COLOURS: dict[str, tuple[str, str]] = {
     "page_bg": ("#fbfbf8", "#1c1c1c"),
     "page_fg": ("#111111", "#eeeeee"),
     "truth_bg": ("#e8f5e9", "#1f3d22"),
+    # a story question: the engine's answer matches the expected one, or not
+    "match_bg": ("#d3f9d8", "#1f3d22"),
+    "mismatch_bg": ("#f6c9c4", "#5a2320"),
 }
 
 

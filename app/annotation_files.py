@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from storage.annotations import AnnotationStore
-from storage.errors import ImportFailed
 from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.exporters.registry import get_exporter
 from storage.exporters.report import Origin, TransferReport, describe, refused, without_cycle_collection
@@ -65,15 +64,15 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
     by_external = {ext: sid for sid, ext in stimuli.items()}
     durations = {stimuli[sid]: d for sid, d in annotations.stimulus_durations(stimuli).items()}
     if not path.exists():
-        raise ImportFailed(f"{path}: no such file or folder.")
+        raise refused([f"{path}: no such file or folder"])
     files = files_to_read(path, exporter.extension) if exporter.per_stimulus else [path]
     if not files:
-        raise ImportFailed(f"{path}: the folder holds no {exporter.extension} files to import as {exporter.name}.")
+        raise refused([f"{path}: the folder holds no {exporter.extension} files to import as {exporter.name}"])
     if stimulus is not None and stimulus not in by_external:
-        raise ImportFailed(f"--stimulus {stimulus!r}: the dataset {ref.name!r} has no stimulus with that id.")
+        raise refused([f"--stimulus {stimulus!r}: the dataset {ref.name!r} has no stimulus with that id"])
     if stimulus is not None and len(files) > 1:
-        raise ImportFailed(f"{path}: --stimulus places one file on one stimulus, and this folder holds {len(files)}"
-                           f" {exporter.extension} files; name each file after its stimulus instead.")
+        raise refused([f"{path}: --stimulus places one file on one stimulus, and this folder holds {len(files)}"
+                       f" {exporter.extension} files; name each file after its stimulus instead"])
     result = ImportReading([], TransferReport())
     problems: list[str] = []
     unrepresentable: list[str] = []

@@ -227,6 +227,16 @@ def test_short_textgrid_with_comments_and_praat_numbers(tmp_path):
     assert praat_reads(path) == {"words": [(0.5, 3.0, 'say "hi"')], "clicks": [(1.25, 1.25, "click")]}
 
 
+def test_chronological_textgrid(tmp_path):
+    path = tmp_path / "rec01.TextGrid"
+    path.write_text('"Praat chronological TextGrid text file"\n0 3   ! Time domain.\n2   ! Number of tiers.\n'
+                    '"IntervalTier" "words" 0 3\n"TextTier" "tones" 0 3\n\n! words:\n1 0.5 1.25\n"héllo"\n'
+                    '! tones:\n2 0.75\n"H*"\n\n! words:\n1 1.25 2\n"wörld"\n2 1.6\n"L%"\n', encoding="utf-8")
+    reading = read_textgrid(path)
+    found = {tier: spans(reading.rows, tier) for tier in EXPECTED_GRID}
+    assert found == EXPECTED_GRID == praat_reads(path)
+
+
 def test_a_broken_textgrid_names_file_and_line(tmp_path):
     path = tmp_path / "rec01.TextGrid"
     path.write_text('File type = "ooTextFile"\nObject class = "TextGrid"\n\nxmin = 0\nxmax = 3\ntiers? <exists>\n'

@@ -1,4 +1,4 @@
-"""Reading a Praat TextGrid as Praat itself does: long and short text forms and the binary form.
+"""Reading a Praat TextGrid as Praat itself does: long, short and chronological text forms, and the binary form.
 
 Text: UTF-8 (with or without BOM), UTF-16 with a BOM or without one (recognised by its zero bytes), and
 otherwise Windows-1252 / Latin-1, the fallback Praat uses. Praat reads a text file as a stream of values:
@@ -138,9 +138,35 @@ class _TextStream:
                 return word
 
 
+def _read_chronological(stream: _TextStream) -> tuple[list[_Tier], float, float]:
+    """Praat's chronological text form: the tiers' classes and names, then every interval or point in time
+    order, each led by its tier's number."""
+    xmin, xmax = stream.number(), stream.number()
+    tiers = []
+    for _ in range(stream.integer()):
+        kind, name = stream.string(), stream.string()
+        stream.number(), stream.number()
+        if kind not in ("IntervalTier", "TextTier"):
+            raise _Refused(stream.line(), f"a tier of class {kind!r}", "IntervalTier or TextTier")
+        tiers.append(_Tier(kind, name, []))
+    while stream.position < len(stream.tokens):
+        number = stream.integer()
+        if not 1 <= number <= len(tiers):
+            raise _Refused(stream.line(), f"tier number {number}", f"a tier number from 1 to {len(tiers)}")
+        tier = tiers[number - 1]
+        start = stream.number()
+        end = stream.number() if tier.kind == "IntervalTier" else start
+        line = stream.line()
+        tier.items.append((start, end, stream.string(), line))
+    return tiers, xmin, xmax
+
+
 def _read_text(text: str) -> tuple[list[_Tier], float, float]:
     stream = _TextStream(text)
-    file_type, object_class = stream.string(), stream.string()
+    file_type = stream.string()
+    if file_type == "Praat chronological TextGrid text file":
+        return _read_chronological(stream)
+    object_class = stream.string()
     if file_type not in ("ooTextFile", "ooTextFile short") or object_class != "TextGrid":
         raise _Refused(1, f"file type {file_type!r}, object class {object_class!r}",
                        'File type = "ooTextFile" and Object class = "TextGrid"')

@@ -38,7 +38,7 @@ from storage import pg_schema, team_server
 from storage.annotations import EDITABLE_FIELDS, Annotation, AnnotationStore
 from storage.store import Store
 from storage.team_local import Queued, StimulusKey, TeamLocal
-from storage.team_server import TeamError, TeamRefused, TeamUnreachable
+from storage.team_server import TeamError, TeamRefused
 
 URL_KEY, MEMBER_KEY, LAST_EVENT_KEY = "url", "member", "last_event"
 
@@ -177,7 +177,7 @@ class TeamSession:
         try:
             self._connection()
             self._connection_changed(True)
-        except TeamUnreachable as exc:
+        except TeamError as exc:   # unreachable, or no longer a member: say so, keep labelling locally
             self._set_message(str(exc))
         self._listener.start()
 
@@ -274,7 +274,7 @@ class TeamSession:
                             self.local.set_revision(annotation_id, uid, revision)
                     try:
                         self._deliver(body, done)
-                    except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                    except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
                         self.local.queue(edits[index:])
                         self._lost()
                         return
@@ -308,7 +308,7 @@ class TeamSession:
                         self.local.sent(entry.seq, entry.annotation_id, entry.body.get("uid", ""), revision)
                     try:
                         self._deliver(entry.body, done)
-                    except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                    except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
                         self._lost()
                         return answered
                     answered += 1
@@ -387,7 +387,7 @@ class TeamSession:
                     self._last_event = int(events[-1]["id"])
                 if changed:
                     self._keep_position()
-            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
                 self._lost()
         return changed
 
@@ -428,7 +428,7 @@ class TeamSession:
         with self._lock:
             try:
                 documents = team_server.label_sets(self._connection())
-            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
                 self._lost()
                 return
             store = self.model.store
@@ -450,7 +450,7 @@ class TeamSession:
             try:
                 team_server.set_presence(self._connection(), key.dataset if key else None,
                                          key.stimulus if key else None)
-            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
                 self._lost()
                 return
             self._refresh_presence()
@@ -462,7 +462,7 @@ class TeamSession:
                 key = self.local.key_of(self._shown)
                 try:
                     present = tuple(team_server.present(self._connection(), key.dataset, key.stimulus))
-                except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
                     self._lost()
                     return
             if present != self.present:

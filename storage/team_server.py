@@ -22,6 +22,7 @@ from storage.errors import ThinsliceError
 
 S = pg_schema.SCHEMA
 CONNECT_TIMEOUT_S = 3
+TCP_USER_TIMEOUT_MS = 5000
 
 
 class TeamError(ThinsliceError):
@@ -63,6 +64,12 @@ def connect(url: str, *, user: str | None = None, autocommit: bool = True) -> ps
         parts["user"] = user
     parts.setdefault("connect_timeout", str(CONNECT_TIMEOUT_S))
     parts.setdefault("application_name", "thinslice")
+    # a network that vanishes without a word (a laptop leaving the wifi) is noticed in seconds, not after
+    # the system's TCP timeout, so an edit waits in the outbox instead of freezing the window
+    parts.setdefault("keepalives_idle", "5")
+    parts.setdefault("keepalives_interval", "2")
+    parts.setdefault("keepalives_count", "2")
+    parts.setdefault("tcp_user_timeout", str(TCP_USER_TIMEOUT_MS))
     try:
         return psycopg.connect(make_conninfo(**parts), autocommit=autocommit)
     except psycopg.OperationalError as exc:

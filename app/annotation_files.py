@@ -3,15 +3,15 @@
 Reads only, so a worker may run it. A per-recording file (ELAN, Praat, Audacity) is placed on one stimulus:
 the one `--stimulus` names (one file only), else the id the file holds inside (ELAN's `thinslice:stimulus`),
 else the one its file name names, either as the id itself or as the file name an export gives that id
-(`synthesis/901` is written as `synthesis_901`). A file that cannot be placed is refused. A label outside its
-stimulus's duration is refused, or cut to it with `clip`. A label the reader could not represent (an ELAN
-annotation with no time to be found) refuses the file unless `skip_unrepresentable`; every label read,
-left out or cut is in the report.
+(`synthesis/901` is written as `synthesis_901`), else the one its linked media file is named after. A file
+that cannot be placed is refused. A label outside its stimulus's duration is refused, or cut to it with
+`clip`. A label the reader could not represent (an ELAN annotation with no time to be found) refuses the
+file unless `skip_unrepresentable`; every label read, left out or cut is in the report.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from storage.annotations import AnnotationStore
@@ -83,8 +83,8 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
         result.report.merge(found.report)
         for name, entries in found.vocabularies.items():
             result.vocabularies.setdefault(name, []).extend(entries)
-        placed = _place(file, found.rows, exporter.per_stimulus, stimulus, by_external, ref.name, result.report,
-                        problems)
+        placed = _place(file, found.rows, found.media, exporter.per_stimulus, stimulus, by_external, ref.name,
+                        result.report, problems)
         for row, external in placed:
             prepared = _prepared(row, external, by_external, durations, annotator, label_set, clip, result.report,
                                  problems)
@@ -103,8 +103,9 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
     return result
 
 
-def _place(file: Path, rows: list[Row], per_stimulus: bool, stimulus: str | None, by_external: dict[str, int],
-           dataset: str, report: TransferReport, problems: list[str]) -> list[tuple[Row, str]]:
+def _place(file: Path, rows: list[Row], media: list[str], per_stimulus: bool, stimulus: str | None,
+           by_external: dict[str, int], dataset: str, report: TransferReport,
+           problems: list[str]) -> list[tuple[Row, str]]:
     """Each row with the stimulus (its id in the dataset) it lands on."""
     if not per_stimulus:
         placed = []
@@ -126,6 +127,11 @@ def _place(file: Path, rows: list[Row], per_stimulus: bool, stimulus: str | None
         target = inside[0]
     else:
         target, matches = stimulus_for_name(file.stem, by_external)
+        for linked in media:  # else the recording it links (an ELAN file names its media)
+            if target is None and not matches:
+                target, _ = stimulus_for_name(PurePosixPath(linked).stem, by_external)
+                if target is not None:
+                    report.note(f"{file.name} placed on the stimulus {target!r} by its media file {linked!r}")
         if target is None:
             why = (f"its name matches several stimuli ({', '.join(matches[:4])})" if matches else
                    f"neither its name{' nor the id inside it (' + inside[0] + ')' if inside else ''}"

@@ -345,6 +345,19 @@ def test_a_folder_lands_each_file_on_its_own_stimulus_and_refuses_strays(db, tmp
     assert "added 1 labels" in out
 
 
+def test_an_eaf_named_otherwise_lands_on_the_stimulus_of_its_media(db, tmp_path):
+    path = tmp_path / "session 3 (checked).eaf"
+    path.write_text(eaf_text().replace("file:///corpus/rec01.wav", "file:///corpus/rec02.wav"), encoding="utf-8")
+    store = open_store(db)
+    try:
+        report = TransferReport()
+        assert import_annotations(store, "eaf", path, "childes", annotator="tom", report=report) == 9
+        assert {x[0] for x in stored(store, "childes")} == {"rec02"}
+        assert "placed on the stimulus 'rec02' by its media file 'rec02.wav'" in "\n".join(report.lines())
+    finally:
+        store.close()
+
+
 def test_an_eaf_lands_on_the_stimulus_it_names_inside(db, tmp_path):
     path = tmp_path / "exported.eaf"
     path.write_text(eaf_text(time_origin=0, stimulus_property="rec02"), encoding="utf-8")

@@ -8,6 +8,7 @@ evenly in their order (PREVIOUS_ANNOTATION). The first linked medium's TIME_ORIG
 time 0 falls in the medium) is added to every time. An annotation with an empty value is a label with
 empty text, not a gap.
 
+The linked media files' names come back as `Reading.media`, so a file can be placed by its recording.
 Kept per label (in `meta`): the tier's name, participant (as speaker), parent tier, constraint and
 linguistic type, where its times came from, its controlled-vocabulary entry and language. Tier annotators
 become the label's annotator; controlled vocabularies come back as `Reading.vocabularies`. pympi-ling
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote
 
 from storage.errors import ImportFailed, RowProblem
 from storage.exporters.common import TierRows, parse_tier_name
@@ -152,6 +154,9 @@ def read_eaf(path: Path) -> Reading:
 
     reading = Reading([])
     name = path.name
+    if header is not None:
+        reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
+                         for m in header.iter("MEDIA_DESCRIPTOR")]
     for tier in tiers:
         attrs = tier.attrs
         ling = types.get(attrs.get("LINGUISTIC_TYPE_REF"))

@@ -146,6 +146,7 @@ class ElanExporter:
             found = read_eaf(file)
             reading.rows += found.rows
             reading.report.merge(found.report)
+            reading.media += found.media
             for name, entries in found.vocabularies.items():
                 reading.vocabularies.setdefault(name, []).extend(e for e in entries
                                                                  if e not in reading.vocabularies[name])

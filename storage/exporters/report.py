@@ -171,9 +171,10 @@ class TransferReport:
 
 @dataclass
 class Reading:
-    """What a reader found: rows (each with an `origin`), the report so far, and controlled vocabularies
-    (label set -> [(label, description)]) the file defines."""
+    """What a reader found: rows (each with an `origin`), the report so far, controlled vocabularies
+    (label set -> [(label, description)]) the file defines, and the names of the media files it links."""
 
     rows: list[dict[str, Any]]
     report: TransferReport = field(default_factory=TransferReport)
     vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+    media: list[str] = field(default_factory=list)

@@ -156,13 +156,14 @@ class TaskRunner(QObject):
             self.cancelled += 1
 
         def progressed(fraction: float, payload: Any) -> None:
-            if on_progress is not None and current() and _alive(on_progress):
+            if current() and _alive(on_progress):
                 on_progress(fraction, payload)
 
         relay.done.connect(deliver)
         relay.failed.connect(fail)
         relay.stopped.connect(stopped)
-        relay.progress.connect(progressed)
+        if on_progress is not None:
+            relay.progress.connect(progressed)
         job = _Job(fn, relay, token, with_progress)
         if self.synchronous:
             job.run()  # signals of an object on this thread are delivered at once

@@ -28,6 +28,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 HUMAN_COLOUR = "#222222"
 CLICK_RADIUS_PX = 14
 LABEL_CHARS = 22
+# The chart is drawn on white in any palette, so its axis titles are dark like its tick labels.
+AXIS_LABEL_STYLE = {"font-size": "12pt", "color": "#222"}
 TABLE_HIDDEN = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "model_mode", "factor_level"}
 
 
@@ -156,11 +158,15 @@ class ChartPanel(QFrame):
         # Many categories share the width: shorter labels, so that none overlap (the table has full names).
         chars = LABEL_CHARS if len(cat_order) <= 5 else max(8, 120 // len(cat_order))
         item.getAxis("bottom").setTicks([[(k, _short(c, chars)) for k, c in enumerate(cat_order)]])
-        item.setLabel("left", spec.y_label, **{"font-size": "12pt"})
+        item.setLabel("left", spec.y_label, **AXIS_LABEL_STYLE)
         item.setXRange(-0.6, len(cat_order) - 0.4, padding=0)
         if spec.y_range is not None:
-            # headroom above the scale for the legend row
-            item.setYRange(spec.y_range[0], spec.y_range[1] * (1.2 if legend is not None else 1.05), padding=0)
+            # headroom above the scale for the legend row, with ticks only on the scale (no "1.1" accuracy)
+            low, high = spec.y_range
+            item.setYRange(low, high * (1.2 if legend is not None else 1.05), padding=0)
+            step = (high - low) / 5
+            item.getAxis("left").setTicks([[(low + k * step, f"{low + k * step:g}") for k in range(6)],
+                                           [(low + (k + 0.5) * step, "") for k in range(5)]])
         if spec.reference_line is not None:
             item.addItem(pg.InfiniteLine(pos=spec.reference_line, angle=0,
                                          pen=pg.mkPen("#888", style=Qt.PenStyle.DashLine)))
@@ -195,8 +201,8 @@ class ChartPanel(QFrame):
                 label.setPos(xs[i], ys[i])
                 item.addItem(label)
                 self._points.append((xs[i], ys[i], i))
-        item.setLabel("bottom", spec.x_label, **{"font-size": "12pt"})
-        item.setLabel("left", spec.y_label, **{"font-size": "12pt"})
+        item.setLabel("bottom", spec.x_label, **AXIS_LABEL_STYLE)
+        item.setLabel("left", spec.y_label, **AXIS_LABEL_STYLE)
         finite_x = [x for x in xs if x == x]
         if finite_x:
             span = max(abs(min(finite_x)), abs(max(finite_x)), 0.5)

@@ -6,6 +6,7 @@
     thinslice team status [--db PATH]                the team, the connection and the edits waiting (JSON)
     thinslice team sync [--db PATH]                  send what waits and bring in the others' edits
     thinslice team leave [--db PATH]                 make the store a local project again
+    thinslice team history STIMULUS [--dataset NAME] [--db PATH]   the server's history of a stimulus, conflicts too
 
 URL is a libpq connection string or postgresql:// URL (sslmode and the other libpq options are honoured).
 Passwords come from libpq's own places (~/.pgpass or PGPASSFILE, a service file, PGPASSWORD); a password
@@ -48,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
                        ("sync", "send what waits and bring in the others' edits"),
                        ("leave", "make this store a local project again")):
         db_argument(verbs.add_parser(name, help=text))
+    history = verbs.add_parser("history", help="the server's history of a stimulus (JSON lines, newest first)")
+    history.add_argument("stimulus", metavar="STIMULUS", help="the stimulus's own id in the release")
+    history.add_argument("--dataset", metavar="NAME", help="its dataset (needed when the store has several)")
+    db_argument(history)
     return parser
 
 
@@ -79,6 +84,14 @@ def team_main(argv: list[str]) -> int:
         if joined(store) is None:
             print(json.dumps({"team": None}))
             return 0 if args.verb == "status" else 1
+        if args.verb == "history":
+            dataset = AnnotationStore(store).dataset(args.dataset).name
+            url, member = joined(store)
+            with team_server.connect(url, user=member) as con:
+                for event in team_server.history(con, dataset, args.stimulus):
+                    print(json.dumps({k: event[k] for k in ("id", "member", "action", "before", "after")}
+                                     | {"happened_at": event["happened_at"].isoformat()}))
+            return 0
         session = TeamSession(store, AnnotationModel(AnnotationStore(store)))
         session.start()
         try:

@@ -82,11 +82,6 @@ def _refused(exc: psycopg.Error, what: str) -> TeamRefused:
     return TeamRefused(f"The team server refused {what}: {first}")
 
 
-def is_connection_error(exc: BaseException) -> bool:
-    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) and not isinstance(
-        exc, psycopg.errors.InsufficientPrivilege)
-
-
 # -- the schema and the members ------------------------------------------------------------------
 def server_version(con: psycopg.Connection) -> int:
     """The team schema's version on the server (0: none yet)."""

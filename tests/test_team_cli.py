@@ -1,5 +1,5 @@
-"""`thinslice team ...` on a real server: init through versioned migrations, join as a member, status and
-sync; no password reaches the store, and libpq's own options (sslmode) are honoured. A store that never
+"""`thinslice team ...` on a real server: init through versioned migrations, join as a member, status, sync
+and the server's history; no password reaches the store, and libpq's own options (sslmode) are honoured. A store that never
 joined a team needs no server."""
 from __future__ import annotations
 
@@ -52,6 +52,18 @@ def test_init_join_status_and_sync_from_the_command_line(pg_server, tmp_path, ca
         store.close()
     assert "user=cleo" in kept["url"] and "host=127.0.0.1" in kept["url"] and PASSWORD not in kept["url"]
     assert PASSWORD.encode() not in path.read_bytes()
+
+    # a label made through the model reaches the server; the server's history of the stimulus lists it
+    from tests.pg_server import Client
+    cleo = Client(path, owner.replace("thinslice_admin@", "cleo@"), "cleo", fresh=False)
+    try:
+        cleo.show("b")
+        cleo.model.add_label("vocal", "laugh", 0.5, 1.0)
+    finally:
+        cleo.close()
+    assert dispatch(["team", "history", "b", "--db", str(path)]) == 0
+    [event] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (event["member"], event["action"], event["after"]["label"]) == ("cleo", "create", "laugh")
 
     code, out, _ = _run(capsys, "team", "leave", "--db", str(path))
     assert code == 0

@@ -236,6 +236,7 @@ class TeamSession:
         def resume() -> None:
             with self._lock:
                 self.online = True
+                self._queue_unlinked()
                 self.flush()
                 self.catch_up()
                 self.catch_up_label_sets()
@@ -284,6 +285,13 @@ class TeamSession:
                 self.flush()
             else:
                 self._changed_status()
+
+    def _queue_unlinked(self) -> None:
+        """Queue this member's labels the server has never heard of: made before joining, or by a command
+        that wrote the store without the team session."""
+        ids = self.local.unlinked([self.member, pg_schema.CONSENSUS] if self.lead else [self.member])
+        if ids:
+            self.local.queue([self._edit_of(self.model.store.get(i)) for i in ids])
 
     def _edit_of(self, item: Annotation) -> tuple[int, str, int, dict[str, Any]]:
         key = self.local.key_of(item.stimulus_id)

@@ -9,6 +9,7 @@ made while the server is away, or by a client killed before it heard back, is se
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,17 @@ class TeamLocal:
                     continue
                 cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
                 cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+
+    def unlinked(self, annotators: Sequence[str]) -> list[int]:
+        """Live labels of `annotators` the server has never heard of (made before joining, or by a command
+        that ran without the team session), oldest first."""
+        if not annotators:
+            return []
+        rows = self.store.cursor().execute(
+            "SELECT a.id FROM annotation a LEFT JOIN team_link l ON l.annotation_id = a.id WHERE l.uid IS NULL"
+            f" AND a.deleted_at IS NULL AND a.annotator IN ({', '.join('?' * len(annotators))}) ORDER BY a.id",
+            list(annotators)).fetchall()
+        return [int(r[0]) for r in rows]
 
     def waiting(self, limit: int | None = None) -> list[Queued]:
         sql = "SELECT seq, edit_uid, annotation_id, body FROM team_outbox ORDER BY seq"

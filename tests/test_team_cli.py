@@ -1,6 +1,6 @@
 """`thinslice team ...` on a real server: init through versioned migrations, join as a member, status, sync
-and the server's history; no password reaches the store, and libpq's own options (sslmode) are honoured. A store that never
-joined a team needs no server."""
+and the server's history; no password reaches the store, and libpq's own options (sslmode) are honoured.
+A store that never joined a team needs no server."""
 from __future__ import annotations
 
 import json

@@ -124,3 +124,28 @@ def test_a_client_killed_mid_burst_has_every_acknowledged_edit_on_the_server(pg_
     assert len(acknowledged) >= 60
     assert on_server[:len(acknowledged)] == acknowledged
     assert len(on_server) <= len(acknowledged) + 1   # at most the edit in flight, never one twice
+
+
+def test_labels_made_before_joining_or_without_the_session_reach_the_team(pg_server, tmp_path):  # noqa: F811
+    from app.annotation_model import AnnotationModel
+    from storage.annotations import AnnotationStore
+    from tests.pg_server import member_store
+    url = pg_server.new_database()
+    member_url = pg_server.add_member(url, "ana")
+    path = tmp_path / "ana.duckdb"
+    store = member_store(path)
+    alone = AnnotationModel(AnnotationStore(store), annotator="ana")   # a local project, as before the team
+    alone.load(store.cursor().execute("SELECT id FROM stimulus WHERE external_id = 'c'").fetchone()[0])
+    alone.add_label("vocal", "sigh", 0.0, 1.0, value="before")
+    AnnotationStore(store).create(alone.stimulus_id, "rater7", "vocal", "laugh")   # the release's own rater
+    store.close()
+    from app.team import join_team
+    from storage.store import Store
+    store = Store.open(path)
+    join_team(store, member_url, "ana")
+    store.close()
+    ana = Client(path, member_url, "ana", fresh=False)
+    try:
+        assert _values_on_server(url) == ["before"]   # hers only: the release's rater is not hers to send
+    finally:
+        ana.close()

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.benchmarks import interpret_plan
-from app.ncp import score_dataset_traces
+from app.ncp import score_dataset_stories, score_dataset_traces
 from storage.importers.common import ImportOptions
 from storage.importers.plan import ImportPlan
 from storage.importers.registry import detect_importer, get_importer
@@ -42,8 +42,10 @@ def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
 
 
 def _after_import(store: Store, summary: ImportSummary) -> None:
-    """Scores that need the stored traces: an NCP attempt's success comes from replaying it after its set-up."""
+    """Scores that need what is stored: an NCP attempt's success comes from replaying it after its set-up, and
+    an answer to a story question attached from a file of its own is held to the story's expected answer."""
     score_dataset_traces(store, summary.dataset_id)
+    score_dataset_stories(store, summary.dataset_id)
 
 
 def plan_report(plan: ImportPlan) -> dict:

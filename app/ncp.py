@@ -1,14 +1,18 @@
 """NCP tasks in the app: a task's traces as the stepper, the compare view and the dashboard replay them (a
 model's attempt is played after the task's set-up steps), and scoring a dataset's stored attempts with the
-one scorer, `app.benchmarks.ncp.score_attempt`."""
+one scorer, `app.benchmarks.ncp.score_attempt`, and its stored answers to story questions with
+`app.benchmarks.ncp.score_story`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import polars as pl
 
-from app.benchmarks.ncp import score_attempt
+from app.beliefs.stories import STORY_KIND
+from app.benchmarks.ncp import score_attempt, score_story
+from storage import analysis
 from storage.queries import TraceTask, task_attempts, tasks_by_id, trace_tasks
 from storage.records import GoalAtomRecord, StimulusDetail, TraceStepRecord
 from storage.store import Store
@@ -128,6 +132,23 @@ def score_dataset_traces(store: Store, dataset_id: int) -> int:
     verdicts: dict[int, bool | None] = {}
     for task in trace_tasks(cur, dataset_id):
         verdicts.update(score_task(task))
+    if verdicts:
+        with store.transaction() as tx:
+            set_prediction_correctness(tx, verdicts)
+    return len(verdicts)
+
+
+def score_dataset_stories(store: Store, dataset_id: int) -> int:
+    """Score the dataset's answers to story questions that have no verdict yet (answers attached from a file
+    of their own come without one) with `score_story`; returns how many were scored."""
+    cur = store.cursor()
+    answers = analysis.predictions_frame(cur, dataset_id, with_meta=False).filter(pl.col("correct").is_null())
+    if not answers.height:
+        return 0
+    stories = analysis.stimuli_frame(cur, dataset_id).filter(pl.col("kind") == STORY_KIND)["stimulus_id"]
+    verdicts = {int(pid): verdict for pid, answer, truth in answers.filter(pl.col("stimulus_id").is_in(
+        stories.to_list())).select("prediction_id", "answer", "ground_truth").iter_rows()
+        if (verdict := score_story(answer, truth)) is not None}
     if verdicts:
         with store.transaction() as tx:
             set_prediction_correctness(tx, verdicts)

@@ -15,6 +15,7 @@ from app.cli_metrics import metrics_main
 from app.dashboard import compute_dashboard, load_frames
 from test_dashboard_exploretom_release import DATASET, MODELS, STORY_TYPES, import_release
 from storage.queries import stimulus_detail
+from storage.story_questions import story_questions
 from storage.store import Store
 
 ORDER = {-1: "factual", 1: "first order", 2: "second order"}
@@ -99,6 +100,25 @@ def test_metrics_json_prints_the_same_figures(release, capsys):
             assert (shown["n"], shown["n_correct"]) == (row["n"], row["n_correct"])
             assert shown["ci_low"] == pytest.approx(row["ci_low"]) and shown["ci_high"] == pytest.approx(row["ci_high"])
     assert dataset["engine_answers"]["expected_reproduced"] == dataset["engine_answers"]["questions"]
+
+
+def test_attached_answers_are_stored_scored_and_the_story_page_shows_it(release):
+    store, _dataset_id, questions, answers, ids = release
+    stored = {(sid, model): correct for sid, model, correct in store.cursor().execute(
+        "SELECT p.stimulus_id, m.name, p.correct FROM prediction p JOIN run r ON r.id = p.run_id"
+        " JOIN model m ON m.id = r.model_id").fetchall()}
+    assert stored == {(ids[qid], model): right for qid, model, _answer, right in answers}
+    sentence = next(a for a in answers if a[2].startswith("The "))   # "The Basket." is read as "basket"
+    page = {q.stimulus_id: q for q in story_questions(store.cursor(), ids[sentence[0]])}
+    assert (sentence[1], sentence[2], sentence[3]) in page[ids[sentence[0]]].model_answers
+
+
+def test_answers_of_an_older_store_without_verdicts_are_scored_when_shown(release):
+    store, dataset_id, questions, answers, _ids = release
+    before = compute_dashboard(load_frames(store, dataset_id)).table("exploretom.order").frame
+    store.cursor().execute("UPDATE prediction SET correct = NULL")
+    after = compute_dashboard(load_frames(store, dataset_id)).table("exploretom.order").frame
+    assert after.equals(before)
 
 
 def test_a_live_reply_to_a_story_question_is_scored_by_the_same_rule(release):

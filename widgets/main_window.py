@@ -327,6 +327,7 @@ class MainWindow(QMainWindow):
         self.keys.label_handler = self.media_page.press_label
         self.media_page.player.helpRequested.connect(self.toggle_help)
         self.media_page.annotation.palette.currentLabelChanged.connect(lambda *_: self._sync_label_keys())
+        self.stimulus_view.pages.currentChanged.connect(lambda _index: self._sync_label_keys())
         self._sync_label_keys()
 
     def _key_contexts(self) -> tuple[str, ...]:
@@ -338,8 +339,11 @@ class MainWindow(QMainWindow):
         return ()
 
     def _sync_label_keys(self) -> None:
-        label_set, shortcuts = self.media_page.label_shortcuts()
-        self.keymap.set_labels(label_set, shortcuts)
+        """The active label set's keys are in the keymap (and its list) while a clip is shown, only then."""
+        if self.stimulus_view.current_page() is self.media_page:
+            self.keymap.set_labels(*self.media_page.label_shortcuts())
+        else:
+            self.keymap.set_labels("", [])
 
     def toggle_help(self) -> None:
         """Show or hide the list of every key (F1, ?, Help > Keyboard shortcuts, the player's ? button)."""

@@ -149,9 +149,16 @@ class StimulusView(QWidget):
     def _show_mcq(self, detail: StimulusDetail | None) -> None:
         is_mcq = detail is not None and detail.kind == "echomind_mcq"
         self.mcq.set_detail(detail if is_mcq else None)
-        if is_mcq and not self.mcq.isVisible():
-            self.mcq.show()
-            total = max(1, sum(self.split.sizes()))
-            self.split.setSizes([int(total * 0.32), int(total * 0.56), int(total * 0.12)])
-        elif not is_mcq:
+        if not is_mcq:
             self.mcq.hide()
+            return
+        self.mcq.show()
+        # as tall as the question and its options need, up to 45% of the centre (the rest scrolls)
+        sizes = self.split.sizes()
+        total = max(1, sum(sizes))
+        width = self.mcq.viewport().width() if self.mcq.viewport().width() > 50 else self.width() - 20
+        self.mcq.document().setTextWidth(max(200, width))
+        needed = int(self.mcq.document().size().height()) + 2 * self.mcq.frameWidth() + 8
+        top = max(self.mcq.minimumHeight(), min(needed, int(total * 0.45)))
+        meta = sizes[2] if sizes[2] > 0 else int(total * 0.12)
+        self.split.setSizes([top, max(1, total - top - meta), meta])

@@ -34,10 +34,11 @@ class LabelPaletteView(QWidget):
         self._group = QButtonGroup(self)
         self._group.setExclusive(True)
         self._title = QLabel()
+        self._title.setWordWrap(True)   # a long set name wraps instead of pushing the button out of the panel
         self._grid = QGridLayout()
         self._grid.setSpacing(2)
-        self.relabel_button = QPushButton("Relabel selection")
-        self.relabel_button.setToolTip("Give the current label to the selected labels")
+        self.relabel_button = QPushButton("Relabel")
+        self.relabel_button.setToolTip("Relabel selection: give the current label to the selected labels")
         self.relabel_button.clicked.connect(self._relabel)
         self.search = QLineEdit()
         self.search.setPlaceholderText("find a label…")

@@ -96,6 +96,10 @@ def format_result(result: dict[str, Any]) -> str:
     for dataset in result["datasets"]:
         lines.append(f"== {dataset['dataset']} ({dataset['benchmark']})")
         lines += [f"note: {note}" for note in dataset["notes"]]
+        engine = dataset.get("engine_answers")
+        if engine:
+            lines.append(f"note: the belief engine reproduces {engine['expected_reproduced']} of "
+                         f"{engine['questions']} expected answers ({engine['engine_answered']} answered)")
         for table in dataset["tables"]:
             lines += ["", format_table(table)]
         lines.append("")

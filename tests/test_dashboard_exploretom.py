@@ -102,6 +102,17 @@ def test_metrics_json_prints_the_same_figures(release, capsys):
     assert dataset["engine_answers"]["expected_reproduced"] == dataset["engine_answers"]["questions"]
 
 
+def test_metrics_text_names_the_tables_and_the_engine_agreement(release, capsys):
+    store, *_ = release
+    path = store.path
+    store.close()
+    assert metrics_main(["--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "the belief engine reproduces 28 of 28 expected answers" in out
+    for title in ("by order", "by true or false belief", "by story type"):
+        assert f"ExploreToM question accuracy {title}" in out
+
+
 def test_attached_answers_are_stored_scored_and_the_story_page_shows_it(release):
     store, _dataset_id, questions, answers, ids = release
     stored = {(sid, model): correct for sid, model, correct in store.cursor().execute(

@@ -278,7 +278,7 @@ def _story_tables(frames: AnalysisFrames) -> list[DashboardTable]:
             ("belief", "by true or false belief", ["belief"],
              "a false belief differs from the world at the end of the story, as the belief engine reads the "
              "question; factual questions are left out"),
-            (STORY_TYPE, "by story type", [STORY_TYPE], "the release's story_type")):
+            (STORY_TYPE, "by story type", [STORY_TYPE], "story types as the release names them (param=story_type)")):
         rows = outcomes.filter(pl.all_horizontal(pl.col(c).is_not_null() for c in group))
         if not rows.height:
             continue

@@ -73,6 +73,9 @@ def test_a_label_is_made_on_a_turn_and_kept(qtbot, window):
     assert tree_rows(panel)[turn_group] == [("AgentViSS expression style", "deception", "cy")]
     stored = [a for a in window.annotations.for_stimuli([window.stimulus_view.detail.id]) if a.annotator == "cy"]
     assert [(a.label, a.value, a.is_whole) for a in stored] == [("deception", "turn:1", True)]
+    panel.undo_button.click()
+    qtbot.waitUntil(lambda: panel.tree.topLevelItemCount() == 2, timeout=5000)
+    assert not [a for a in window.annotations.for_stimuli([window.stimulus_view.detail.id]) if a.annotator == "cy"]
 
 
 @pytest.mark.parametrize("dataset, external_id", [("FriendBench (sample)", "fb_001"),

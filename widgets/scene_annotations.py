@@ -42,11 +42,15 @@ class SceneAnnotationsPanel(QWidget):
         self.delete_button = QPushButton("Delete mine")
         self.delete_button.setToolTip("Delete the selected label (only your own)")
         self.delete_button.clicked.connect(self.delete_selected)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setToolTip("Undo your last label edit on this scene")
+        self.undo_button.clicked.connect(lambda _checked=False: self.model.undo())
         row = QHBoxLayout()
         for widget in (self.target, self.label_set, self.label):
             row.addWidget(widget, 1)
         row.addWidget(self.add_button)
         row.addWidget(self.delete_button)
+        row.addWidget(self.undo_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.title)
@@ -115,6 +119,8 @@ class SceneAnnotationsPanel(QWidget):
             self.message.emit(str(exc))
 
     def _refresh(self) -> None:
+        self.undo_button.setEnabled(self.model.can_undo())
+        self.undo_button.setToolTip(self.model.undo_text() or "Nothing to undo on this scene")
         if self.detail is None or self.model.stimulus_id != self.detail.id:
             return
         self.tree.clear()

@@ -141,8 +141,9 @@ class ChartPanel(QFrame):
             xs = [cat_order.index(categories[i]) + (j - (len(series_order) - 1) / 2) * width for i in rows]
             heights = [values[i] for i in rows]
             colour = self._series_colour(series_order, name)
+            # outlined in its own colour, so that a bar of 0 still shows as a line on the axis
             bars = pg.BarGraphItem(x=xs, height=heights, width=width * 0.92, brush=pg.mkBrush(colour),
-                                   pen=pg.mkPen("#ffffff"))
+                                   pen=pg.mkPen(colour, width=2))
             item.addItem(bars)
             if legend is not None:
                 legend.addItem(bars, name)

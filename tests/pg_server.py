@@ -124,14 +124,27 @@ def shut_down(server: PgServer, root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
 
 
+_shared: dict[str, object] = {"server": None, "root": None, "users": 0}
+
+
 @pytest.fixture(scope="session")
 def pg_server():
-    """The session's cluster; skipped, saying why, when the PostgreSQL binaries are not installed."""
+    """The session's cluster; skipped, saying why, when the PostgreSQL binaries are not installed.
+
+    Every test module imports this fixture, which gives each module a session fixture of its own; they
+    share one cluster, started by the first and stopped when the last is torn down."""
     if not available():
         pytest.skip(f"PostgreSQL server binaries not found in {BIN} (install Debian's postgresql package)")
-    server, root = start_server()
-    yield server
-    shut_down(server, root)
+    if _shared["server"] is None:
+        _shared["server"], _shared["root"] = start_server()
+    _shared["users"] += 1
+    try:
+        yield _shared["server"]
+    finally:
+        _shared["users"] -= 1
+        if not _shared["users"]:
+            shut_down(_shared["server"], _shared["root"])
+            _shared["server"] = _shared["root"] = None
 
 
 # -- members' clients ---------------------------------------------------------------------------------

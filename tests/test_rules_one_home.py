@@ -217,3 +217,11 @@ def test_one_table_reader_gives_the_same_text_on_its_fast_and_its_row_by_row_pat
     assert fast.data.to_dicts() == by_row.data.to_dicts() == [
         {"clip": "c1", "answer": "familiar, surely", "score": "1"}, {"clip": "c2", "answer": None, "score": "2.5"}]
     assert (fast.lines, by_row.lines) == ([2, 3], [2, 4])
+
+
+def test_a_quoted_line_break_keeps_every_later_row_on_its_own_line(tmp_path):
+    path = tmp_path / "multi.csv"
+    path.write_text('clip,answer\nc1,"two\nlines"\nc2,x\n', encoding="utf-8")
+    table = read_table(path)
+    assert table.data.to_dicts() == [{"clip": "c1", "answer": "two\nlines"}, {"clip": "c2", "answer": "x"}]
+    assert table.lines == [2, 4]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import mmap
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,35 +98,43 @@ def _decode(raw: bytes, name: str) -> str:
 
 def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) -> Table:
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            first = _decode(fh.readline(), name)
     except OSError as exc:
         raise ImportFailed(RowProblem(name, None, None, f"<unreadable: {exc.strerror}>", "a readable file")) from None
-    first = _decode(raw[:raw.find(b"\n") if b"\n" in raw else len(raw)], name)
     if not first.strip():
         raise ImportFailed(RowProblem(name, 1, None, "<no header row>", "a header row naming the columns"))
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else max(",;\t", key=first.count)
-    fast = _read_fast(raw, delimiter, n_rows)
+    fast = _read_fast(path, delimiter, n_rows)
     if fast is not None:
         return Table(name, fast)
-    return _read_by_row(_decode(raw, name), name, delimiter, log, n_rows)
+    return _read_by_row(_decode(path.read_bytes(), name), name, delimiter, log, n_rows)
 
 
-def _read_fast(raw: bytes, delimiter: str, n_rows: int | None) -> pl.DataFrame | None:
-    """The table read by polars, or None when its rows are not one line each (or polars refuses it, e.g.
-    for bytes that are not UTF-8, which the row-by-row path then names)."""
+def _read_fast(path: Path, delimiter: str, n_rows: int | None) -> pl.DataFrame | None:
+    """The table read by polars, or None when a row's index would not be its line (a blank line, an empty
+    row, a line break inside a quoted field) or polars refuses the file (ragged rows, bytes that are not
+    UTF-8: the row-by-row path names their lines)."""
     try:
-        frame = pl.read_csv(io.BytesIO(raw), separator=delimiter, infer_schema=False, n_rows=n_rows,
+        frame = pl.read_csv(path, separator=delimiter, infer_schema=False, n_rows=n_rows,
                             empty_string_is_null=True, raise_if_empty=True)
     except (pl.exceptions.PolarsError, OSError):
         return None
-    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1) - 1
-    if n_rows is None and frame.height != lines:
-        return None       # blank lines or line breaks inside fields: the row index is not the line
     if any("_duplicated_" in c for c in frame.columns) or any(c != c.strip() for c in frame.columns):
         return None
-    if frame.width and frame.select(pl.all_horizontal(pl.all().is_null()).any()).item():
-        return None       # a blank line or a row of empty fields, which the row-by-row path leaves out
+    if frame.width and frame.height and frame.select(pl.all_horizontal(pl.all().is_null()).any()).item():
+        return None
+    # Only a quoted field can hold a line break; looking for a quote in the mapped file is far cheaper than
+    # looking for a line break in every field.
+    if frame.width and frame.height and _has_quote(path) and frame.select(
+            pl.any_horizontal(pl.all().str.contains("\n", literal=True)).any()).item():
+        return None
     return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
+
+
+def _has_quote(path: Path) -> bool:
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        return mapped.find(b'"') != -1
 
 
 def _read_by_row(text: str, name: str, delimiter: str, log: ProblemLog, n_rows: int | None) -> Table:

@@ -9,9 +9,11 @@ and their history; who may change what is decided here, by the server, not by th
 - history rows (`annotation_event`, `label_set_event`) can be inserted, never updated or deleted: the
   privileges are revoked and a trigger refuses it even for the tables' owner; a member can only write
   events in their own name;
-- `apply_edit` is the one write of an annotation: it checks the edit's base revision, so a conflicting
-  edit changes nothing but is kept in the history beside the version it lost to; an edit sent twice (a
-  resent outbox entry) is written once;
+- every write of an annotation row, however it is made, gets its revision, author and time and its
+  history event from triggers, so none escapes the history;
+- `apply_edit` is the client's write of an annotation: it checks the edit's base revision, so a
+  conflicting edit changes nothing but is kept in the history beside the version it lost to; an edit sent
+  twice (a resent outbox entry) is written once;
 - every event raises a NOTIFY on the channel `thinslice`, which clients LISTEN to.
 
 `apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
@@ -143,10 +145,9 @@ ALTER TABLE {SCHEMA}.label_set_event ENABLE ROW LEVEL SECURITY;
 ALTER TABLE {SCHEMA}.presence ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY read_all ON {SCHEMA}.annotation FOR SELECT USING (true);
-CREATE POLICY add_own ON {SCHEMA}.annotation FOR INSERT
-    WITH CHECK ({SCHEMA}.may_write(annotator) AND updated_by = current_user);
+CREATE POLICY add_own ON {SCHEMA}.annotation FOR INSERT WITH CHECK ({SCHEMA}.may_write(annotator));
 CREATE POLICY change_own ON {SCHEMA}.annotation FOR UPDATE
-    USING ({SCHEMA}.may_write(annotator)) WITH CHECK ({SCHEMA}.may_write(annotator) AND updated_by = current_user);
+    USING ({SCHEMA}.may_write(annotator)) WITH CHECK ({SCHEMA}.may_write(annotator));
 
 CREATE POLICY read_all ON {SCHEMA}.annotation_event FOR SELECT USING (true);
 CREATE POLICY add_own ON {SCHEMA}.annotation_event FOR INSERT WITH CHECK (member = current_user);
@@ -163,16 +164,53 @@ CREATE POLICY read_all ON {SCHEMA}.presence FOR SELECT USING (true);
 CREATE POLICY own_row ON {SCHEMA}.presence FOR ALL USING (member = current_user)
     WITH CHECK (member = current_user);
 
--- The one write of an annotation. `edit` holds edit_uid, uid, dataset, stimulus, annotator, base_revision
--- (0 for a new label) and the row's state after the edit (label_set ... media_role, deleted). Returns
--- {{status: ok | duplicate | conflict, row: the row as stored now}}.
+-- Whatever writes an annotation row (apply_edit, or raw SQL a member is allowed), its revision, author and
+-- time are set here and its history event is written here, so no write of a label escapes the history.
+CREATE FUNCTION {SCHEMA}.stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        NEW.revision := 1;
+    ELSE
+        NEW.uid := OLD.uid;
+        NEW.dataset := OLD.dataset;
+        NEW.stimulus := OLD.stimulus;
+        NEW.revision := OLD.revision + 1;
+    END IF;
+    NEW.updated_by := current_user;
+    NEW.updated_at := now();
+    RETURN NEW;
+END $$;
+CREATE TRIGGER stamp BEFORE INSERT OR UPDATE ON {SCHEMA}.annotation
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.stamp();
+
+CREATE FUNCTION {SCHEMA}.record() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
+                                           before, after)
+    VALUES (coalesce(nullif(current_setting('thinslice.edit_uid', true), '')::UUID, gen_random_uuid()),
+            NEW.uid, NEW.dataset, NEW.stimulus,
+            CASE WHEN TG_OP = 'INSERT' THEN 'create'
+                 WHEN NEW.deleted AND NOT OLD.deleted THEN 'delete'
+                 WHEN OLD.deleted AND NOT NEW.deleted THEN 'restore'
+                 ELSE 'update' END,
+            CASE WHEN TG_OP = 'INSERT' THEN 0 ELSE OLD.revision END,
+            CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE to_jsonb(OLD) END, to_jsonb(NEW));
+    PERFORM set_config('thinslice.edit_uid', '', true);   -- one edit uid names one event
+    RETURN NULL;
+END $$;
+CREATE TRIGGER record AFTER INSERT OR UPDATE ON {SCHEMA}.annotation
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.record();
+
+-- The one write of an annotation a client makes. `edit` holds edit_uid, uid, dataset, stimulus, annotator,
+-- base_revision (0 for a new label) and the row's state after the edit (label_set ... media_role, deleted).
+-- Returns {{status: ok | duplicate | conflict, row: the row as stored now}}.
 CREATE FUNCTION {SCHEMA}.apply_edit(edit JSONB) RETURNS JSONB LANGUAGE plpgsql AS $$
 DECLARE
     current {SCHEMA}.annotation;
     updated {SCHEMA}.annotation;
     base INTEGER := (edit->>'base_revision')::INTEGER;
     state JSONB := edit->'after';
-    action TEXT;
+    known BOOLEAN;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext((edit->>'uid')));
     IF EXISTS (SELECT 1 FROM {SCHEMA}.annotation_event WHERE edit_uid = (edit->>'edit_uid')::UUID) THEN
@@ -180,7 +218,17 @@ BEGIN
         RETURN jsonb_build_object('status', 'duplicate', 'row', to_jsonb(current));
     END IF;
     SELECT * INTO current FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID FOR UPDATE;
-    IF NOT FOUND THEN
+    known := FOUND;
+    IF known AND current.revision <> base THEN
+        -- someone else's version got there first: keep it, and keep this one in the history beside it
+        INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
+                                               before, after)
+        VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, 'conflict', base,
+                to_jsonb(current), state);
+        RETURN jsonb_build_object('status', 'conflict', 'row', to_jsonb(current));
+    END IF;
+    PERFORM set_config('thinslice.edit_uid', edit->>'edit_uid', true);
+    IF NOT known THEN
         IF EXISTS (SELECT 1 FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID) THEN
             RAISE EXCEPTION 'annotation % is not yours to change', edit->>'uid'
                 USING ERRCODE = 'insufficient_privilege';
@@ -191,35 +239,15 @@ BEGIN
                 state->>'label_set', state->>'label', (state->>'start_s')::DOUBLE PRECISION,
                 (state->>'end_s')::DOUBLE PRECISION, state->>'value', state->>'note', state->>'media_role',
                 coalesce((state->>'deleted')::BOOLEAN, false))
-        RETURNING * INTO current;
-        INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
-                                               before, after)
-        VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, 'create', base,
-                NULL, to_jsonb(current));
-        RETURN jsonb_build_object('status', 'ok', 'row', to_jsonb(current));
+        RETURNING * INTO updated;
+    ELSE
+        UPDATE {SCHEMA}.annotation SET label_set = state->>'label_set', label = state->>'label',
+               start_s = (state->>'start_s')::DOUBLE PRECISION, end_s = (state->>'end_s')::DOUBLE PRECISION,
+               value = state->>'value', note = state->>'note', media_role = state->>'media_role',
+               deleted = coalesce((state->>'deleted')::BOOLEAN, false)
+         WHERE uid = current.uid
+        RETURNING * INTO updated;
     END IF;
-    IF current.revision <> base THEN
-        -- someone else's version got there first: keep it, and keep this one in the history beside it
-        INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
-                                               before, after)
-        VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, 'conflict', base,
-                to_jsonb(current), state);
-        RETURN jsonb_build_object('status', 'conflict', 'row', to_jsonb(current));
-    END IF;
-    action := CASE WHEN coalesce((state->>'deleted')::BOOLEAN, false) AND NOT current.deleted THEN 'delete'
-                   WHEN NOT coalesce((state->>'deleted')::BOOLEAN, false) AND current.deleted THEN 'restore'
-                   ELSE 'update' END;
-    UPDATE {SCHEMA}.annotation SET label_set = state->>'label_set', label = state->>'label',
-           start_s = (state->>'start_s')::DOUBLE PRECISION, end_s = (state->>'end_s')::DOUBLE PRECISION,
-           value = state->>'value', note = state->>'note', media_role = state->>'media_role',
-           deleted = coalesce((state->>'deleted')::BOOLEAN, false), revision = revision + 1,
-           updated_by = current_user, updated_at = now()
-     WHERE uid = current.uid
-    RETURNING * INTO updated;
-    INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, action, base_revision,
-                                           before, after)
-    VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, action, base,
-            to_jsonb(current), to_jsonb(updated));
     RETURN jsonb_build_object('status', 'ok', 'row', to_jsonb(updated));
 END $$;
 

@@ -64,13 +64,22 @@ def test_a_member_cannot_change_anothers_label_even_with_raw_sql(project, tmp_pa
             ben.execute("INSERT INTO thinslice.annotation_event (edit_uid, annotation_uid, dataset, stimulus, member,"
                         " action, base_revision) VALUES (gen_random_uuid(), gen_random_uuid(), 'Dyads', 'a', 'ana',"
                         " 'delete', 1)")
+    # ana may change her own label by hand, but not around the history: the server writes the event itself
+    with psycopg.connect(urls["ana"], autocommit=True) as ana_sql:
+        assert ana_sql.execute("UPDATE thinslice.annotation SET label = 'giggle', revision = 99").rowcount == 1
+    with team_server.connect(url) as con:
+        [last] = team_server.history(con, "Dyads", "a")[:1]
+        [now] = team_server.annotations(con)
+    assert (last["member"], last["action"], last["before"]["label"], last["after"]["label"]) == \
+        ("ana", "update", "laugh", "giggle")
+    assert (now["revision"], now["updated_by"]) == (2, "ana")
     # not even the tables' owner can rewrite the history
     with psycopg.connect(url, autocommit=True) as owner:
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="cannot be changed"):
             owner.execute("DELETE FROM thinslice.annotation_event")
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="cannot be changed"):
             owner.execute("UPDATE thinslice.annotation_event SET member = 'ben'")
-    assert [r["label"] for r in _server_rows(url)] == ["laugh"]
+    assert [r["label"] for r in _server_rows(url)] == ["giggle"]
 
 
 def test_a_modified_client_is_refused_and_shows_the_servers_label_again(project, tmp_path):

@@ -116,7 +116,9 @@ class EchoMindExporter:
         order = {s: i for i, s in enumerate(context.stimulus_ids)}
         ordered = sorted(cases, key=lambda c: (order.get(c, len(order)), c))
         data = [{"case_id": case, "annotations": cases[case]} for case in ordered]
-        return write_text(Path(out_path), context, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        # one case a line: json's indenting encoder is pure Python, and took seconds for 100,000 labels
+        text = "[\n" + ",\n".join(json.dumps(case, ensure_ascii=False) for case in data) + "\n]\n"
+        return write_text(Path(out_path), context, text)
 
     def read(self, path: Path) -> Reading:
         name = Path(path).name

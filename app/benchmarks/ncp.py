@@ -227,7 +227,7 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
 
 
 # nth_order as ExploreToM numbers it: -1 for a question about the world, not about anyone's belief
-ORDER_NAMES = {-1: "factual", 0: "factual", 1: "first order", 2: "second order", 3: "third order"}
+ORDER_NAMES = {-1: "factual", 1: "first order", 2: "second order"}
 STORY_TYPE = "story_type"   # ExploreToM's `param=story_type`, named so by `storage.analysis`
 
 
@@ -267,6 +267,8 @@ def story_outcomes(predictions: pl.DataFrame, stimuli: pl.DataFrame) -> pl.DataF
 
 
 def _story_tables(frames: AnalysisFrames) -> list[DashboardTable]:
+    if not frames.stimuli.filter(pl.col("kind") == STORY_KIND).height:
+        return []   # no story questions: the predictions need not be read
     outcomes = story_outcomes(frames.predictions, frames.stimuli).filter(pl.col("correct").is_not_null())
     if not outcomes.height:
         return []

@@ -35,7 +35,8 @@ import psycopg
 from app.annotation_model import AnnotationModel
 from app.annotations import EditCommand, EditLabelSet, RenameLabel
 from storage import pg_schema, team_server
-from storage.annotations import EDITABLE_FIELDS, Annotation, AnnotationStore
+from storage.annotations import (EDITABLE_FIELDS, Annotation, AnnotationError, AnnotationStore, Label,
+                                 LabelSetSnapshot)
 from storage.store import Store
 from storage.team_local import Queued, StimulusKey, TeamLocal
 from storage.team_server import TeamError, TeamRefused
@@ -170,15 +171,18 @@ class TeamSession:
         self._datasets = set(self._datasets_read)
 
     # -- starting and stopping --------------------------------------------------------------------
-    def start(self) -> None:
-        """Begin: send what waits, catch up, and listen. Works offline too: edits then wait in the outbox."""
+    def start(self, *, wait: bool = True) -> None:
+        """Begin: send what waits, catch up, and listen. Works offline too: edits then wait in the outbox.
+        With `wait` False (the window) nothing here waits for the server: the listener's first connection
+        does the rest."""
         self.model.outbound.append(self._send_on)
         self.model.subscribe(self._model_changed)
-        try:
-            self._connection()
-            self._connection_changed(True)
-        except TeamError as exc:   # unreachable, or no longer a member: say so, keep labelling locally
-            self._set_message(str(exc))
+        if wait:
+            try:
+                self._connection()
+                self._connection_changed(True)
+            except TeamError as exc:   # unreachable, or no longer a member: say so, keep labelling locally
+                self._set_message(str(exc))
         self._listener.start()
 
     def stop(self) -> None:
@@ -333,8 +337,11 @@ class TeamSession:
             try:
                 team_server.save_label_set(con, body["name"], body["document"])
             except TeamRefused as exc:
+                done(None)
                 self.report.refused.append(str(exc))
                 self._set_message(str(exc))
+                self.catch_up_label_sets([body["name"]])   # the set goes back to what the team has
+                return
             done(None)
             return
         try:
@@ -368,8 +375,9 @@ class TeamSession:
         # ours too (the same member may work on another machine); a dataset this store lacks is not news
         if any(p.get("kind") == "annotation" and p.get("dataset") in self._datasets for p in batch):
             self._post(self.catch_up)
-        if any(p.get("kind") == "label_set" and p.get("member") != self.member for p in batch):
-            self._post(self.catch_up_label_sets)
+        names = [p["name"] for p in batch if p.get("kind") == "label_set" and p.get("member") != self.member]
+        if names:
+            self._post(lambda: self.catch_up_label_sets(names))
         if "presence" in kinds:
             self._post(self._refresh_presence)
 
@@ -431,8 +439,10 @@ class TeamSession:
                                      found[0] if found is not None else None))
         return 1
 
-    def catch_up_label_sets(self) -> None:
-        """Make the local label sets what the team has (a lead's edit of them)."""
+    def catch_up_label_sets(self, deleted: Sequence[str] = ()) -> None:
+        """Make the local label sets what the team has (a lead's edit of them); of `deleted`, the sets a
+        lead removed, those the server no longer has go here too (refused, and said, while labels here use
+        them)."""
         with self._lock:
             try:
                 documents = team_server.label_sets(self._connection())
@@ -440,10 +450,15 @@ class TeamSession:
                 self._lost()
                 return
             store = self.model.store
-            for name, document in documents.items():
-                if store.label_set_document(name) != document:
+            changes = [(name, document) for name, document in documents.items()
+                       if store.label_set_document(name) != document]
+            changes += [(name, None) for name in deleted if name not in documents and store.label_set(name)]
+            for name, document in changes:
+                try:
                     self.model.absorb(EditLabelSet(store, name, f"Team label set '{name}'",
-                                                   lambda d=document, n=name: store.save_label_set_document(d, n)))
+                                                   lambda n=name, d=document: store.restore_label_set(n, _snapshot(d))))
+                except AnnotationError as exc:   # it would drop a label that labels here still use
+                    self._set_message(f"The team changed the label set '{name}'; this store keeps its own: {exc}")
 
     # -- presence ---------------------------------------------------------------------------------
     def _model_changed(self) -> None:
@@ -476,6 +491,18 @@ class TeamSession:
             if present != self.present:
                 self.present = present
                 self._changed_status()
+
+
+def _snapshot(document: dict[str, Any] | None) -> LabelSetSnapshot | None:
+    """A label set as the team's document has it, in the form `AnnotationStore.restore_label_set` takes."""
+    if document is None:
+        return None
+    name = document["name"]
+    return LabelSetSnapshot(name, document.get("scope") or "both", document.get("description"), document.get("source"),
+                            tuple(Label(0, name, label["name"], label.get("parent"), label.get("colour"),
+                                        label.get("shortcut"), label.get("description"), index, 0,
+                                        tuple(label.get("aliases") or ()))
+                                  for index, label in enumerate(document["labels"])))
 
 
 def _sets_changed(command: EditCommand) -> list[str]:

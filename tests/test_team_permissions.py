@@ -135,8 +135,16 @@ def test_a_lead_adjudicates_and_edits_label_sets_a_member_cannot(project, tmp_pa
         assert [l.name for l in ben.model.labels("vocal")] == ["laugh", "sigh"]
         ben.model.add_labels("vocal", [("cough", None)])
         assert "only a lead" in ben.session.status().message
+        assert [l.name for l in ben.model.labels("vocal")] == ["laugh", "sigh"]   # back to the team's set
         with team_server.connect(url) as con:
             assert [l["name"] for l in team_server.label_sets(con)["vocal"]["labels"]] == ["laugh", "sigh"]
+        # a set the lead deletes goes from ben's store too
+        sets.clear()
+        lea.model.save_label_set("scratch")
+        assert sets.wait(1.0) and ben.model.label_set("scratch") is not None
+        sets.clear()
+        lea.model.delete_label_set("scratch")
+        assert sets.wait(1.0) and ben.model.label_set("scratch") is None
     finally:
         lea.close()
         ben.close()

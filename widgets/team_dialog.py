@@ -47,7 +47,7 @@ class TeamLink(QObject):
         self.session.status_listeners.append(self._status.emit)
         if self.model.annotator != self.session.member:
             self._set_annotator(self.session.member)
-        self.session.start()
+        self.session.start(wait=False)   # the window never waits for the server
         self._show(self.session.status())
 
     def stop(self) -> None:

@@ -123,6 +123,26 @@ def test_an_elan_file_imports_whole_with_speaker_vocabulary_and_report(db, tmp_p
         store.close()
 
 
+def test_two_annotators_on_one_elan_tier_name_come_back_as_the_same_label_set(db, tmp_path):
+    path = tmp_path / "rec01.eaf"
+    path.write_text(eaf_text(), encoding="utf-8")
+    store = open_store(db)
+    try:
+        import_annotations(store, "eaf", path, "childes", annotator="tom")
+        other = eaf_text().replace('ANNOTATOR="maria"', 'ANNOTATOR="li"')
+        _write(path, other)
+        assert import_annotations(store, "eaf", path, "childes", annotator="tom") == 5   # maria's tiers, now li's
+        out = export_annotations(store, "eaf", tmp_path / "out" / "rec01.eaf", skip_unrepresentable=True).path
+        fresh = make_store(tmp_path / "fresh.duckdb", tmp_path / "fresh", CHILD)
+        try:
+            assert import_annotations(fresh, "eaf", out, "childes", annotator="tom") == 14
+            assert [x[1:] for x in stored(fresh, "childes")] == [x[1:] for x in stored(store, "childes")]
+        finally:
+            fresh.close()
+    finally:
+        store.close()
+
+
 def test_an_annotation_with_no_time_refuses_the_file_or_is_skipped_and_listed(db, tmp_path, capsys):
     text = eaf_text(time_origin=0).replace('<TIME_SLOT TIME_SLOT_ID="ts7" TIME_VALUE="1500"/>',
                                            '<TIME_SLOT TIME_SLOT_ID="ts7"/>')

@@ -287,8 +287,10 @@ def build_tiers(rows: Sequence[Row], duration_s: float | None, *, separate_point
             else:
                 lanes.append([item])
         for lane in lanes:
-            tier = Tier(annotator, label_set, whole, lane, points=point, source_name=source or None,
-                        speaker=speaker or None)
+            # only one tier can have the source tier's own name: a copy of it (a second annotator's, or
+            # overlapping labels) is named `annotator | set #n`, which reads back as the same label set
+            own = source if source and source not in copies else None
+            tier = Tier(annotator, label_set, whole, lane, points=point, source_name=own, speaker=speaker or None)
             base = tier.name
             copies[base] = copies.get(base, 0) + 1
             tier.copy = copies[base]

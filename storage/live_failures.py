@@ -12,9 +12,11 @@ from typing import Any
 
 import duckdb
 
+from storage.live_runs import LIVE_CONTEXT
+
 # A live run's context gets this word appended when an imported run has the same condition
 # (see `storage.live_runs.store_live_prediction`); resume must see through it.
-_LIVE_CONTEXT_SUFFIX = " live"
+_LIVE_CONTEXT_SUFFIX = " " + LIVE_CONTEXT
 
 
 @dataclass(frozen=True)
@@ -63,5 +65,5 @@ def live_answered(cur: duckdb.DuckDBPyConnection, stimulus_ids: list[int],
         found.add((int(sid), modality, prompt_setting, vision_mode, context))
         if context.endswith(_LIVE_CONTEXT_SUFFIX) or context == _LIVE_CONTEXT_SUFFIX.strip():
             found.add((int(sid), modality, prompt_setting, vision_mode,
-                       context[: -len(_LIVE_CONTEXT_SUFFIX)] if context != "live" else ""))
+                       context[: -len(_LIVE_CONTEXT_SUFFIX)] if context != LIVE_CONTEXT else ""))
     return found

@@ -1,5 +1,5 @@
-"""Live runs in the store: recording a live model's answer and its actions, and which stimuli a run has
-already answered (so a batch resumes where it stopped, per model and condition).
+"""Live runs in the store: recording a live model's answer and its actions (which stimuli a run has already
+answered, for resuming a batch, is read by `storage.live_failures.live_answered`).
 
 `store_live_prediction` records an answer as a run marked `is_live` with the prompt, latency and token counts
 (never an API key), and `store_live_trace` the actions of a live NCP attempt, so it replays in the stepper
@@ -113,14 +113,3 @@ def store_live_trace(cur: duckdb.DuckDBPyConnection, prediction_id: int, stimulu
             cur.execute("ROLLBACK")
             raise
     return len(rows)
-
-
-def live_answered_ids(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, modality: str = "",
-                      prompt_setting: str = "", vision_mode: str = "") -> set[int]:
-    """Stimulus ids a live run of this model and condition has already answered (to resume a batch)."""
-    rows = cur.execute(
-        "SELECT DISTINCT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id"
-        " JOIN model m ON m.id = r.model_id WHERE r.dataset_id = ? AND r.is_live AND m.name = ?"
-        " AND r.modality = ? AND r.prompt_setting = ? AND r.vision_mode = ?",
-        [dataset_id, model, modality or "", prompt_setting or "", vision_mode or ""]).fetchall()
-    return {int(r[0]) for r in rows}

@@ -11,7 +11,7 @@ from app.live.service import LiveService
 from fixtures_store import friendbench_like_plan, make_store
 from live_server import Reply, ScriptedServer, unreachable_url
 from storage import queries
-from storage.live_runs import live_answered_ids
+from storage.live_failures import live_answered
 from widgets.live_panel import LivePanel
 
 SECRET = "sk-test-never-stored-0123456789"
@@ -83,8 +83,8 @@ def test_streamed_answer_arrives_piece_by_piece(qtbot, env):
             qtbot.waitUntil(lambda: 0 < len(panel.answer.toPlainText()) < len(text), timeout=10000)
     assert panel.answer.toPlainText() == text
     assert panel.last_result.answer == "familiar"
-    assert live_answered_ids(store.cursor(), queries.stimulus_detail(store.cursor(), ids[0]).dataset_id,
-                             "scripted-model", "text") == {ids[0]}
+    answered = live_answered(store.cursor(), list(ids), "scripted-model")
+    assert {sid for sid, modality, *_ in answered if modality == "text"} == {ids[0]}
 
 
 @pytest.mark.parametrize("reply, expected", [

@@ -5,8 +5,9 @@
     thinslice list [--db PATH] [--dataset NAME] [--kind KIND] [--filter K=V ...]   stimulus ids (for --stimulus)
     thinslice import KIND PATH [--db PATH] [--dataset NAME] [--map F=C ...] [--dry-run] [--skip-bad]
     thinslice import --list
-    thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...]
+    thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...] [--skip-unrepresentable]
     thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME] [--label-set NAME]
+                                 [--stimulus ID] [--clip] [--skip-unrepresentable]
     thinslice metrics [--db PATH] [--dataset NAME] --json
     thinslice cues compute|compare [--db PATH] [--dataset NAME] [--json]            voice and turn-taking cues
     thinslice ncp replay TRACE.json | ncp story STORY.txt | ncp answer TRACE.json QUESTION

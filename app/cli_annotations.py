@@ -82,7 +82,7 @@ def annotations_main(argv: list[str]) -> int:
     """`thinslice annotations import FORMAT PATH ...`; prints how many labels were added."""
     if argv[:1] != ["import"]:
         print("usage: thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME]"
-              " [--label-set NAME]", file=sys.stderr)
+              " [--label-set NAME] [--stimulus ID] [--clip] [--skip-unrepresentable]", file=sys.stderr)
         return 2
     args = _import_parser().parse_args(argv[1:])
     # a refused file or a locked store is reported by the command-line dispatcher, like every verb's errors

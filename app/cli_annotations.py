@@ -11,7 +11,7 @@ from storage.exporters.registry import exporters
 from storage.exporters.report import TransferReport
 
 SKIP_HELP = ("leave out what the format cannot hold (listed in the report) instead of refusing; without it,"
-             " nothing is written when anything would be lost")
+             " nothing is written when anything would be lost")  # for export
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,7 +74,9 @@ def _import_parser() -> argparse.ArgumentParser:
                         " (or the id inside it) names")
     parser.add_argument("--clip", action="store_true", help="cut labels that reach past their stimulus's duration"
                         " to it (listed in the report) instead of refusing the import")
-    parser.add_argument("--skip-unrepresentable", action="store_true", help=SKIP_HELP)
+    parser.add_argument("--skip-unrepresentable", action="store_true",
+                        help="leave out labels Thinslice cannot represent (an ELAN annotation whose time cannot be"
+                        " found), listed in the report, instead of refusing the import")
     return parser
 
 

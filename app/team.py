@@ -4,10 +4,11 @@ The local store stays the working copy (so agreement, export and the history rea
 project); the server holds the team's labels, label sets and full history and decides who may change what.
 `TeamSession` joins the two:
 
-- every command the model applies, undoes or redoes is queued in the local outbox (committed) and, while
-  the server is reachable, sent at once, in order, each with the server revision it was made on; an edit
-  the server has answered leaves the outbox. While the server is away edits only queue; the listener's
-  reconnection sends them, in order, once (the server recognises a resent edit);
+- every command the model applies, undoes or redoes is sent at once while the server is reachable and
+  nothing waits ahead of it, each edit with the server revision it was made on; otherwise it is queued in
+  the local outbox (committed), which is sent in order, an edit leaving it once the server has answered.
+  While the server is away edits only queue; the listener's reconnection sends them, in order, once (the
+  server recognises a resent edit);
 - a conflicting edit (the label changed on the server since) changes nothing there but is kept in the
   server's history beside the version that won; here the winning version replaces ours (our version stays in
   the local history) and the conflict is reported;
@@ -258,10 +259,14 @@ class TeamSession:
                     body = {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
                             "document": self.model.store.label_set_document(name)}
                     edits.append((-1, "", 0, body))
+            # a label one command wrote twice (restored, then changed): the second edit builds on the first
+            chained: dict[int, tuple[str, int]] = {}
             for item in written:
                 if isinstance(command, RenameLabel) and item.annotator not in (self.member, pg_schema.CONSENSUS):
                     continue  # another member's label followed the rename here; the server keeps it theirs
-                edits.append(self._edit_of(item))
+                edit = self._edit_of(item, chained.get(item.id))
+                chained[item.id] = (edit[1], edit[2])
+                edits.append(edit)
             if not edits:
                 return
             if self.online and not self.local.waiting_count():
@@ -297,9 +302,11 @@ class TeamSession:
         if ids:
             self.local.queue([self._edit_of(self.model.store.get(i)) for i in ids])
 
-    def _edit_of(self, item: Annotation) -> tuple[int, str, int, dict[str, Any]]:
+    def _edit_of(self, item: Annotation, link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
+        """(local id, server uid, revision after it, body) of the edit that makes the server's copy of `item`
+        what it is here, built on `link` (uid, revision) or else on the label's stored link."""
         key = self.local.key_of(item.stimulus_id)
-        link = self.local.link(item.id)
+        link = link or self.local.link(item.id)
         uid, base = link if link is not None else (str(uuid.uuid4()), 0)
         after = {name: getattr(item, name) for name in EDITABLE_FIELDS}
         after["deleted"] = item.deleted

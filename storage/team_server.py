@@ -153,7 +153,8 @@ EVENT_COLUMNS = ("e.id, e.edit_uid::text, e.annotation_uid::text, e.dataset, e.s
                  " e.action, e.before, e.after, to_jsonb(a)")
 
 
-def events_since(con: psycopg.Connection, after_id: int, datasets: list[str], limit: int = 5000) -> list[dict[str, Any]]:
+def events_since(con: psycopg.Connection, after_id: int, datasets: list[str],
+                 limit: int = 5000) -> list[dict[str, Any]]:
     """Annotation events on `datasets` with an id above `after_id`, oldest first, each with the annotation
     as it is now."""
     rows = con.execute(f"SELECT {EVENT_COLUMNS} FROM {S}.annotation_event e JOIN {S}.annotation a"

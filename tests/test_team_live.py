@@ -107,3 +107,19 @@ def test_labels_on_a_release_this_store_does_not_have_are_reported_not_guessed(p
     finally:
         session.stop()
         store.close()
+
+
+def test_undo_and_redo_reach_the_other_member_as_edits(team):
+    ana, ben = team
+    ana.show("b")
+    ben.show("b")
+    arrived = threading.Event()
+    ben.changes.subscribe([Topic.ANNOTATIONS], lambda change: arrived.set())
+    ana.model.set_whole("rating", "familiar")
+    assert arrived.wait(1.0)
+    for step, expected in ((ana.model.undo, []), (ana.model.redo, ["familiar"]), (ana.model.undo, [])):
+        arrived.clear()
+        step()
+        assert arrived.wait(1.0)
+        assert [a.label for a in ben.model.annotations()] == expected
+    assert ana.session.status().message == "" and ben.session.status().message == ""

@@ -57,7 +57,8 @@ def test_a_member_cannot_change_anothers_label_even_with_raw_sql(project, tmp_pa
                 "stimulus": "a", "annotator": "ben", "base_revision": 1,
                 "after": {"label_set": "vocal", "label": "sigh", "start_s": 1.0, "end_s": 2.0}})])
         # history: nobody rewrites or deletes it, nor writes an event in someone else's name
-        for statement in ("UPDATE thinslice.annotation_event SET action = 'x'", "DELETE FROM thinslice.annotation_event"):
+        for statement in ("UPDATE thinslice.annotation_event SET action = 'x'",
+                          "DELETE FROM thinslice.annotation_event"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 ben.execute(statement)
         with pytest.raises(psycopg.errors.InsufficientPrivilege):

@@ -106,7 +106,11 @@ def test_a_time_snaps_to_the_nearest_boundary_within_reach_only():
 
 def test_a_moved_range_shifts_so_its_nearer_edge_lands_on_a_boundary():
     boundaries = np.array([0.495, 1.205])
-    assert snap_shift(0.48, 0.98, boundaries, 0.02) == pytest.approx(0.015)    # the start is in reach
-    assert snap_shift(0.70, 1.21, boundaries, 0.02) == pytest.approx(-0.005)   # the end is nearer
-    assert snap_shift(0.49, 1.2, boundaries, 0.02) == pytest.approx(0.005)     # both: the nearer wins
-    assert snap_shift(0.7, 0.9, boundaries, 0.02) == 0.0
+    shift, edge = snap_shift(0.48, 0.98, boundaries, 0.02)     # the start is in reach
+    assert (shift, edge) == (pytest.approx(0.015), "start")
+    shift, edge = snap_shift(0.70, 1.21, boundaries, 0.02)     # the end is
+    assert (shift, edge) == (pytest.approx(-0.005), "end")
+    shift, edge = snap_shift(0.49, 1.202, boundaries, 0.02)    # both: the nearer wins
+    assert (shift, edge) == (pytest.approx(0.003), "end")
+    assert snap_shift(0.7, 0.9, boundaries, 0.02) == (0.0, None)
+    assert snap_shift(0.48, 0.98, np.empty(0), 0.02) == (0.0, None)

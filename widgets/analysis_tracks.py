@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QS
                                QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
 from app.cues.acoustics import PraatSettings
+from app.cues.boundaries import label_boundaries
 from app.cues.conversation import Conversation, TimedWord
 from app.cues.tracks import VoiceTracks, conversation_track, voice_tracks
 from storage.records import MediaRef
@@ -95,6 +96,7 @@ class AnalysisTracksView(QWidget):
         self._spectrograms: dict[int, SpectrogramTiles] = {}
         self._spectrogram_top: dict[int, float] = {}
         self._voices: dict[int, VoiceTracks] = {}
+        self._boundaries: dict[int, np.ndarray] = {}  # per lane: where a label edge may snap (Shift)
         self._conversation: Conversation | None = None
         self._errors: dict[str, str] = {}
         self.redraw_count = 0
@@ -232,7 +234,7 @@ class AnalysisTracksView(QWidget):
         self._tasks.cancel_prefix("tracks:")
         self._lanes = [(name, ref) for name, ref in lanes if ref is not None]
         self._words = list(words)
-        self._spectrograms, self._spectrogram_top, self._voices = {}, {}, {}
+        self._spectrograms, self._spectrogram_top, self._voices, self._boundaries = {}, {}, {}, {}
         self._conversation = None
         self._errors = {}
         self._rebuild()
@@ -386,7 +388,8 @@ class AnalysisTracksView(QWidget):
                 settings, formants = self.praat_settings(), self.is_on(name, FORMANTS)
                 self._status(f"{name}: pitch and intensity...")
                 self._tasks.submit(f"tracks:voice:{index}",
-                                   lambda token, _p, r=ref, s=settings, f=formants: voice_tracks(r, s, f, token),
+                                   lambda token, _p, r=ref, s=settings, f=formants:
+                                   _with_boundaries(voice_tracks(r, s, f, token)),
                                    lambda result, i=index, g=generation: self._voice_ready(g, i, result),
                                    on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} pitch", exc),
                                    with_progress=True)
@@ -410,10 +413,10 @@ class AnalysisTracksView(QWidget):
         self._status("")
         self._redraw_track(SPECTROGRAM, lane)
 
-    def _voice_ready(self, generation: int, lane: int, result: VoiceTracks) -> None:
+    def _voice_ready(self, generation: int, lane: int, result: tuple[VoiceTracks, np.ndarray]) -> None:
         if generation != self._generation:
             return
-        self._voices[lane] = result
+        self._voices[lane], self._boundaries[lane] = result
         self._status("")
         for track in (SPECTROGRAM, PITCH, INTENSITY):
             self._redraw_track(track, lane)
@@ -446,7 +449,7 @@ class AnalysisTracksView(QWidget):
     def _pitch_parameters_changed(self) -> None:
         self._save_parameters()
         self._tasks.cancel_prefix("tracks:voice:")
-        self._voices = {}
+        self._voices, self._boundaries = {}, {}
         for row in self._rows:
             if row.track in (PITCH, INTENSITY, SPECTROGRAM):
                 self._draw_row(row)
@@ -591,6 +594,16 @@ class AnalysisTracksView(QWidget):
                 text.setPos(turn.start, k + 0.5)
                 self._add(row, text)
 
+    # ----- label snapping ------------------------------------------------------------------------------
+    def boundaries(self) -> np.ndarray:
+        """Where a label edge may snap while Shift is held, ascending: the voicing and silence boundaries
+        (`app.cues.boundaries`) of every voice whose pitch or intensity row is shown, from the tracks
+        already computed; none while they are still being computed."""
+        shown = self.wanted_rows()
+        parts = [found for lane, found in self._boundaries.items()
+                 if (PITCH, lane) in shown or (INTENSITY, lane) in shown]
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0)
+
     # ----- for tests and screenshots --------------------------------------------------------------------
     def loaded(self) -> bool:
         """Everything the visible rows need has arrived (or failed)."""
@@ -618,6 +631,11 @@ class AnalysisTracksView(QWidget):
 
     def spectrogram(self, lane: int) -> SpectrogramTiles | None:
         return self._spectrograms.get(lane)
+
+
+def _with_boundaries(tracks: VoiceTracks) -> tuple[VoiceTracks, np.ndarray]:
+    """A voice's tracks and the label boundaries found in them, both made on the worker."""
+    return tracks, label_boundaries(tracks.pitch, tracks.intensity)
 
 
 def short_name(lane_name: str) -> str:

@@ -5,7 +5,9 @@ editable: drag on empty space creates a label with the palette's current label, 
 (an edge dragged past the other swaps with it, as in ELAN and Praat), drag the body to move (each drag is
 one undo step), Delete removes the selection, Alt+arrows nudge an edge. Others' tiers are drawn paler,
 read-only, and can be hidden. Label times snap to a 10 ms grid (`app.annotations.GRID_S`), the grid
-agreement is computed on. The view draws what the `AnnotationModel` holds and edits through it; it never
+agreement is computed on. With Shift held, a dragged edge (a moved label's nearer edge, a new label's
+edges) snaps first to the nearest voicing or silence boundary within SNAP_REACH_PX of it, from the
+stimulus's analysis tracks (`set_boundary_source`), and a marker shows where it landed. The view draws what the `AnnotationModel` holds and edits through it; it never
 reads the store.
 
 All labels are painted by one item that only draws what is in view, so 10,000 labels pan smoothly.
@@ -13,7 +15,7 @@ All labels are painted by one item that only draws what is in view, so 10,000 la
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +24,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPen
 
 from app.annotation_model import AnnotationModel
+from app.cues.boundaries import nearest_boundary, snap_shift
 from app.annotations import (ANNOTATION_BINDINGS, DELETE_SELECTION, GRID_S, NEXT_LABEL, NUDGE_END_LEFT,
                              NUDGE_END_RIGHT, NUDGE_S, NUDGE_START_LEFT, NUDGE_START_RIGHT, PREVIOUS_LABEL,
                              move_edge, next_label, previous_label, snap)
@@ -34,6 +37,8 @@ from widgets.waveform_view import TimeAxis
 EDGE_GRAB_PX = 5
 TITLE_PX = 15.0
 THIN_PX = 3.0  # labels narrower than this are drawn as plain bars
+SNAP_REACH_PX = 8  # with Shift, an edge this near a voicing or silence boundary lands on it
+SNAP_MARK_COLOUR = "#d81b60"  # apart from every label colour, on light and dark backgrounds
 FALLBACK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 KEYMAP = Keymap(ANNOTATION_BINDINGS)
 
@@ -90,6 +95,8 @@ class _Drag:
     annotation: Annotation | None = None
     start_s: float = 0.0
     end_s: float = 0.0
+    boundaries: np.ndarray = field(default_factory=lambda: np.empty(0))  # where Shift snaps, for this drag
+    snapped: tuple[float, ...] = ()  # the edges that landed on a boundary, marked while dragging
 
 
 class _LabelsItem(pg.GraphicsObject):
@@ -124,11 +131,13 @@ class _TiersViewBox(pg.ViewBox):
             if self._handling:
                 ev.accept()
                 now = self.mapSceneToView(ev.scenePos())
+                # each mouse event says whether Shift is down now, so pressing or letting go mid-drag counts
+                snapping = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
                 if ev.isFinish():
                     self._handling = False
-                    self._view.drag_finished(now.x())
+                    self._view.drag_finished(now.x(), snapping)
                 else:
-                    self._view.drag_moved(now.x())
+                    self._view.drag_moved(now.x(), snapping)
                 return
         super().mouseDragEvent(ev, axis)
 
@@ -168,6 +177,7 @@ class AnnotationTiersView(pg.PlotWidget):
         self._hidden: set[tuple[str, str]] = set()
         self._show_others = True
         self._drag: _Drag | None = None
+        self._boundary_source: Callable[[], np.ndarray] | None = None
         self._font = QFont()
         self._font.setPointSizeF(8.0)
         self._metrics = QFontMetrics(self._font)
@@ -230,6 +240,11 @@ class AnnotationTiersView(pg.PlotWidget):
 
     def set_playhead(self, t: float) -> None:
         self.playhead.setValue(float(t))
+
+    def set_boundary_source(self, source: Callable[[], np.ndarray] | None) -> None:
+        """Where Shift-dragged edges may snap: `source()` gives the current stimulus's boundaries in seconds,
+        ascending (empty while its tracks are not computed), read once as each drag starts."""
+        self._boundary_source = source
 
     def link_x(self, viewbox: pg.ViewBox) -> None:
         """Share the x axis (time) with another ViewBox, such as the waveform's."""
@@ -326,7 +341,8 @@ class AnnotationTiersView(pg.PlotWidget):
                 mode = "end"
             else:
                 mode = "move"
-            self._drag = _Drag(mode, tier, tier.first_row + lane, x, hit, hit.start_s, hit.end_s)
+            self._drag = _Drag(mode, tier, tier.first_row + lane, x, hit, hit.start_s, hit.end_s,
+                               self._boundaries())
             self.select([hit.id])
             return True
         if self.current_label is None:
@@ -337,30 +353,49 @@ class AnnotationTiersView(pg.PlotWidget):
             return False
         row = tier.first_row + lane if tier is own else own.first_row
         start = self._clamp(snap(x))
-        self._drag = _Drag("create", own, row, x, None, start, start)
+        self._drag = _Drag("create", own, row, x, None, start, start, self._boundaries())
         return True
 
-    def drag_moved(self, x: float) -> None:
+    def _boundaries(self) -> np.ndarray:
+        return self._boundary_source() if self._boundary_source is not None else np.empty(0)
+
+    def drag_moved(self, x: float, snapping: bool = False) -> None:
+        """Follow the mouse at `x` s; with `snapping` (Shift held) edges land on boundaries within reach."""
         drag = self._drag
         if drag is None:
             return
+        reach = SNAP_REACH_PX * self._pixel_s() if snapping else 0.0
+        landed: list[float] = []
+
+        def place(t: float) -> float:
+            found = nearest_boundary(t, drag.boundaries, reach)
+            t = self._clamp(snap(t if found is None else found))
+            if found is not None:
+                landed.append(t)
+            return t
+
         if drag.mode == "create":
-            a, b = sorted((self._clamp(snap(drag.origin_s)), self._clamp(snap(x))))
-            drag.start_s, drag.end_s = a, b
+            drag.start_s, drag.end_s = sorted((place(drag.origin_s), place(x)))
         elif drag.mode == "move":
             item = drag.annotation
             length = item.end_s - item.start_s
-            start = snap(item.start_s + (x - drag.origin_s))
+            start = item.start_s + (x - drag.origin_s)
+            shift, edge = snap_shift(start, start + length, drag.boundaries, reach)
+            start = snap(start + shift)
             start = min(max(0.0, start), max(0.0, self._limit() - length))
             drag.start_s, drag.end_s = start, round(start + length, 6)
+            if edge is not None:
+                landed.append(drag.start_s if edge == "start" else drag.end_s)
         else:  # an edge: passing the other edge swaps them, so a label never shrinks to nothing
             item = drag.annotation
-            drag.start_s, drag.end_s = move_edge(item.start_s, item.end_s, drag.mode, max(0.0, x), GRID_S,
+            drag.start_s, drag.end_s = move_edge(item.start_s, item.end_s, drag.mode, place(max(0.0, x)), GRID_S,
                                                  self._limit())
+            landed = [t for t in landed if t in (drag.start_s, drag.end_s)]  # not one that stopped short
+        drag.snapped = tuple(landed)
         self._item.update()
 
-    def drag_finished(self, x: float) -> None:
-        self.drag_moved(x)
+    def drag_finished(self, x: float, snapping: bool = False) -> None:
+        self.drag_moved(x, snapping)
         drag, self._drag = self._drag, None
         if drag is None:
             return
@@ -491,7 +526,17 @@ class AnnotationTiersView(pg.PlotWidget):
             ghost = drag.annotation or Annotation(0, 0, self.annotator, drag.tier.label_set, label, 0.0, 0.0)
             self._paint_label(painter, ghost, drag.start_s * sx + dx, drag.end_s * sx + dx, drag.row * sy + dy,
                               band, 200, True, True)
+            for t in drag.snapped:
+                self._paint_snap_mark(painter, t * sx + dx, drag.row * sy + dy, band)
         painter.restore()
+
+    def _paint_snap_mark(self, painter: QPainter, x: float, top: float, band: float) -> None:
+        """A short bar with a notch over it at an edge that landed on a boundary."""
+        painter.setPen(QPen(QColor(SNAP_MARK_COLOUR), 2.0))
+        painter.drawLine(QPointF(x, top), QPointF(x, top + band))
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(SNAP_MARK_COLOUR))
+        painter.drawPolygon([QPointF(x - 4.0, top), QPointF(x + 4.0, top), QPointF(x, top + 5.0)])
 
     def _paint_thin(self, painter: QPainter, codes: np.ndarray, lefts: np.ndarray, top: float,
                     height: float, alpha: int, editable: bool) -> None:

@@ -51,6 +51,8 @@ class MediaStimulusPage(QWidget):
         self._align_tiers_with_waveform()
         # the ruler outlives every stimulus's lanes: linking to it keeps tiers and waveform on one time axis
         self.annotation.tiers.link_x(self.player.waveform.ruler.vb)
+        # Shift-dragged label edges snap to the voicing and silence boundaries of the tracks on show
+        self.annotation.tiers.set_boundary_source(self.player.tracks.boundaries)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)

@@ -132,9 +132,13 @@ def snap_time(t: float, boundaries: np.ndarray, max_distance_s: float) -> float:
     return float(t) if found is None else found
 
 
-def snap_shift(start_s: float, end_s: float, boundaries: np.ndarray, max_distance_s: float) -> float:
+def snap_shift(start_s: float, end_s: float, boundaries: np.ndarray,
+               max_distance_s: float) -> tuple[float, str | None]:
     """How far to shift a range being moved so that whichever of its edges is nearer a boundary (within
-    reach) lands on it; 0 when neither edge is within reach of one."""
-    shifts = [b - t for t in (start_s, end_s)
-              if (b := nearest_boundary(t, boundaries, max_distance_s)) is not None]
-    return min(shifts, key=abs) if shifts else 0.0
+    reach) lands on it, and which edge that is ("start" or "end"); (0.0, None) when neither is in reach."""
+    best: tuple[float, str | None] = (0.0, None)
+    for edge, t in (("start", start_s), ("end", end_s)):
+        found = nearest_boundary(t, boundaries, max_distance_s)
+        if found is not None and (best[1] is None or abs(found - t) < abs(best[0])):
+            best = (found - t, edge)
+    return best

@@ -166,6 +166,7 @@ class TeamSession:
         self._lock = threading.RLock()
         self._con: psycopg.Connection | None = None
         self._shown: int | None = None
+        self._keys: dict[int, StimulusKey] = {}
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, user=member)
         kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": [], "id": 0}')
         self._last_event, self._datasets_read = int(kept["id"]), list(kept["datasets"])
@@ -295,6 +296,13 @@ class TeamSession:
             else:
                 self._changed_status()
 
+    def _key_of(self, stimulus_id: int) -> StimulusKey:
+        """How the server names a local stimulus (remembered: a stimulus's dataset and id never change)."""
+        key = self._keys.get(stimulus_id)
+        if key is None:
+            key = self._keys[stimulus_id] = self.local.key_of(stimulus_id)
+        return key
+
     def _queue_unlinked(self) -> None:
         """Queue this member's labels the server has never heard of: made before joining, or by a command
         that wrote the store without the team session."""
@@ -305,7 +313,7 @@ class TeamSession:
     def _edit_of(self, item: Annotation, link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
         """(local id, server uid, revision after it, body) of the edit that makes the server's copy of `item`
         what it is here, built on `link` (uid, revision) or else on the label's stored link."""
-        key = self.local.key_of(item.stimulus_id)
+        key = self._key_of(item.stimulus_id)
         link = link or self.local.link(item.id)
         uid, base = link if link is not None else (str(uuid.uuid4()), 0)
         after = {name: getattr(item, name) for name in EDITABLE_FIELDS}
@@ -476,7 +484,7 @@ class TeamSession:
 
     def _tell_presence(self) -> None:
         with self._lock:
-            key = self.local.key_of(self._shown) if self._shown is not None else None
+            key = self._key_of(self._shown) if self._shown is not None else None
             try:
                 team_server.set_presence(self._connection(), key.dataset if key else None,
                                          key.stimulus if key else None)
@@ -489,7 +497,7 @@ class TeamSession:
         with self._lock:
             present: tuple[str, ...] = ()
             if self._shown is not None:
-                key = self.local.key_of(self._shown)
+                key = self._key_of(self._shown)
                 try:
                     present = tuple(team_server.present(self._connection(), key.dataset, key.stimulus))
                 except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):

@@ -68,8 +68,8 @@ class TeamLocal:
 
     def set_revision(self, annotation_id: int, uid: str, revision: int) -> None:
         with writing(self.store, "The team link") as cur:
-            cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
-            cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+            cur.execute("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO UPDATE"
+                        " SET uid = excluded.uid, revision = excluded.revision", [annotation_id, uid, revision])
 
     # -- the outbox -------------------------------------------------------------------------------
     def queue(self, edits: list[tuple[int, str, int, dict[str, Any]]]) -> None:

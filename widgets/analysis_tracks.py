@@ -9,7 +9,9 @@ row asks to seek there (`seekRequested`), as the waveform does.
 Nothing heavy runs on the GUI thread: the spectrogram tiles, Praat's analyses and the turn-taking run on
 the tracks' TaskRunner, keyed per lane, and a new stimulus cancels the old one's work. While zooming, a
 view is drawn at once from the tiles in memory (a coarser level if the fine one is not there yet) and the
-missing tiles are computed on the worker, latest view winning.
+missing tiles are computed on the worker, latest view winning. The voicing and silence boundaries of each
+voice are found on the worker with its pitch and intensity; `boundaries()` hands those of the rows on show
+to the label tiers, where a Shift-dragged edge snaps to them.
 """
 from __future__ import annotations
 

@@ -2,5 +2,6 @@
 
 `acoustics` runs Praat's pitch, intensity and formant analyses (praat-parselmouth); `conversation` finds
 floors, gaps, overlaps, backchannels and pauses from word times; `measures` turns both into per-voice cue
-values; `service` computes and stores them for a dataset; `compare` sets each cue against correctness.
+values; `service` computes and stores them for a dataset; `compare` sets each cue against correctness;
+`boundaries` finds the voicing and silence boundaries a label edge snaps to.
 """

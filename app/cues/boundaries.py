@@ -8,8 +8,8 @@ Intensity: Praat's "Intensity: To TextGrid (silences)..." with its standard sett
 frames more than 25 dB below the contour's maximum (parabolically interpolated, as Praat finds it) are
 silent; sounding stretches shorter than 0.05 s are first given to the stretch before them, then silences
 shorter than 0.1 s are; a boundary lies at the time of the first frame of each stretch left, where Praat
-puts it. Praat runs this rule one step at a time on a TextGrid; here it runs on a list of stretches, to
-the same boundaries.
+puts it. Praat runs this rule on a TextGrid, one interval at a time; here each step is one pass over a
+list of stretches, to the same boundaries, so the work grows with the frames (an hour's is still quick).
 
 Every function here takes tracks already computed (on a worker, by `app.cues.tracks`) and is cheap: a
 few numpy passes over the frames.
@@ -53,31 +53,34 @@ def _parabolic_peak(values: np.ndarray, highest: bool) -> float:
     return float(values[k])
 
 
-def _cut_short(stretches: list[list], silent: bool, minimum_s: float) -> None:
-    """Praat's "cut intervals shorter than a minimum": each too-short stretch of the kind goes to the
-    stretch before it (the first one, to the one after it); at least one stretch always stays."""
-    i = 0
-    while i < len(stretches):
-        start, end, kind = stretches[i]
-        if kind == silent and end - start < minimum_s and len(stretches) > 1:
-            del stretches[i]
-            if i == 0:
-                stretches[0][0] = start
+def _cut_short(stretches: list[list], silent: bool, minimum_s: float) -> list[list]:
+    """Praat's "cut intervals shorter than a minimum", in one pass: each too-short stretch of the kind goes
+    to the stretch before it (the first one, to the one after it); at least one stretch always stays."""
+    kept: list[list] = []
+    carried: float | None = None  # the start of a cut first stretch, which the next one takes
+    for i, stretch in enumerate(stretches):
+        if carried is not None:
+            stretch[0], carried = carried, None
+        start, end, kind = stretch
+        if kind == silent and end - start < minimum_s and len(kept) + len(stretches) - i > 1:
+            if kept:
+                kept[-1][1] = end
             else:
-                stretches[i - 1][1] = end
+                carried = start
         else:
-            i += 1
+            kept.append(stretch)
+    return kept
 
 
-def _join_alike(stretches: list[list], silent: bool) -> None:
+def _join_alike(stretches: list[list], silent: bool) -> list[list]:
     """Neighbouring stretches that are both of the kind become one."""
-    i = 0
-    while i < len(stretches) - 1:
-        if stretches[i][2] == silent and stretches[i + 1][2] == silent:
-            stretches[i + 1][0] = stretches[i][0]
-            del stretches[i]
+    joined: list[list] = []
+    for stretch in stretches:
+        if joined and joined[-1][2] == silent and stretch[2] == silent:
+            joined[-1][1] = stretch[1]
         else:
-            i += 1
+            joined.append(stretch)
+    return joined
 
 
 def silence_boundaries(intensity: IntensityTrack, settings: SilenceSettings = SilenceSettings(),
@@ -101,10 +104,10 @@ def silence_boundaries(intensity: IntensityTrack, settings: SilenceSettings = Si
     stretches = [[a, b, kind] for a, b, kind in zip(edges[:-1], edges[1:], kinds)]
     # sounding blips between silences go first, then short silences, as Praat does: the other order
     # would let a cough split a pause
-    _cut_short(stretches, False, settings.min_sounding_s)
-    _join_alike(stretches, True)
-    _cut_short(stretches, True, settings.min_silent_s)
-    _join_alike(stretches, False)
+    stretches = _cut_short(stretches, False, settings.min_sounding_s)
+    stretches = _join_alike(stretches, True)
+    stretches = _cut_short(stretches, True, settings.min_silent_s)
+    stretches = _join_alike(stretches, False)
     return np.array([s[0] for s in stretches[1:]], dtype=np.float64)
 
 

@@ -1,6 +1,7 @@
 """In the real window: with Shift held, a dragged label edge lands on the voicing offset of a generated
-vowel (or the end of the hiss after it) and a marker shows it while dragging; a plain drag, or a Shift
-drag while no pitch or intensity track is on show, keeps the edge where the mouse let go."""
+vowel (or the end of the hiss after it) and a marker shows it while dragging; a new label's edges and a
+moved label's nearer edge land likewise; a plain drag, or a Shift drag while no pitch or intensity track
+is on show, keeps the edge where the mouse let go."""
 from __future__ import annotations
 
 import numpy as np
@@ -146,3 +147,19 @@ def test_without_a_pitch_or_intensity_track_on_show_shift_does_not_snap(qtbot, s
     marks = drag(qtbot, tiers, 1.0, drop, row, shift=True)
     (start, end), = stored(page)
     assert end == pytest.approx(drop, abs=0.01) and end != snap(offset) and marks == []
+
+
+def test_shift_drag_moving_a_label_lands_its_nearer_edge_on_the_end_of_the_hiss(qtbot, shown):
+    win, page, tiers = shown
+    tracks = page.player.tracks
+    silence = min(silence_boundaries(tracks.voice(0).intensity), key=lambda t: abs(t - 1.5))
+    page.annotation.model.add_label(SET, LABEL, 1.6, 1.75)
+    row = tiers.tier_row(SET, "ana")
+    grab = 1.68
+    step = (silence + 0.4 * reach_s(tiers)) - 1.6  # brings the start a little past the boundary
+    drag(qtbot, tiers, grab, grab + step, row, shift=True)
+    assert stored(page) == [(snap(silence), pytest.approx(snap(silence) + 0.15))]
+    page.annotation.model.undo()
+    drag(qtbot, tiers, grab, grab + step, row, shift=False)
+    (start, end), = stored(page)
+    assert start != snap(silence) and start == pytest.approx(1.6 + step, abs=0.01)

@@ -7,12 +7,15 @@ from app.benchmarks.echomind import MCQ_PROMPT as ECHOMIND_MCQ
 from app.benchmarks.echomind import OPEN_RESPONSE_PROMPT as ECHOMIND_OPEN_RESPONSE
 from app.benchmarks.echomind import SETTING_HINTS as ECHOMIND_SETTING_HINTS
 from app.benchmarks.friendbench import FORCED_CHOICE_PROMPT as FRIENDBENCH_FORCED_CHOICE
+from app.benchmarks.ncp import STORY_PROMPT as EXPLORETOM_QUESTION
 from app.benchmarks.ncp import TASK_PROMPT as NCP_TASK
 from app.prompt_template import PromptTemplate
 
 __all__ = ["AGENTVISS_ROLE_PLAY", "DEFAULT_TEMPLATES", "ECHOMIND_MCQ", "ECHOMIND_OPEN_RESPONSE",
-           "ECHOMIND_SETTING_HINTS", "FRIENDBENCH_FORCED_CHOICE", "NCP_TASK", "PromptTemplate"]
+           "ECHOMIND_SETTING_HINTS", "EXPLORETOM_QUESTION", "FRIENDBENCH_FORCED_CHOICE", "NCP_TASK",
+           "PromptTemplate"]
 
 DEFAULT_TEMPLATES: dict[str, PromptTemplate] = {
-    t.name: t for t in (FRIENDBENCH_FORCED_CHOICE, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, AGENTVISS_ROLE_PLAY, NCP_TASK)
+    t.name: t for t in (FRIENDBENCH_FORCED_CHOICE, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, AGENTVISS_ROLE_PLAY, NCP_TASK,
+                        EXPLORETOM_QUESTION)
 }

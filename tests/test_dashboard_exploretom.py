@@ -1,6 +1,7 @@
 """ExploreToM's dashboard: model accuracy on the story questions by order, by true or false belief and by story
 type, counted by hand and against statsmodels' Wilson interval, with the stimuli behind every row; the same
-figures in `thinslice metrics --json`; a reply scored by the benchmark's one rule."""
+figures in `thinslice metrics --json`; a live model asked the question, its reply scored by the benchmark's
+one rule."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ from app.benchmarks import score_reply
 from app.benchmarks.ncp import score_story, story_answer
 from app.cli_metrics import metrics_main
 from app.dashboard import compute_dashboard, load_frames
+from app.live.requests import build_messages
 from storage.queries import stimulus_detail
 from storage.story_questions import story_questions
 from storage.store import Store
@@ -136,6 +138,10 @@ def test_a_live_reply_to_a_story_question_is_scored_by_the_same_rule(release):
     store, _dataset_id, questions, _answers, ids = release
     first = next(q for q in questions if q.false_belief)
     detail = stimulus_detail(store.cursor(), ids[first.external_id])
+    # a live model is told the story and asked the question
+    system, user = (m["content"] for m in build_messages(detail, "text"))
+    assert f"Story:\nStory {first.story} told in prose." in user and f"Question: {first.question}" in user
+    assert "believe" in system
     assert score_reply(detail, f"**Answer:** In the {first.expected}.") == (first.expected, True)
     assert score_reply(detail, f"{first.wrong}\nbecause it was moved") == (first.wrong, False)
     assert score_reply(detail, "") == (None, None)

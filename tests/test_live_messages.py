@@ -78,6 +78,7 @@ def test_echomind_agentviss_and_ncp_messages():
 def test_templates_list_their_fields_and_name_what_is_missing():
     assert set(DEFAULT_TEMPLATES) == {
         "friendbench.forced_choice", "echomind.mcq", "echomind.open_response", "agentviss.role_play", "ncp.task",
+        "exploretom.question",
     }
     assert FRIENDBENCH_FORCED_CHOICE.fields == ("modality", "transcript_block")
     with pytest.raises(KeyError, match="transcript_block"):

@@ -61,6 +61,18 @@ TASK_PROMPT = PromptTemplate(
     user="Current state:\n{state}\n\nGoal: {goal}",
 )
 
+# The prompt a live model answers an ExploreToM story question with; its reply is read by `story_answer`.
+STORY_PROMPT = PromptTemplate(
+    name="exploretom.question",
+    benchmark="ExploreToM",
+    description="Read a story and answer one question about where someone will look or what they believe.",
+    system="You read short stories and answer questions about what the people in them know and believe.",
+    user=(
+        "Story:\n{story}\n\nQuestion: {question}\n"
+        "Answer with the answer alone: a container, a room, yes or no, or the words the question offers."
+    ),
+)
+
 
 @dataclass(frozen=True)
 class AttemptScore:

@@ -10,18 +10,20 @@ from typing import Any
 
 import numpy as np
 
+from app.beliefs.stories import STORY_KIND   # an ExploreToM question: the story is the text, the question the title
 from app.benchmarks import score_reply
 from app.live.messages import (agentviss_messages, echomind_mcq_messages, echomind_open_messages,
                                friendbench_messages, wav_bytes)
-from app.prompts import (AGENTVISS_ROLE_PLAY, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, FRIENDBENCH_FORCED_CHOICE,
-                         NCP_TASK, PromptTemplate)
+from app.prompts import (AGENTVISS_ROLE_PLAY, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, EXPLORETOM_QUESTION,
+                         FRIENDBENCH_FORCED_CHOICE, NCP_TASK, PromptTemplate)
 from storage.records import StimulusDetail
 
 FRAMES_PER_CLIP = 4
 NCP_KIND = "ncp_task"
 ROLE_PLAY_KIND = "agentviss_scene"
 ROLE_PLAY_TASK = "Say your next line in this conversation, as your character would say it."
-TEMPLATES = (FRIENDBENCH_FORCED_CHOICE, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, NCP_TASK, AGENTVISS_ROLE_PLAY)
+TEMPLATES = (FRIENDBENCH_FORCED_CHOICE, ECHOMIND_MCQ, ECHOMIND_OPEN_RESPONSE, NCP_TASK, AGENTVISS_ROLE_PLAY,
+             EXPLORETOM_QUESTION)
 Condition = dict[str, str]
 
 
@@ -35,6 +37,8 @@ def template_for(detail: StimulusDetail) -> PromptTemplate:
         return NCP_TASK
     if detail.kind == ROLE_PLAY_KIND:
         return AGENTVISS_ROLE_PLAY
+    if detail.kind == STORY_KIND:
+        return EXPLORETOM_QUESTION
     return FRIENDBENCH_FORCED_CHOICE
 
 
@@ -141,6 +145,9 @@ def build_messages(detail: StimulusDetail, modality: str, template: PromptTempla
         audio = clip_audio_wav(detail) if modality in ("audio", "video") else None
         frames = clip_frames(detail) if modality == "video" else ()
         return friendbench_messages(modality, transcript, audio, frames, template)
+    if detail.kind == STORY_KIND:
+        system, user = template.render(story=detail.text or "", question=detail.title or "")
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
     system, user = template.system, f"{template.user}\n\n{detail.text or transcript_of(detail)}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -7,8 +7,8 @@ one undo step), Delete removes the selection, Alt+arrows nudge an edge. Others' 
 read-only, and can be hidden. Label times snap to a 10 ms grid (`app.annotations.GRID_S`), the grid
 agreement is computed on. With Shift held, a dragged edge (a moved label's nearer edge, a new label's
 edges) snaps first to the nearest voicing or silence boundary within SNAP_REACH_PX of it, from the
-stimulus's analysis tracks (`set_boundary_source`), and a marker shows where it landed. The view draws what the `AnnotationModel` holds and edits through it; it never
-reads the store.
+stimulus's analysis tracks (`set_boundary_source`), and a marker shows where it landed. The view draws
+what the `AnnotationModel` holds and edits through it; it never reads the store.
 
 All labels are painted by one item that only draws what is in view, so 10,000 labels pan smoothly.
 """
@@ -24,10 +24,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPen
 
 from app.annotation_model import AnnotationModel
-from app.cues.boundaries import nearest_boundary, snap_shift
 from app.annotations import (ANNOTATION_BINDINGS, DELETE_SELECTION, GRID_S, NEXT_LABEL, NUDGE_END_LEFT,
                              NUDGE_END_RIGHT, NUDGE_S, NUDGE_START_LEFT, NUDGE_START_RIGHT, PREVIOUS_LABEL,
                              move_edge, next_label, previous_label, snap)
+from app.cues.boundaries import nearest_boundary, snap_shift
 from app.keymap import Keymap
 from storage.annotations import Annotation
 from storage.errors import ThinsliceError
@@ -38,7 +38,7 @@ EDGE_GRAB_PX = 5
 TITLE_PX = 15.0
 THIN_PX = 3.0  # labels narrower than this are drawn as plain bars
 SNAP_REACH_PX = 8  # with Shift, an edge this near a voicing or silence boundary lands on it
-SNAP_MARK_COLOUR = "#d81b60"  # apart from every label colour, on light and dark backgrounds
+SNAP_MARK_COLOUR = "#d81b60"  # opaque deep pink: reads on light and dark tiers, over any label's fill
 FALLBACK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 KEYMAP = Keymap(ANNOTATION_BINDINGS)
 

@@ -35,12 +35,13 @@ def make_store(db: Path, root: Path, stimuli: dict[str, list[tuple[str, float | 
 
 
 def stored(store: Store, dataset: str) -> list[tuple]:
-    """(stimulus, annotator, label set, label, start, end) of a dataset's live labels, times to the ms, sorted."""
+    """(stimulus, annotator, label set, label, start, end, media role) of a dataset's live labels, times to
+    the ms, sorted."""
     notes = AnnotationStore(store)
     ids = notes.stimulus_ids(notes.dataset(dataset).id)
     return sorted((ids[a.stimulus_id], a.annotator, a.label_set, a.label,
                    None if a.start_s is None else round(a.start_s, 3),
-                   None if a.end_s is None else round(a.end_s, 3)) for a in notes.for_stimuli(ids))
+                   None if a.end_s is None else round(a.end_s, 3), a.media_role or "") for a in notes.for_stimuli(ids))
 
 
 # -- ELAN: a child-language recording with every kind of dependent tier ------------------------------

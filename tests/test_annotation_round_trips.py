@@ -1,5 +1,5 @@
 """Every export format of every benchmark's dataset reads back into a fresh store as the same labels:
-overlapping ranges, point labels, whole-stimulus labels, two annotators, and ids that hold a '/'."""
+overlapping ranges, point labels, whole-stimulus labels, media roles, two annotators, and ids that hold a '/'."""
 from __future__ import annotations
 
 import pytest
@@ -22,8 +22,11 @@ def add_labels(store, dataset: str) -> None:
             (first, "bo", "cues", 'say "hé"', 1.2, 2.4), (first, "bo", "cues", "tap", 2.4, 2.4),
             (second, "bo", "cues", "sigh", 0.0, 0.75), (second, "ana", "cues", "end", 8.5, 8.999),
             (first, "ana", "familiarity", "familiar", None, None), (second, "bo", "familiarity", "stranger", None, None)]
-    notes.create_many(None, "", [{"stimulus_id": ids[ext], "annotator": who, "label_set": label_set, "label": label,
-                                  "start_s": start, "end_s": end} for ext, who, label_set, label, start, end in plan])
+    rows = [{"stimulus_id": ids[ext], "annotator": who, "label_set": label_set, "label": label, "start_s": start,
+             "end_s": end} for ext, who, label_set, label, start, end in plan]
+    rows[0]["media_role"] = rows[4]["media_role"] = "audio:A"   # labels of one speaker's channel
+    rows[6]["media_role"] = "video"
+    notes.create_many(None, "", rows)
 
 
 @pytest.mark.parametrize("benchmark", sorted(BENCHMARK_STIMULI))

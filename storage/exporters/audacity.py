@@ -3,9 +3,10 @@
 A file holds one stimulus. A point label has start = end. A frequency line `\\<TAB>low<TAB>high` after a
 label gives that label's frequency range in Hz (kept in `meta` as `low_hz`/`high_hz`). When the exported
 labels come from one annotator and one label set the text is the label alone (what a user wants to see in
-Audacity); otherwise, or when there are whole-stimulus labels, it is prefixed `[annotator | set] ` (a
-whole-stimulus label `[annotator | set | whole] `, spanning the stimulus) so that the labels can be told
-apart and read back. Reading takes what Audacity itself reads: `.` or `,` as the decimal separator, and a
+Audacity); otherwise, or when there are whole-stimulus labels or media roles, it is prefixed with the
+tier name the other formats use, `[annotator | set] ` (`[annotator | set | role=audio:A] ` for one
+medium's labels, `[annotator | set | whole] ` for a whole-stimulus label, spanning the stimulus) so that
+the labels can be told apart and read back. Reading takes what Audacity itself reads: `.` or `,` as the decimal separator, and a
 line whose second field is not a time as a point label.
 """
 from __future__ import annotations
@@ -16,12 +17,13 @@ from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
 from storage.exporters.common import (ExportContext, Loss, Row, blank_row, by_stimulus, fields_lost, files_to_read,
-                                      per_stimulus_targets, span_end, write_text)
+                                      per_stimulus_targets, span_end, tier_name, write_text)
 from storage.exporters.report import Origin, Reading
 
-_PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)(?P<whole> \| whole)?\] (?P<label>.*)$", re.S)
+_PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)(?: \| role=(?P<role>.*?))?(?P<whole> \| whole)?\]"
+                       r" (?P<label>.*)$", re.S)
 _TIME = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?")
-CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s")
+CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
 CARRIED_META = ("low_hz", "high_hz")
 
 
@@ -43,8 +45,9 @@ def label_track(rows: Sequence[Row], prefixed: bool, duration_s: float | None) -
     for start, stop, row in sorted(whole + timed, key=lambda item: (item[0], item[1])):
         text = row.get("label") or ""
         if prefixed:
-            flag = " | whole" if row.get("start_s") is None else ""
-            text = f"[{row.get('annotator') or ''} | {row.get('label_set') or ''}{flag}] {text}"
+            name = tier_name(row.get("annotator") or "", row.get("label_set") or "", row.get("media_role"),
+                             row.get("start_s") is None)
+            text = f"[{name}] {text}"
         lines.append(f"{_seconds(start)}\t{_seconds(stop)}\t{text}")
         meta = row.get("meta") or {}
         if meta.get("low_hz") is not None or meta.get("high_hz") is not None:
@@ -66,7 +69,8 @@ class AudacityExporter:
 
     def export(self, rows: Sequence[Row], out_path: Path, context: ExportContext) -> Path:
         prefixed = (len({(r.get("annotator"), r.get("label_set")) for r in rows}) > 1
-                    or any(r.get("start_s") is None or _PREFIXED.match(r.get("label") or "") for r in rows))
+                    or any(r.get("start_s") is None or r.get("media_role") or _PREFIXED.match(r.get("label") or "")
+                           for r in rows))
         grouped = by_stimulus(rows)
         for stimulus, target in per_stimulus_targets(self, rows, out_path).items():
             write_text(target, context, label_track(grouped[stimulus], prefixed, context.durations.get(stimulus)))
@@ -127,7 +131,7 @@ def read_label_track(path: Path) -> Reading:
         if match:
             times = {} if match["whole"] else {"start_s": start, "end_s": end}
             previous = blank_row(annotator=match["annotator"] or None, label_set=match["label_set"] or None,
-                                 label=match["label"], origin=origin, **times)
+                                 media_role=match["role"] or None, label=match["label"], origin=origin, **times)
         else:
             previous = blank_row(label=label, start_s=start, end_s=end, origin=origin)
         reading.rows.append(previous)

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from storage.errors import ThinsliceError
 from storage.exporters.report import Reading, TransferReport
@@ -203,6 +203,20 @@ def files_to_read(path: Path, extension: str) -> list[Path]:
 # -- tiers: one per annotator and label set, whole-stimulus labels in their own tier ---------------
 TIER_SEPARATOR = " | "
 WHOLE_SUFFIX = "whole"
+ROLE_PREFIX = "role="  # `annotator | set | role=audio:A`: the labels of one medium of the stimulus
+
+
+class TierName(NamedTuple):
+    annotator: str | None
+    label_set: str | None
+    whole: bool
+    media_role: str | None
+
+
+def tier_name(annotator: str, label_set: str, media_role: str | None, whole: bool) -> str:
+    """Thinslice's own name for a tier: `annotator | set`, then `| role=...` and `| whole` where they apply."""
+    return TIER_SEPARATOR.join([annotator, label_set] + ([ROLE_PREFIX + media_role] if media_role else [])
+                               + ([WHOLE_SUFFIX] if whole else []))
 
 
 @dataclass
@@ -217,33 +231,34 @@ class Tier:
     points: bool = False          # a tier of moments (a Praat TextTier)
     source_name: str | None = None  # the tier's name in the file the labels came from
     speaker: str | None = None
+    media_role: str | None = None
 
     @property
     def name(self) -> str:
-        if self.source_name:
-            name = self.source_name
-        else:
-            name = TIER_SEPARATOR.join([self.annotator, self.label_set] + ([WHOLE_SUFFIX] if self.whole else []))
+        name = self.source_name or tier_name(self.annotator, self.label_set, self.media_role, self.whole)
         return f"{name} #{self.copy}" if self.copy > 1 else name
 
 
 @functools.lru_cache(maxsize=4096)
-def parse_tier_name(name: str) -> tuple[str | None, str | None, bool]:
-    """(annotator, label_set, whole) from a tier name written by `Tier.name`; a tier of another tool
-    (no `annotator | set` in its name) is a label set of that name with no annotator."""
+def parse_tier_name(name: str) -> TierName:
+    """Annotator, label set, whole and media role from a tier name written by `Tier.name`; a tier of another
+    tool (no `annotator | set` in its name) is a label set of that name with no annotator."""
     if TIER_SEPARATOR not in name:
-        return None, name or None, False
+        return TierName(None, name or None, False, None)
     parts = re.sub(r" #\d+$", "", name).split(TIER_SEPARATOR)
     whole = len(parts) >= 3 and parts[-1] == WHOLE_SUFFIX
     if whole:
         parts = parts[:-1]
-    return parts[0] or None, TIER_SEPARATOR.join(parts[1:]) or None, whole
+    role = parts.pop()[len(ROLE_PREFIX):] if len(parts) >= 3 and parts[-1].startswith(ROLE_PREFIX) else None
+    return TierName(parts[0] or None, TIER_SEPARATOR.join(parts[1:]) or None, whole, role or None)
 
 
 def _source_tier(row: Row) -> str | None:
-    """The source tier name to write `row` under: kept only while it still names the row's label set."""
+    """The source tier name to write `row` under: kept only while it still names the row's label set (and
+    the row has no media role, which only Thinslice's own tier names carry)."""
     name = (row.get("meta") or {}).get("tier")
-    if name and row.get("start_s") is not None and parse_tier_name(name)[1] == row.get("label_set"):
+    if name and row.get("start_s") is not None and not row.get("media_role") \
+            and parse_tier_name(name).label_set == row.get("label_set"):
         return name
     return None
 
@@ -271,12 +286,12 @@ def build_tiers(rows: Sequence[Row], duration_s: float | None, *, separate_point
         span = (0.0, end) if whole else (float(row["start_s"]), float(row["end_s"]))
         point = separate_points and not whole and span[0] == span[1]
         speaker = (row.get("meta") or {}).get("speaker") if by_speaker else None
-        key = (row.get("annotator") or "", whole, row.get("label_set") or "", _source_tier(row) or "",
-               speaker or "", point)
+        key = (row.get("annotator") or "", whole, row.get("label_set") or "", row.get("media_role") or "",
+               _source_tier(row) or "", speaker or "", point)
         grouped.setdefault(key, []).append((*span, row.get("label") or "", row))
     tiers: list[Tier] = []
     copies: dict[str, int] = {}
-    for (annotator, whole, label_set, source, speaker, point), items in sorted(grouped.items()):
+    for (annotator, whole, label_set, role, source, speaker, point), items in sorted(grouped.items()):
         lanes: list[list[tuple[float, float, str, Row]]] = []
         for item in sorted(items, key=lambda i: (i[0], i[1])):
             for lane in lanes:
@@ -290,7 +305,8 @@ def build_tiers(rows: Sequence[Row], duration_s: float | None, *, separate_point
             # only one tier can have the source tier's own name: a copy of it (a second annotator's, or
             # overlapping labels) is named `annotator | set #n`, which reads back as the same label set
             own = source if source and source not in copies else None
-            tier = Tier(annotator, label_set, whole, lane, points=point, source_name=own, speaker=speaker or None)
+            tier = Tier(annotator, label_set, whole, lane, points=point, source_name=own, speaker=speaker or None,
+                        media_role=role or None)
             base = tier.name
             copies[base] = copies.get(base, 0) + 1
             tier.copy = copies[base]
@@ -299,19 +315,19 @@ def build_tiers(rows: Sequence[Row], duration_s: float | None, *, separate_point
 
 
 class TierRows:
-    """Rows read from one tier of a file: annotator and label set come from the tier's name (or, for
+    """Rows read from one tier of a file: annotator, label set and media role come from the tier's name (or, for
     another tool's tier, `annotator`), and the tier's own name is kept in `meta` when it is another
     tool's; a whole tier's labels lose their times. Worked out once per tier, since a corpus has
     100,000 labels on a few tiers."""
 
-    def __init__(self, stimulus: str | None, tier_name: str, *, annotator: str | None = None,
+    def __init__(self, stimulus: str | None, name: str, *, annotator: str | None = None,
                  meta: Mapping[str, Any] | None = None) -> None:
-        parsed_annotator, self.label_set, self.whole = parse_tier_name(tier_name)
+        parsed_annotator, self.label_set, self.whole, self.media_role = parse_tier_name(name)
         self.stimulus = stimulus
         self.annotator = parsed_annotator or annotator or None
         self.meta = {k: v for k, v in (meta or {}).items() if v not in (None, "")}
-        if TIER_SEPARATOR not in tier_name:
-            self.meta["tier"] = tier_name
+        if TIER_SEPARATOR not in name:
+            self.meta["tier"] = name
 
     def row(self, start: float, end: float, text: str, origin: Any, extra: Mapping[str, Any] | None = None) -> Row:
         """One label of the tier; `extra` adds to its `meta` (None values left out)."""
@@ -321,4 +337,4 @@ class TierRows:
         whole = self.whole
         return {"stimulus": self.stimulus, "annotator": self.annotator, "label_set": self.label_set, "label": text,
                 "start_s": None if whole else start, "end_s": None if whole else end, "value": None, "note": None,
-                "media_role": None, "meta": meta or None, "origin": origin}
+                "media_role": self.media_role, "meta": meta or None, "origin": origin}

@@ -5,8 +5,9 @@ Whole-stimulus labels are a tier `annotator | set | whole` with one annotation o
 point label is a zero-length annotation. A tier read from another tool's file keeps its name, and its
 speaker is the tier's PARTICIPANT. The stimulus id is kept in a header PROPERTY `thinslice:stimulus`.
 A tier read as a dependent tier is written as one again where its labels still fit (`eaf_hierarchy`).
-Label, times (to the millisecond), annotator, label set, speaker, tier hierarchy and linguistic type
-round-trip; value, note, media role and a label's vocabulary entry and language do not, and
+Label, times (to the millisecond), annotator, label set, media role (`annotator | set | role=audio:A`),
+speaker, tier hierarchy and linguistic type round-trip; value, note and a label's vocabulary entry and
+language do not, and
 `unrepresentable` says so. Reading is `eaf_reader`.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_
 from storage.exporters.eaf_reader import STIMULUS_PROPERTY, read_eaf
 from storage.exporters.report import Reading
 
-CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s")
+CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
 # ELAN's own descriptions of the four constraints, as it writes them into every file
 CONSTRAINTS = {
     "Time_Subdivision": "Time subdivision of parent annotation's time interval, no time gaps allowed within this interval",

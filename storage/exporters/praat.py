@@ -3,9 +3,9 @@
 Gaps between labels are filled with empty intervals (Praat needs an interval tier to cover its whole span);
 overlapping labels go to extra tiers `... #2`; point labels go to a TextTier; whole-stimulus labels are a
 tier `annotator | set | whole` spanning the stimulus. A tier read from another tool's file keeps its name.
-Label, times, annotator and label set round-trip; value, note, media role and what `meta` holds beyond
-the tier's name do not, and a label with no text cannot be told from a gap: `unrepresentable` says so.
-Reading is `textgrid_reader` (every form Praat writes).
+Label, times, annotator, label set and media role (`annotator | set | role=audio:A`) round-trip; value,
+note and what `meta` holds beyond the tier's name do not, and a label with no text cannot be told from a
+gap: `unrepresentable` says so. Reading is `textgrid_reader` (every form Praat writes).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from storage.exporters.common import (ExportContext, Loss, Row, build_tiers, by_
 from storage.exporters.report import Reading
 from storage.exporters.textgrid_reader import read_textgrid
 
-CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s")
+CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
 
 
 def _quote(text: str) -> str:

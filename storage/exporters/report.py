@@ -78,6 +78,7 @@ class TierTally:
     left_out: Counter = field(default_factory=Counter)   # reason -> labels left out for it
     fields_dropped: Counter = field(default_factory=Counter)  # field name -> labels written without it
     changed: Counter = field(default_factory=Counter)   # how -> labels written changed that way (cut to a clip)
+    gaps: int = 0   # empty intervals of a Praat tier: stretches left unlabelled, not labels
 
 
 @dataclass
@@ -128,6 +129,7 @@ class TransferReport:
             mine.left_out.update(theirs.left_out)
             mine.fields_dropped.update(theirs.fields_dropped)
             mine.changed.update(theirs.changed)
+            mine.gaps += theirs.gaps
         room = SHOWN_ITEMS - len(self.left_out_items)
         self.left_out_items += other.left_out_items[:max(room, 0)]
         for text in other.notes:
@@ -152,6 +154,8 @@ class TransferReport:
         for (file, tier), t in sorted(self.tallies.items()):
             where = f"{file}, tier '{tier}'" if tier else file
             text = f"{where}: read {t.read}, wrote {t.written}" if reading else f"{where}: wrote {t.written}"
+            if t.gaps:
+                text += f" (and {t.gaps} empty intervals, Praat's gaps between labels)"
             if t.left_out:
                 reasons = "; ".join(f"{n} {reason}" for reason, n in sorted(t.left_out.items()))
                 text += f", left out {sum(t.left_out.values())} ({reasons})"

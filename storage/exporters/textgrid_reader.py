@@ -23,7 +23,6 @@ from storage.errors import ImportFailed, RowProblem
 from storage.exporters.common import TierRows
 from storage.exporters.report import Origin, Reading, bad_item
 
-GAP_REASON = "empty intervals (Praat's gaps between labels, not labels)"
 _BINARY_MAGIC = b"ooBinaryFile"
 # What Praat skips (white space, and words no value can start with: `xmin`, `=`, `item [1]:`) is consumed
 # in front of each value, possessively so that nothing is tried twice; then a string, a `!` comment, or a
@@ -274,6 +273,5 @@ def read_textgrid(path: Path) -> Reading:
             reading.rows.append(rows.row(start, end, text, Origin(name, tier.name, number, line)))
         found = len(reading.rows) - before
         reading.report.count_read(name, tier.name, found)
-        if len(tier.items) > found:
-            reading.report.note(f"{name}, tier '{tier.name}': {len(tier.items) - found} {GAP_REASON}")
+        reading.report.tally(name, tier.name).gaps += len(tier.items) - found
     return reading

@@ -167,7 +167,8 @@ class TeamSession:
         self._con: psycopg.Connection | None = None
         self._shown: int | None = None
         self._keys: dict[int, StimulusKey] = {}
-        self._listener = team_server.Listener(url, self._notified, self._connection_changed, user=member)
+        self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
+                                              user=member)
         kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": [], "id": 0}')
         self._last_event, self._datasets_read = int(kept["id"]), list(kept["datasets"])
         self._datasets = set(self._datasets_read)
@@ -409,6 +410,7 @@ class TeamSession:
                     self._last_event, self._datasets_read = 0, datasets
                     self._datasets = set(datasets)
                     self._report_unmatched(con)
+                    self._listener.listen_again()
                 while True:
                     events = team_server.events_since(con, self._last_event, datasets)
                     if not events:

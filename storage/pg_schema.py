@@ -14,7 +14,8 @@ and their history; who may change what is decided here, by the server, not by th
 - `apply_edit` is the client's write of an annotation: it checks the edit's base revision, so a
   conflicting edit changes nothing but is kept in the history beside the version it lost to; an edit sent
   twice (a resent outbox entry) is written once;
-- every event raises a NOTIFY on the channel `thinslice`, which clients LISTEN to.
+- every event raises a NOTIFY: label sets on the channel `thinslice`, a dataset's labels and presence on
+  `thinslice_` + the first 16 hex digits of the md5 of its name, so a client hears only of its datasets.
 
 `apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
 raw SQL. The migrations are run by the database owner (`thinslice team init`).
@@ -114,14 +115,17 @@ CREATE TRIGGER keep_history_truncate BEFORE TRUNCATE ON {SCHEMA}.label_set_event
 
 CREATE FUNCTION {SCHEMA}.announce() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- news of a dataset goes to its own channel: a client hears only of the datasets it has
     IF TG_TABLE_NAME = 'annotation_event' THEN
-        PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'annotation', 'event', NEW.id,
+        PERFORM pg_notify('{CHANNEL}_' || left(md5(NEW.dataset), 16),
+            json_build_object('kind', 'annotation', 'event', NEW.id,
             'member', NEW.member, 'dataset', NEW.dataset, 'stimulus', NEW.stimulus)::text);
     ELSIF TG_TABLE_NAME = 'label_set_event' THEN
         PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'label_set', 'event', NEW.id,
             'member', NEW.member, 'name', NEW.name)::text);
-    ELSE
-        PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'presence', 'member', NEW.member,
+    ELSIF coalesce(NEW.dataset, OLD.dataset) IS NOT NULL THEN
+        PERFORM pg_notify('{CHANNEL}_' || left(md5(coalesce(NEW.dataset, OLD.dataset)), 16),
+            json_build_object('kind', 'presence', 'member', NEW.member,
             'dataset', NEW.dataset, 'stimulus', NEW.stimulus)::text);
     END IF;
     RETURN NULL;

@@ -8,9 +8,10 @@ passed on as they are. A server that cannot be reached raises `TeamUnreachable`;
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import psycopg
@@ -223,18 +224,27 @@ def present(con: psycopg.Connection, dataset: str, stimulus: str) -> list[str]:
 
 
 # -- the listener ---------------------------------------------------------------------------------
+def dataset_channel(dataset: str) -> str:
+    """The channel a dataset's news is announced on (see `announce` in `storage.pg_schema`)."""
+    return f"{pg_schema.CHANNEL}_{hashlib.md5(dataset.encode('utf-8')).hexdigest()[:16]}"
+
+
 class Listener:
-    """A thread that LISTENs on the team channel and hands the notifications' payloads to `on_notify`.
+    """A thread that LISTENs on the team's channel and those of `datasets()`, and hands the notifications'
+    payloads to `on_notify`.
 
     It blocks on the connection's socket (no polling of tables). When the connection drops it calls
     `on_state(False)` and reconnects with a growing pause; `on_state(True)` follows every (re)connection,
-    after LISTEN, so whatever arrived while it was away can be caught up from the history.
+    after LISTEN, so whatever arrived while it was away can be caught up from the history. `listen_again`
+    makes it listen to what `datasets()` says now (a dataset imported meanwhile).
     """
 
     def __init__(self, url: str, on_notify: Callable[[list[dict[str, Any]]], None],
-                 on_state: Callable[[bool], None], *, user: str | None = None) -> None:
+                 on_state: Callable[[bool], None], datasets: Callable[[], Iterable[str]], *,
+                 user: str | None = None) -> None:
         self.url, self.user = url, user
-        self.on_notify, self.on_state = on_notify, on_state
+        self.on_notify, self.on_state, self.datasets = on_notify, on_state, datasets
+        self._again = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="team-listener", daemon=True)
         self._con: psycopg.Connection | None = None
@@ -246,15 +256,27 @@ class Listener:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def listen_again(self) -> None:
+        self._again.set()
+
+    def _listen(self, con: psycopg.Connection, heard: set[str]) -> None:
+        for channel in {pg_schema.CHANNEL, *map(dataset_channel, self.datasets())} - heard:
+            con.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            heard.add(channel)
+
     def _run(self) -> None:
         pause = 0.1
         while not self._stop.is_set():
             try:
                 self._con = connect(self.url, user=self.user)
-                self._con.execute(f"LISTEN {pg_schema.CHANNEL}")
+                heard: set[str] = set()
+                self._listen(self._con, heard)
                 pause = 0.1
                 self.on_state(True)
                 while not self._stop.is_set():
+                    if self._again.is_set():
+                        self._again.clear()
+                        self._listen(self._con, heard)
                     # wakes on a notification, or after the timeout to see whether it should stop; what
                     # arrived meanwhile is handed up as one batch, so a burst costs one catch-up, not one each
                     batch = [json.loads(n.payload) for n in self._con.notifies(timeout=0.5, stop_after=1)]

@@ -22,6 +22,7 @@ from app.dashboard import ncp_outcome
 from app.import_service import dry_run_report, run_import
 from app.live import LiveClient, LiveSettings, parse_forced_choice, parse_multiple_choice
 from app.live.ncp import NCP_TOOLS
+from app.live.service import AskOptions, LiveService
 from app.ncp import dataset_attempts
 from app.ncp_live import NcpTask, run_live_ncp_task
 from live_server import Reply, ScriptedServer, tool_call
@@ -91,7 +92,20 @@ def _stored_answers(store: Store) -> dict[str, tuple[int, str | None, bool | Non
     return {external: (sid, answer, correct) for external, sid, answer, correct in rows}
 
 
-def test_mcq_replies_read_the_same_imported_and_live(tmp_path):
+def _live_answers(store: Store, stimulus_ids: list[int], replies: list[str], monkeypatch) -> list[tuple]:
+    """(answer, correct) of each stimulus asked once through the live service, the model replying in turn."""
+    monkeypatch.setenv("THINSLICE_TEST_KEY", "sk-test")
+    service = LiveService(store)
+    options = AskOptions(LiveSettings(base_url="", model="scripted-model", api_key_env="THINSLICE_TEST_KEY"),
+                         timeout_s=5.0, stream=False, modality="text")
+    with ScriptedServer([Reply(text=reply) for reply in replies]) as server:
+        options = dataclasses.replace(options, settings=dataclasses.replace(options.settings,
+                                                                            base_url=server.base_url))
+        results = [service.ask(service.detail(sid), options) for sid in stimulus_ids]
+    return [(r.answer, r.correct) for r in results]
+
+
+def test_mcq_replies_read_the_same_imported_and_live(tmp_path, monkeypatch):
     root = tmp_path / "release"
     ids = _echomind_release(root)
     store = Store.open(tmp_path / "t.duckdb")
@@ -99,14 +113,16 @@ def test_mcq_replies_read_the_same_imported_and_live(tmp_path):
         run_import(store, "echomind", root, ImportOptions(dataset_name="EchoMind rules"))
         stored = _stored_answers(store)
         cur = store.cursor()
-        for qid, (reply, expected) in zip(ids, MCQ_REPLIES.items()):
-            sid, answer, correct = stored[f"synthesis/mcq/understanding/{qid}"]
+        rows = [stored[f"synthesis/mcq/understanding/{qid}"] for qid in ids]
+        live = _live_answers(store, [sid for sid, _a, _c in rows], list(MCQ_REPLIES), monkeypatch)
+        for (sid, answer, correct), (reply, expected), asked in zip(rows, MCQ_REPLIES.items(), live):
             detail = stimulus_detail(cur, sid)
             assert detail.ground_truth == KEY
-            live_answer = parse_multiple_choice(reply, [f"{k}. {v}" for k, v in sorted(detail.meta["options"].items())])
-            assert (answer, live_answer) == (expected, expected), reply
-            assert score_reply(detail, reply) == (expected, None if expected is None else expected == KEY), reply
-            assert correct == (expected == KEY), reply
+            truth = None if expected is None else expected == KEY
+            assert (answer, correct) == (expected, expected == KEY), reply      # imported
+            assert asked == score_reply(detail, reply) == (expected, truth), reply   # asked live
+            options = [f"{k}. {v}" for k, v in sorted(detail.meta["options"].items())]
+            assert parse_multiple_choice(reply, options) == expected, reply
     finally:
         store.close()
 
@@ -117,11 +133,15 @@ def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:
         csv.writer(fh).writerows([header, *rows])
 
 
-def test_friendbench_replies_read_the_same_imported_and_live(tmp_path):
+def test_friendbench_replies_read_the_same_imported_and_live(tmp_path, monkeypatch):
     root = tmp_path / "release"
     clips = [f"c{i}" for i in range(len(FRIENDBENCH_REPLIES))]
     _write_csv(root / "validation" / "data" / "metadata.csv", ["clip_id", "label"],
                [[clip, "familiar"] for clip in clips])
+    for clip in clips:   # the text condition shows a model the transcript
+        _dump(root / "validation" / "media" / clip / "transcript.json",
+              {"segments": [{"speaker": "A", "start": 0.1, "end": 0.9, "transcript": "Cats or dogs?"},
+                            {"speaker": "B", "start": 1.0, "end": 1.4, "transcript": "Dogs."}]})
     _write_csv(root / "validation" / "ratings" / "model_predictions.csv", ["model", "clip_id", "raw_output"],
                [["m1", clip, reply] for clip, reply in zip(clips, FRIENDBENCH_REPLIES)])
     report = dry_run_report("friendbench", root, ImportOptions(dataset_name="FriendBench rules"))
@@ -132,12 +152,13 @@ def test_friendbench_replies_read_the_same_imported_and_live(tmp_path):
         run_import(store, "friendbench", root, ImportOptions(dataset_name="FriendBench rules"))
         stored = _stored_answers(store)
         cur = store.cursor()
-        for clip, (reply, expected) in zip(clips, FRIENDBENCH_REPLIES.items()):
-            sid, answer, correct = stored[clip]
+        rows = [stored[clip] for clip in clips]
+        live = _live_answers(store, [sid for sid, _a, _c in rows], list(FRIENDBENCH_REPLIES), monkeypatch)
+        for (sid, answer, correct), (reply, expected), asked in zip(rows, FRIENDBENCH_REPLIES.items(), live):
             assert (answer, parse_forced_choice(reply)) == (expected, expected), reply
             truth_correct = None if expected is None else expected == "familiar"
             assert correct == truth_correct, reply
-            assert score_reply(stimulus_detail(cur, sid), reply) == (expected, truth_correct), reply
+            assert asked == score_reply(stimulus_detail(cur, sid), reply) == (expected, truth_correct), reply
     finally:
         store.close()
 

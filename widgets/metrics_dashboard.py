@@ -146,7 +146,8 @@ class ChartPanel(QFrame):
                                    pen=pg.mkPen(colour, width=2))
             item.addItem(bars)
             if legend is not None:
-                legend.addItem(bars, name)
+                # a swatch of its own: the sample draws the bars' outline pen as a line across itself
+                legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush=pg.mkBrush(colour), pen=None), name)
             whisker = [(x, values[i], lows[i], highs[i]) for x, i in zip(xs, rows)
                        if lows[i] is not None and highs[i] is not None and lows[i] == lows[i]]
             if whisker:

@@ -72,8 +72,8 @@ def expected_for(name, rows):
     return sorted(key(r, ms=True) for r in rows)
 
 
-# a note on one label: the tiered formats have no place for it, so they export only when told to leave it out
-LOSSY = {"eaf", "textgrid", "audacity"}
+# a note on one label: Praat and Audacity have no place for it, so they export only when told to leave it out
+LOSSY = {"textgrid", "audacity"}
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -115,8 +115,7 @@ def test_import_into_a_fresh_store_gives_the_same_labels(store, tmp_path, name):
 
 
 def test_eaf_is_read_by_pympi(store, tmp_path):
-    out = export_annotations(store, "eaf", tmp_path / "fb-001.eaf", filters={"stimulus": "fb-001"},
-                             skip_unrepresentable=True).path
+    out = export_annotations(store, "eaf", tmp_path / "fb-001.eaf", filters={"stimulus": "fb-001"}).path
     eaf = pympi.Elan.Eaf(str(out))
     tiers = set(eaf.get_tier_names())
     assert {"ana | vocal cues", "ana | vocal cues #2", "bo | vocal cues", "ana | familiarity | whole"} <= tiers
@@ -125,6 +124,9 @@ def test_eaf_is_read_by_pympi(store, tmp_path):
     assert ana == [(1000, 2500, "laugh"), (2000, 3250, "overlap"), (7125, 8000, "sigh")]
     assert eaf.get_annotation_data_for_tier("ana | familiarity | whole") == [(0, 20000, "familiar")]
     assert eaf.get_parameters_for_tier("bo | vocal cues")["ANNOTATOR"] == "bo"
+    # the note on 'sigh' hangs under its label, as ELAN users attach notes
+    assert eaf.get_parameters_for_tier("ana | vocal cues :note")["PARENT_REF"] == "ana | vocal cues"
+    assert eaf.get_ref_annotation_data_for_tier("ana | vocal cues :note") == [(7125, 8000, "n", "sigh")]
 
 
 def test_textgrid_is_read_by_praatio(store, tmp_path):

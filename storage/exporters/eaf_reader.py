@@ -8,7 +8,8 @@ evenly in their order (PREVIOUS_ANNOTATION). The first linked medium's TIME_ORIG
 time 0 falls in the medium) is added to every time. An annotation with an empty value is a label with
 empty text, not a gap.
 
-The linked media files' names come back as `Reading.media`, so a file can be placed by its recording.
+A Symbolic Association tier `<tier> :note` or `<tier> :value` gives its parent labels' notes or values
+(how the ELAN export writes them). The linked media files' names come back as `Reading.media`, so a file can be placed by its recording.
 Kept per label (in `meta`): the tier's name, participant (as speaker), parent tier, constraint and
 linguistic type, where its times came from, its controlled-vocabulary entry and language. Tier annotators
 become the label's annotator; controlled vocabularies come back as `Reading.vocabularies`. pympi-ling
@@ -27,6 +28,9 @@ from storage.exporters.common import TierRows, parse_tier_name
 from storage.exporters.report import Origin, Reading, bad_item, refused
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
+# A Symbolic Association tier `<tier> :note` (or `:value`) under a tier holds its labels' notes (values).
+ATTACHED = {"note": " :note", "value": " :value"}
+ATTACHED_TYPE = "attached-lt"
 
 
 @dataclass(slots=True)
@@ -152,12 +156,19 @@ def read_eaf(path: Path) -> Reading:
                 sibling.how = "subdivision of parent"
         return annotation.times
 
+    attached = {tier.id: kind for tier in tiers for kind, suffix in ATTACHED.items()
+                if tier.id.endswith(suffix) and tier.attrs.get("PARENT_REF") == tier.id[:-len(suffix)]
+                and types.get(tier.attrs.get("LINGUISTIC_TYPE_REF")) is not None
+                and types[tier.attrs["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS") == "Symbolic_Association"}
+    row_of: dict[str, dict] = {}
     reading = Reading([])
     name = path.name
     if header is not None:
         reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
                          for m in header.iter("MEDIA_DESCRIPTOR")]
     for tier in tiers:
+        if tier.id in attached:
+            continue
         attrs = tier.attrs
         ling = types.get(attrs.get("LINGUISTIC_TYPE_REF"))
         tier_meta = {"speaker": attrs.get("PARTICIPANT"), "parent_tier": attrs.get("PARENT_REF"),
@@ -174,13 +185,19 @@ def read_eaf(path: Path) -> Reading:
                 continue
             extra = {"times": annotation.how, "cve": annotation.cve, "language": annotation.language} \
                 if annotation.how or annotation.cve or annotation.language else None
-            reading.rows.append(rows.row(round((span[0] + origin_ms) / 1000.0, 9),
-                                         round((span[1] + origin_ms) / 1000.0, 9), annotation.value, origin, extra))
+            row = rows.row(round((span[0] + origin_ms) / 1000.0, 9), round((span[1] + origin_ms) / 1000.0, 9),
+                           annotation.value, origin, extra)
+            reading.rows.append(row)
+            row_of[annotation.id] = row
         reading.report.count_read(name, tier.id, len(reading.rows) - before)
         if ling is not None and ling.get("CONTROLLED_VOCABULARY_REF"):
             label_set = parse_tier_name(tier.id)[1] or tier.id
             reading.vocabularies.setdefault(label_set, []).extend(
                 _vocabulary(root, ling.get("CONTROLLED_VOCABULARY_REF")))
+    for tier in tiers:
+        for annotation in tier.annotations if tier.id in attached else ():
+            if annotation.parent in row_of:
+                row_of[annotation.parent][attached[tier.id]] = annotation.value
     if origin_ms:
         reading.report.note(f"{name}: the medium's TIME_ORIGIN of {origin_ms:g} ms was added to every time")
     return reading

@@ -5,8 +5,9 @@ Whole-stimulus labels are a tier `annotator | set | whole` with one annotation o
 point label is a zero-length annotation. A tier read from another tool's file keeps its name, and its
 speaker is the tier's PARTICIPANT. The stimulus id is kept in a header PROPERTY `thinslice:stimulus`.
 A tier read as a dependent tier is written as one again where its labels still fit (`eaf_hierarchy`).
+A label's note and value go on Symbolic Association tiers `<tier> :note` and `<tier> :value` under its tier.
 Label, times (to the millisecond), annotator, label set, media role (`annotator | set | role=audio:A`),
-speaker, tier hierarchy and linguistic type round-trip; value, note and a label's vocabulary entry and
+note, value, speaker, tier hierarchy and linguistic type round-trip; a label's vocabulary entry and
 language do not, and
 `unrepresentable` says so. Reading is `eaf_reader`.
 """
@@ -22,10 +23,10 @@ from storage.exporters.common import (ExportContext, Loss, Row, build_tiers, by_
                                       files_to_read, per_stimulus_targets, write_text)
 from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_meta, linguistic_types,
                                               plan_hierarchy)
-from storage.exporters.eaf_reader import STIMULUS_PROPERTY, read_eaf
+from storage.exporters.eaf_reader import ATTACHED, ATTACHED_TYPE, STIMULUS_PROPERTY, read_eaf
 from storage.exporters.report import Reading
 
-CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
+CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role", "note", "value")
 # ELAN's own descriptions of the four constraints, as it writes them into every file
 CONSTRAINTS = {
     "Time_Subdivision": "Time subdivision of parent annotation's time interval, no time gaps allowed within this interval",
@@ -63,13 +64,17 @@ def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, f
     for tier in tiers:
         ids[tier.name] = [f"a{count + i}" for i in range(1, len(tier.intervals) + 1)]
         count += len(tier.intervals)
+    attached = [(tier, name, [(index, str(row[name])) for index, (*_, row) in enumerate(tier.intervals)
+                              if row.get(name) not in (None, "")]) for tier in tiers for name in ATTACHED]
+    attached = [entry for entry in attached if entry[2]]
+    last_id = count + sum(len(items) for *_, items in attached)
     date = datetime.now(timezone.utc).isoformat(timespec="seconds")
     out = ["<?xml version='1.0' encoding='UTF-8'?>",
            f'<ANNOTATION_DOCUMENT AUTHOR="" DATE="{date}" FORMAT="3.0" VERSION="3.0"'
            ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
            ' xsi:noNamespaceSchemaLocation="http://www.mpi.nl/tools/elan/EAFv3.0.xsd">',
            '  <HEADER MEDIA_FILE="" TIME_UNITS="milliseconds">',
-           f'    <PROPERTY NAME="lastUsedAnnotationId">{count}</PROPERTY>',
+           f'    <PROPERTY NAME="lastUsedAnnotationId">{last_id}</PROPERTY>',
            f'    <PROPERTY NAME="{STIMULUS_PROPERTY}">{escape(stimulus)}</PROPERTY>',
            "  </HEADER>", "  <TIME_ORDER>"]
     out += [f'    <TIME_SLOT TIME_SLOT_ID="{slots[ms]}" TIME_VALUE="{ms}"/>' for ms in sorted(slots)]
@@ -99,7 +104,17 @@ def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, f
                            f' TIME_SLOT_REF1="{slots[round(start * 1000)]}" TIME_SLOT_REF2="{slots[round(end * 1000)]}">'
                            f"{value}</ALIGNABLE_ANNOTATION></ANNOTATION>")
         out.append("  </TIER>")
-    for type_id, constraint in sorted(set(types.values()), key=lambda t: t[0]):
+    for tier, name, items in attached:  # a label's note and value, as ELAN users attach them
+        attrs = {"LINGUISTIC_TYPE_REF": ATTACHED_TYPE, "TIER_ID": tier.name + ATTACHED[name],
+                 "ANNOTATOR": tier.annotator, "PARENT_REF": tier.name}
+        out.append(f"  <TIER{_attrs(attrs)}>")
+        for index, text in items:
+            count += 1
+            out.append(f'    <ANNOTATION><REF_ANNOTATION ANNOTATION_ID="a{count}" ANNOTATION_REF="{ids[tier.name][index]}">'
+                       f"<ANNOTATION_VALUE>{escape(text, _KEEP_CR)}</ANNOTATION_VALUE></REF_ANNOTATION></ANNOTATION>")
+        out.append("  </TIER>")
+    definitions = set(types.values()) | ({(ATTACHED_TYPE, "Symbolic_Association")} if attached else set())
+    for type_id, constraint in sorted(definitions, key=lambda t: t[0]):
         extra = f' CONSTRAINTS="{constraint}"' if constraint else ""
         alignable = "true" if constraint is None or TIME_ALIGNABLE[constraint] else "false"
         out.append(f'  <LINGUISTIC_TYPE{extra} GRAPHIC_REFERENCES="false" LINGUISTIC_TYPE_ID={quoteattr(type_id)}'

@@ -22,6 +22,7 @@ from app.beliefs.engine import (
     is_positive,
 )
 from storage.errors import ThinsliceError
+from storage.steps import read_steps
 
 CHECKPOINT_EVERY = 32
 _LAYER_NAMES = {"world": "world_state", "first": "first_order", "second": "second_order"}
@@ -223,24 +224,18 @@ def _apply_backward(cells: dict, flat: tuple) -> None:
 
 
 def parse_steps(trace: Any) -> list[tuple[str, list, dict]]:
-    """Validate the trace shape (an object with `steps`, or a bare list) into (action, args, kwargs)."""
+    """Validate the trace shape (an object with `steps`, or a bare list) into (action, args, kwargs), with the
+    one step check (`storage.steps.read_steps`); the first bad step raises `TraceError` naming its index."""
     steps = trace.get("steps") if isinstance(trace, dict) else trace
     if not isinstance(steps, list):
         raise TraceError("the trace must be a JSON object with a 'steps' list")
-    parsed = []
-    for index, step in enumerate(steps):
-        if not isinstance(step, dict):
-            raise TraceError(f"expected an object with action/args/kwargs, got {_short(step)}", index)
-        action = step.get("action")
-        args = step.get("args", [])
-        kwargs = step.get("kwargs", {}) or {}
-        if not isinstance(action, str):
-            raise TraceError("missing or non-string 'action'", index)
-        if not isinstance(args, list):
-            raise TraceError(f"'args' must be a list, got {_short(args)}", index)
-        if not isinstance(kwargs, dict):
-            raise TraceError(f"'kwargs' must be an object, got {_short(kwargs)}", index)
-        parsed.append((action, args, kwargs))
+    parsed, problems = read_steps(steps)
+    if problems:
+        p = problems[0]
+        raise TraceError({"": f"expected an object with action/args/kwargs, got {_short(p.found)}",
+                          "action": "missing or non-string 'action'",
+                          "args": f"'args' must be a list, got {_short(p.found)}",
+                          "kwargs": f"'kwargs' must be an object, got {_short(p.found)}"}[p.part], p.index)
     return parsed
 
 

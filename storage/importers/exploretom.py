@@ -37,6 +37,7 @@ from storage.importers.common import (
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.tables import LINE, read_table
+from storage.steps import read_steps
 
 STORY_COLUMNS = ("infilled_story", "story_structure", "raw_story")
 _TRUE = {"true", "1", "yes", "t"}
@@ -261,42 +262,22 @@ def _first(record: dict[str, Any], *keys: str) -> Any:
 
 
 def parse_steps(value: Any, file: str, record: int | None, where: str, log: ProblemLog) -> list[dict[str, Any]] | None:
-    """Check the shape of a list of `{action, args, kwargs}` steps (a list `[action, *args]` is accepted too).
+    """The steps of a list (`storage.steps.read_steps`), or None after logging each bad one by its field.
 
-    Returns the steps normalised, or None after logging each bad one. Action names are not checked here:
-    whether the engine has an action is the belief engine's to say (`app.benchmarks.ncp` checks a task's own
-    steps; a model may call an action that does not exist, which the engine then shows as failed).
+    Action names are not checked here: whether the engine has an action is the belief engine's to say
+    (`app.benchmarks.ncp` checks a task's own steps; a model may call an action that does not exist, which
+    the engine then shows as failed).
     """
     if value is None:
         return []
     if not isinstance(value, list):
         log.add(file, record, where, f"<{type(value).__name__}>", "a list of steps")
         return None
-    steps, ok = [], True
-    for index, step in enumerate(value):
-        field_name = f"{where}[{index}]"
-        if isinstance(step, list) and step and isinstance(step[0], str):
-            step = {"action": step[0], "args": step[1:], "kwargs": {}}
-        if not isinstance(step, dict):
-            log.add(file, record, field_name, f"<{type(step).__name__}>", "a step {action, args, kwargs}")
-            ok = False
-            continue
-        action, args, kwargs = step.get("action"), step.get("args", []), step.get("kwargs", {})
-        args = [] if args is None else args
-        kwargs = {} if kwargs is None else kwargs
-        if not isinstance(action, str) or not action.strip():
-            log.add(file, record, field_name + ".action", action if action is not None else "<missing>",
-                    "an action name")
-            ok = False
-        elif not isinstance(args, list):
-            log.add(file, record, field_name + ".args", f"<{type(args).__name__}>", "a list")
-            ok = False
-        elif not isinstance(kwargs, dict):
-            log.add(file, record, field_name + ".kwargs", f"<{type(kwargs).__name__}>", "an object")
-            ok = False
-        else:
-            steps.append({"action": action, "args": args, "kwargs": kwargs})
-    return steps if ok else None
+    steps, problems = read_steps(value)
+    for p in problems:
+        found = ("<missing>" if p.found is None else p.found) if p.part == "action" else f"<{type(p.found).__name__}>"
+        log.add(file, record, f"{where}[{p.index}]" + (f".{p.part}" if p.part else ""), found, p.expected)
+    return None if problems else [{"action": a, "args": args, "kwargs": kwargs} for a, args, kwargs in steps]
 
 
 def _goal_rows(value: Any, external: str, file: str, record: int, log: ProblemLog) -> list[dict[str, Any]] | None:

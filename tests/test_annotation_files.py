@@ -259,6 +259,19 @@ def test_chronological_textgrid(tmp_path):
     assert found == EXPECTED_GRID == praat_reads(path)
 
 
+def test_a_textgrid_tier_of_notes_goes_onto_its_labels(tmp_path):
+    grid = praatio_grid()
+    grid.addTier(textgrid.IntervalTier("words :note", [(0.5, 1.25, "first word"), (2.0, 2.5, "stray")], 0, 3.0))
+    path = tmp_path / "rec01.TextGrid"
+    grid.save(str(path), format="long_textgrid", includeBlankSpaces=True)
+    reading = read_textgrid(path)
+    assert [(r["label"], r["note"]) for r in reading.rows if r["origin"].tier == "words"] == [("héllo", "first word"),
+                                                                                               ("wörld", None)]
+    assert reading.report.read == 4 and reading.report.left_out == 1
+    assert "tier 'words :note', item 4: 'stray': a note at times where the tier 'words' has no label" in \
+        "\n".join(reading.report.lines())
+
+
 def test_a_broken_textgrid_names_file_and_line(tmp_path):
     path = tmp_path / "rec01.TextGrid"
     path.write_text('File type = "ooTextFile"\nObject class = "TextGrid"\n\nxmin = 0\nxmax = 3\ntiers? <exists>\n'

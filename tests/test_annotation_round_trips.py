@@ -11,7 +11,7 @@ from storage.exporters.registry import exporters, get_exporter
 from storage.exporters.report import TransferReport
 
 FORMATS = [e.name for e in exporters()]
-NO_NOTES = {"textgrid", "audacity"}   # no place for a label's note or value: exported only when told to leave them out
+NO_NOTES = {"audacity"}   # no place for a label's note or value: exported only when told to leave them out
 
 
 def notes_and_values(store, dataset: str) -> list[tuple]:

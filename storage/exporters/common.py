@@ -204,6 +204,8 @@ def files_to_read(path: Path, extension: str) -> list[Path]:
 TIER_SEPARATOR = " | "
 WHOLE_SUFFIX = "whole"
 ROLE_PREFIX = "role="  # `annotator | set | role=audio:A`: the labels of one medium of the stimulus
+# A tier `<tier> :note` (or `:value`) beside or under a tier holds its labels' notes (values), item by item.
+ATTACHED = {"note": " :note", "value": " :value"}
 
 
 class TierName(NamedTuple):

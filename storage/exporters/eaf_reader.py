@@ -24,13 +24,11 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import TierRows, parse_tier_name
+from storage.exporters.common import ATTACHED, TierRows, parse_tier_name
 from storage.exporters.report import Origin, Reading, bad_item, refused
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
-# A Symbolic Association tier `<tier> :note` (or `:value`) under a tier holds its labels' notes (values).
-ATTACHED = {"note": " :note", "value": " :value"}
-ATTACHED_TYPE = "attached-lt"
+ATTACHED_TYPE = "attached-lt"  # the linguistic type of a Symbolic Association tier of notes or values
 
 
 @dataclass(slots=True)

@@ -19,11 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from storage.exporters.common import (ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
+from storage.exporters.common import (ATTACHED, ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
                                       files_to_read, per_stimulus_targets, write_text)
 from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_meta, linguistic_types,
                                               plan_hierarchy)
-from storage.exporters.eaf_reader import ATTACHED, ATTACHED_TYPE, STIMULUS_PROPERTY, read_eaf
+from storage.exporters.eaf_reader import ATTACHED_TYPE, STIMULUS_PROPERTY, read_eaf
 from storage.exporters.report import Reading
 
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role", "note", "value")

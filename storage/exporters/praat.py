@@ -3,21 +3,22 @@
 Gaps between labels are filled with empty intervals (Praat needs an interval tier to cover its whole span);
 overlapping labels go to extra tiers `... #2`; point labels go to a TextTier; whole-stimulus labels are a
 tier `annotator | set | whole` spanning the stimulus. A tier read from another tool's file keeps its name.
-Label, times, annotator, label set and media role (`annotator | set | role=audio:A`) round-trip; value,
-note and what `meta` holds beyond the tier's name do not, and a label with no text cannot be told from a
-gap: `unrepresentable` says so. Reading is `textgrid_reader` (every form Praat writes).
+Notes and values go on a tier `<tier> :note` (`:value`) at the labels' times. Label, times, annotator,
+label set, media role (`annotator | set | role=audio:A`), note and value round-trip; what `meta` holds
+beyond the tier's name does not, and a label with no text cannot be told from a gap: `unrepresentable`
+says so. Reading is `textgrid_reader` (every form Praat writes).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from storage.exporters.common import (ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
+from storage.exporters.common import (ATTACHED, ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
                                       files_to_read, per_stimulus_targets, write_text)
 from storage.exporters.report import Reading
 from storage.exporters.textgrid_reader import read_textgrid
 
-CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
+CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role", "note", "value")
 
 
 def _quote(text: str) -> str:
@@ -28,37 +29,52 @@ def _num(value: float) -> str:
     return repr(float(value)) if value != int(value) else str(int(value))
 
 
+def _tier_lines(number: int, name: str, points: bool, items: list[tuple[float, float, str]], end: float) -> list[str]:
+    """One tier of a long-format TextGrid; an interval tier's gaps are filled with empty intervals."""
+    if points:
+        out = [f"    item [{number}]:", '        class = "TextTier" ', f"        name = {_quote(name)} ",
+               "        xmin = 0 ", f"        xmax = {_num(end)} ", f"        points: size = {len(items)} "]
+        for index, (time, _, text) in enumerate(items, start=1):
+            out += [f"        points [{index}]:", f"            number = {_num(time)} ", f"            mark = {_quote(text)} "]
+        return out
+    filled: list[tuple[float, float, str]] = []
+    cursor = 0.0
+    for start, stop, text in items:
+        if start > cursor:
+            filled.append((cursor, start, ""))
+        filled.append((start, stop, text))
+        cursor = stop
+    if cursor < end or not filled:
+        filled.append((cursor, end, ""))
+    out = [f"    item [{number}]:", '        class = "IntervalTier" ', f"        name = {_quote(name)} ",
+           "        xmin = 0 ", f"        xmax = {_num(end)} ", f"        intervals: size = {len(filled)} "]
+    for index, (start, stop, text) in enumerate(filled, start=1):
+        out += [f"        intervals [{index}]:", f"            xmin = {_num(start)} ", f"            xmax = {_num(stop)} ",
+                f"            text = {_quote(text)} "]
+    return out
+
+
 def textgrid_text(rows: Sequence[Row], duration_s: float | None, file: str, context: ExportContext) -> str:
-    """The long-format TextGrid of one stimulus's labels (counted in `context.report` under `file`)."""
+    """The long-format TextGrid of one stimulus's labels (counted in `context.report` under `file`). A tier
+    whose labels have notes (values) is followed by a tier `<tier> :note` (`:value`) holding them at the
+    same times."""
     tiers, end = build_tiers(rows, duration_s, separate_points=True)
-    out = ['File type = "ooTextFile"', 'Object class = "TextGrid"', "", "xmin = 0 ", f"xmax = {_num(end)} ",
-           "tiers? <exists> ", f"size = {len(tiers)} ", "item []: "]
-    for number, tier in enumerate(tiers, start=1):
+    written: list[tuple[str, bool, list[tuple[float, float, str]]]] = []
+    for tier in tiers:
         context.report.count_written(file, tier.name, len(tier.intervals))
         if tier.source_name and tier.annotator:
             context.report.note(f"{file}, tier '{tier.name}': written under its own name, so without its annotator"
                                 f" '{tier.annotator}' (Praat tiers have none); give --annotator when importing it back")
-        if tier.points:
-            out += [f"    item [{number}]:", '        class = "TextTier" ', f"        name = {_quote(tier.name)} ",
-                    "        xmin = 0 ", f"        xmax = {_num(end)} ", f"        points: size = {len(tier.intervals)} "]
-            for index, (time, _, text, _) in enumerate(tier.intervals, start=1):
-                out += [f"        points [{index}]:", f"            number = {_num(time)} ",
-                        f"            mark = {_quote(text)} "]
-            continue
-        filled: list[tuple[float, float, str]] = []
-        cursor = 0.0
-        for start, stop, text, _ in tier.intervals:
-            if start > cursor:
-                filled.append((cursor, start, ""))
-            filled.append((start, stop, text))
-            cursor = stop
-        if cursor < end or not filled:
-            filled.append((cursor, end, ""))
-        out += [f"    item [{number}]:", '        class = "IntervalTier" ', f"        name = {_quote(tier.name)} ",
-                "        xmin = 0 ", f"        xmax = {_num(end)} ", f"        intervals: size = {len(filled)} "]
-        for index, (start, stop, text) in enumerate(filled, start=1):
-            out += [f"        intervals [{index}]:", f"            xmin = {_num(start)} ",
-                    f"            xmax = {_num(stop)} ", f"            text = {_quote(text)} "]
+        written.append((tier.name, tier.points, [(start, stop, text) for start, stop, text, _ in tier.intervals]))
+        for field, suffix in ATTACHED.items():
+            attached = [(start, stop, str(row[field])) for start, stop, _, row in tier.intervals
+                        if row.get(field) not in (None, "")]
+            if attached:
+                written.append((tier.name + suffix, tier.points, attached))
+    out = ['File type = "ooTextFile"', 'Object class = "TextGrid"', "", "xmin = 0 ", f"xmax = {_num(end)} ",
+           "tiers? <exists> ", f"size = {len(written)} ", "item []: "]
+    for number, (name, points, items) in enumerate(written, start=1):
+        out += _tier_lines(number, name, points, items, end)
     return "\n".join(out) + "\n"
 
 

@@ -8,7 +8,8 @@ for a quote, and a number may be written `+1`, `2.5e-3`, `50%` or `1/3`. Binary 
 doubles and 32-bit counts, strings as a 16-bit length and ASCII bytes, or 0xFFFF, a length, and UTF-16BE.
 
 Interval tiers give labels (an empty interval is Praat's gap, not a label, and is counted as such); point
-tiers (TextTier) give point labels. praatio reads neither the binary form nor `!` comments, Latin-1 or
+tiers (TextTier) give point labels; a tier `<tier> :note` (`:value`) beside a tier gives the notes (values)
+of its labels at the same times. praatio reads neither the binary form nor `!` comments, Latin-1 or
 Praat's number forms, so this reader is our own; the tests check it against praatio on what both read.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
-from storage.exporters.common import TierRows
+from storage.exporters.common import ATTACHED, TierRows
 from storage.exporters.report import Origin, Reading, bad_item
 
 _BINARY_MAGIC = b"ooBinaryFile"
@@ -260,6 +261,10 @@ def read_textgrid(path: Path) -> Reading:
         raise ImportFailed(RowProblem(path.name, None, None, f"<{exc}>", "a Praat TextGrid")) from None
     reading = Reading([])
     name = path.name
+    names = {tier.name for tier in tiers}
+    attached = {tier.name: (kind, tier.name[:-len(suffix)]) for tier in tiers for kind, suffix in ATTACHED.items()
+                if tier.name.endswith(suffix) and tier.name[:-len(suffix)] in names}
+    row_at: dict[tuple[str, float, float], dict] = {}   # a label by its tier and its times as the file gives them
     for tier in tiers:
         rows = TierRows(None, tier.name)
         before = len(reading.rows)
@@ -268,10 +273,24 @@ def read_textgrid(path: Path) -> Reading:
             if not (math.isfinite(start) and math.isfinite(end)):
                 raise bad_item(Origin(name, tier.name, number, line), f"times {start!r}..{end!r}",
                                "finite times in seconds")
-            if intervals and text == "":
+            if (intervals and text == "") or tier.name in attached:
                 continue
-            reading.rows.append(rows.row(start, end, text, Origin(name, tier.name, number, line)))
+            row = rows.row(start, end, text, Origin(name, tier.name, number, line))
+            reading.rows.append(row)
+            row_at[(tier.name, start, end)] = row
         found = len(reading.rows) - before
-        reading.report.count_read(name, tier.name, found)
-        reading.report.tally(name, tier.name).gaps += len(tier.items) - found
+        if tier.name not in attached:
+            reading.report.count_read(name, tier.name, found)
+            reading.report.tally(name, tier.name).gaps += len(tier.items) - found
+    for tier in tiers:
+        if tier.name not in attached:
+            continue
+        kind, labels = attached[tier.name]
+        for number, (start, end, text, line) in enumerate(tier.items, start=1):
+            row = row_at.get((labels, start, end)) if text != "" else None
+            if row is not None:
+                row[kind] = text
+            elif text != "":
+                reading.report.leave_out(Origin(name, tier.name, number, line),
+                                         f"a {kind} at times where the tier '{labels}' has no label", repr(text))
     return reading

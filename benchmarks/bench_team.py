@@ -9,9 +9,10 @@ number of edits made through the model into one local DuckDB store, with no team
 same run. Each member labels their own share of the release (a dataset of its own), so a client spends
 its time on its own edits and on hearing of the others', not on copying 9,500 labels into its store.
 
-THINSLICE_BENCH_TEAM_EDITS sets the edits per process. The default is 50 (1,000 edits in all), which keeps the
-run near a minute and a half on a two-core machine, where twenty client processes share the cores with the
-server; THINSLICE_BENCH_TEAM_EDITS=500 gives the full 10,000. The figures' names say which was run.
+THINSLICE_BENCH_TEAM_EDITS sets the edits per process. The default is 100 (2,000 edits in all), which keeps
+the run under a minute on a two-core machine, where twenty client processes share the cores with the server;
+THINSLICE_BENCH_TEAM_EDITS=500 gives the full 10,000 (two and a half to six minutes there, depending on what
+else runs). The figures' names say which was run.
 Skipped without PostgreSQL.
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROCESSES = 20
-EDITS = int(os.environ.get("THINSLICE_BENCH_TEAM_EDITS", "50"))
+EDITS = int(os.environ.get("THINSLICE_BENCH_TEAM_EDITS", "100"))
 
 
 def _edits(model, count: int) -> list[float]:

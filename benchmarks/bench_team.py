@@ -11,8 +11,8 @@ its time on its own edits and on hearing of the others', not on copying 9,500 la
 
 THINSLICE_BENCH_TEAM_EDITS sets the edits per process. The default is 100 (2,000 edits in all), which keeps
 the run under a minute on a two-core machine, where twenty client processes share the cores with the server;
-THINSLICE_BENCH_TEAM_EDITS=500 gives the full 10,000 (two and a half to six minutes there, depending on what
-else runs). The figures' names say which was run.
+THINSLICE_BENCH_TEAM_EDITS=500 gives the full 10,000 (six minutes there, measured while the machine was busy
+with other work). The figures' names say which was run.
 Skipped without PostgreSQL.
 """
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import parselmouth
 import pympi
@@ -17,7 +18,7 @@ from praatio import textgrid
 from annotation_files_fixtures import EAF_EXPECTED, eaf_text, make_store, praat_binary, stored
 from app.cli import dispatch
 from app.export_service import export_annotations, import_annotations
-from storage.errors import ImportFailed
+from storage.errors import ImportFailed, ThinsliceError
 from storage.exporters.audacity import read_label_track
 from storage.exporters.eaf_reader import read_eaf
 from storage.exporters.registry import ExportRefused
@@ -400,6 +401,21 @@ def test_an_eaf_lands_on_the_stimulus_it_names_inside(db, tmp_path):
     try:
         assert import_annotations(store, "eaf", path, "childes", annotator="tom") == 9
         assert {x[0] for x in stored(store, "childes")} == {"rec02"}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("name", ["rec01.txt", "rec01.eaf", "rec01.TextGrid"])
+def test_a_pipe_or_a_device_is_refused_in_one_line_not_read_forever(db, tmp_path, name):
+    os.mkfifo(tmp_path / name)
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / name).symlink_to("/dev/zero")
+    fmt = {".txt": "audacity", ".eaf": "eaf", ".TextGrid": "textgrid"}[Path(name).suffix]
+    store = open_store(db)
+    try:
+        for path in (tmp_path / name, tmp_path / "zero" / name):
+            with pytest.raises(ThinsliceError, match="expected a regular file"):
+                import_annotations(store, fmt, path, "childes", annotator="a")
     finally:
         store.close()
 

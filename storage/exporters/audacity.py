@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import read_regular_bytes
 from storage.exporters.common import (ExportContext, Loss, Row, blank_row, by_stimulus, fields_lost, files_to_read,
                                       per_stimulus_targets, span_end, tier_name, write_text)
 from storage.exporters.report import Origin, Reading
@@ -93,10 +94,7 @@ class AudacityExporter:
 def read_label_track(path: Path) -> Reading:
     """Labels of one Audacity label file; the file names no stimulus (the importer places it by name)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None
+    raw = read_regular_bytes(path)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import open_regular
 from storage.exporters.common import ATTACHED, TierRows, parse_tier_name
 from storage.exporters.report import Origin, Reading, bad_item, refused
 
@@ -62,7 +63,8 @@ def read_eaf(path: Path) -> Reading:
     property when it has one, else None (the importer places the file by its name)."""
     path = Path(path)
     try:
-        root = ET.parse(path).getroot()
+        with open_regular(path) as source:
+            root = ET.parse(source).getroot()
     except ET.ParseError as exc:
         raise ImportFailed(RowProblem(path.name, exc.position[0], None, f"XML that cannot be read ({exc})",
                                       "an ELAN .eaf file")) from None

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import check_regular, read_regular_bytes
 from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, Loss, Row, atomic_write, blank_row,
                                       fields_lost, write_text)
 from storage.exporters.report import Origin, Reading
@@ -69,7 +70,7 @@ class FriendBenchExporter:
     def read(self, path: Path) -> Reading:
         name = Path(path).name
         try:
-            data = pl.read_csv(path, infer_schema=False)
+            data = pl.read_csv(check_regular(path), infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a CSV file")) from None
         for column in ("clip_id", "annotator", "ranges"):
@@ -123,7 +124,7 @@ class EchoMindExporter:
     def read(self, path: Path) -> Reading:
         name = Path(path).name
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+            data = json.loads(read_regular_bytes(path).decode("utf-8-sig"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a JSON list of cases")) from None
         if not isinstance(data, list):

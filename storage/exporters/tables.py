@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import check_regular, read_regular_bytes
 from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
 from storage.exporters.report import Origin, Reading
 
@@ -83,7 +84,7 @@ class ParquetExporter(_Table):
 
     def read(self, path: Path) -> Reading:
         try:
-            return _rows(pl.read_parquet(path), Path(path).name, 1)
+            return _rows(pl.read_parquet(check_regular(path)), Path(path).name, 1)
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a Parquet file")) from None
 
@@ -101,7 +102,7 @@ class CsvExporter(_Table):
 
     def read(self, path: Path) -> Reading:
         try:
-            data = pl.read_csv(path, schema_overrides=SCHEMA, infer_schema=False)
+            data = pl.read_csv(check_regular(path), schema_overrides=SCHEMA, infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a CSV file")) from None
         return _rows(data, Path(path).name, 2)
@@ -125,7 +126,7 @@ class JsonLinesExporter(_Table):
         name = Path(path).name
         reading = Reading([])
         try:
-            lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+            lines = read_regular_bytes(path).decode("utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a UTF-8 JSON-lines file")) from None
         for number, line in enumerate(lines, start=1):

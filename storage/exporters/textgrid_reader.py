@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import read_regular_bytes
 from storage.exporters.common import ATTACHED, TierRows
 from storage.exporters.report import Origin, Reading, bad_item
 
@@ -249,10 +250,7 @@ def read_textgrid(path: Path) -> Reading:
     """The labels of one TextGrid (any form Praat writes), each with its tier and item; the file names
     no stimulus, so `stimulus` is None (the importer places the file by its name)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None
+    raw = read_regular_bytes(path)
     try:
         tiers, _, _ = _read_binary(raw) if raw.startswith(_BINARY_MAGIC) else _read_text(decode(raw))
     except _Refused as exc:

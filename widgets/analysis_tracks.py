@@ -7,7 +7,11 @@ Rows are x-linked to the waveform's view box (`link_x`), so zoom and pan move th
 row asks to seek there (`seekRequested`), as the waveform does.
 
 Nothing heavy runs on the GUI thread: the spectrogram tiles, Praat's analyses and the turn-taking run on
-the tracks' TaskRunner, keyed per lane, and a new stimulus cancels the old one's work. While zooming, a
+the tracks' TaskRunner, keyed per lane, and a new stimulus cancels the old one's work. A switch only sets
+up: the rows of the same tracks are reused (cleared, not rebuilt), the menu is rebuilt only when the lanes
+change, and a caller that shows something more urgent first (the player, whose waveform decodes at the
+same time) may hold the work back with `set_stimulus(..., start=False)` and release it with
+`start_work()`; tracks that are off cost nothing. While zooming, a
 view is drawn at once from the tiles in memory (a coarser level if the fine one is not there yet) and the
 missing tiles are computed on the worker, latest view winning. The voicing and silence boundaries of each
 voice are found on the worker with its pitch and intensity; `boundaries()` hands those of the rows on show
@@ -20,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSettings, QSize, Qt, QThreadPool, QTimer, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox,
                                QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
@@ -92,6 +96,9 @@ class AnalysisTracksView(QWidget):
         self._lanes: list[tuple[str, MediaRef]] = []
         self._words: list[TimedWord] = []
         self._rows: list[_Row] = []
+        self._plots: dict[tuple[str, int | None], pg.PlotItem] = {}  # made once per row kind, reused
+        self._menu_key: tuple | None = None  # what the Tracks menu was last built for
+        self._held = False  # set_stimulus(start=False): the work waits for start_work()
         self._x_link: pg.ViewBox | None = None
         self._playhead = 0.0
         self._generation = 0
@@ -218,6 +225,11 @@ class AnalysisTracksView(QWidget):
         """Show or hide a track of a lane (None: the conversation row), remember it and fetch what it needs."""
         key = f"{SETTINGS_GROUP}/{CONVERSATION}" if lane_name is None else f"{SETTINGS_GROUP}/{lane_name}/{track}"
         self._settings.setValue(key, bool(on))
+        action = self._menu_action(f"track:{CONVERSATION}" if lane_name is None else f"track:{lane_name}:{track}")
+        if action is not None and action.isChecked() != bool(on):  # set from code, not from the menu
+            action.blockSignals(True)
+            action.setChecked(bool(on))
+            action.blockSignals(False)
         self._rebuild()
         self._request_missing()
         self.tracksChanged.emit()
@@ -227,12 +239,15 @@ class AnalysisTracksView(QWidget):
         """Share the time axis of `viewbox` (the waveform's ruler): same seconds, zoom and pan."""
         self._x_link = viewbox
         viewbox.sigXRangeChanged.connect(lambda *_: self._view_timer.start())
-        for row in self._rows:
-            row.plot.setXLink(viewbox)
+        for plot in self._plots.values():
+            plot.setXLink(viewbox)
 
-    def set_stimulus(self, lanes: Sequence[tuple[str, MediaRef]], words: Sequence[TimedWord] = ()) -> None:
-        """Show the tracks of a new stimulus: every job of the old one is cancelled, its results dropped."""
+    def set_stimulus(self, lanes: Sequence[tuple[str, MediaRef]], words: Sequence[TimedWord] = (),
+                     start: bool = True) -> None:
+        """Show the tracks of a new stimulus: every job of the old one is cancelled, its results dropped.
+        With `start=False` the rows are laid out but their work waits for `start_work()`."""
         self._generation += 1
+        self._held = not start
         self._tasks.cancel_prefix("tracks:")
         self._lanes = [(name, ref) for name, ref in lanes if ref is not None]
         self._words = list(words)
@@ -241,6 +256,12 @@ class AnalysisTracksView(QWidget):
         self._errors = {}
         self._rebuild()
         self._request_missing()
+
+    def start_work(self) -> None:
+        """Begin the work held back by `set_stimulus(..., start=False)`; nothing if none is held."""
+        if self._held:
+            self._held = False
+            self._request_missing()
 
     def clear(self) -> None:
         self.set_stimulus([], [])
@@ -255,6 +276,10 @@ class AnalysisTracksView(QWidget):
 
     # ----- rows ---------------------------------------------------------------------------------------
     def _rebuild_menu(self) -> None:
+        key = (tuple(name for name, _ in self._lanes), self._has_conversation())
+        if key == self._menu_key:
+            return  # same lanes: the checked states are already what is_on says (set_track keeps them so)
+        self._menu_key = key
         self.tracks_menu.clear()
         for name, _ in self._lanes:
             section = self.tracks_menu.addMenu(f"voice {name}")
@@ -271,6 +296,14 @@ class AnalysisTracksView(QWidget):
             action.setObjectName(f"track:{CONVERSATION}")
             action.toggled.connect(lambda on: self.set_track(None, CONVERSATION, on))
         self.tracks_button.setEnabled(bool(self._lanes))
+
+    def _menu_action(self, name: str) -> QAction | None:
+        """The Tracks menu's toggle of that object name, in the menu as it is now."""
+        for action in self.tracks_menu.actions():
+            for candidate in [action] + (action.menu().actions() if action.menu() else []):
+                if candidate.objectName() == name:
+                    return candidate
+        return None
 
     def _has_conversation(self) -> bool:
         return len({w.speaker for w in self._words}) >= 2
@@ -289,23 +322,45 @@ class AnalysisTracksView(QWidget):
         return rows
 
     def _rebuild(self) -> None:
+        """Lay out the wanted rows, reusing each kind's plot; an unchanged set of rows keeps its layout."""
         self._rebuild_menu()
-        for row in self._rows:
-            self.canvas.ci.removeItem(row.plot)
-        self._rows = []
-        total = 0
-        for position, (track, lane) in enumerate(self.wanted_rows()):
-            plot = self._make_plot(track, lane)
-            self.canvas.ci.addItem(plot, row=position, col=0)
-            self._rows.append(_Row(plot, track, lane))
-            total += ROW_HEIGHTS[track] + 2
-        self.canvas.setFixedHeight(max(total, 0) + 4)
-        self.scroll.setMaximumHeight(total + 4)
-        self.scroll.setMinimumHeight(min(total + 4, MIN_VISIBLE_HEIGHT))
-        self.scroll.setVisible(bool(self._rows))
-        self.updateGeometry()
+        wanted = self.wanted_rows()
+        if wanted == [(row.track, row.lane) for row in self._rows]:
+            for row in self._rows:
+                self._reset_row(row)
+        else:
+            for row in self._rows:
+                self.canvas.ci.removeItem(row.plot)
+            self._rows = []
+            total = 0
+            for position, (track, lane) in enumerate(wanted):
+                plot = self._plots.get((track, lane))
+                if plot is None:
+                    plot = self._plots[(track, lane)] = self._make_plot(track, lane)
+                self.canvas.ci.addItem(plot, row=position, col=0)
+                row = _Row(plot, track, lane)
+                self._rows.append(row)
+                self._reset_row(row)
+                total += ROW_HEIGHTS[track] + 2
+            self.canvas.setFixedHeight(max(total, 0) + 4)
+            self.scroll.setMaximumHeight(total + 4)
+            self.scroll.setMinimumHeight(min(total + 4, MIN_VISIBLE_HEIGHT))
+            self.scroll.setVisible(bool(self._rows))
+            self.updateGeometry()
         for row in self._rows:
             self._draw_row(row)
+
+    def _reset_row(self, row: _Row) -> None:
+        """Empty a reused row of the last stimulus's drawing and name it for this stimulus's lane."""
+        self._clear_row(row)
+        row.image = getattr(row.plot, "image", None)
+        if row.image is not None:
+            row.image.clear()
+        row.plot.playhead.setValue(self._playhead)
+        label = _row_label(row.track, self._lanes[row.lane][0] if row.lane is not None else "")
+        if row.plot.label_text != label:
+            row.plot.setLabel("left", label, color=_row_colour(row.lane))
+            row.plot.label_text = label
 
     def _make_plot(self, track: str, lane: int | None) -> pg.PlotItem:
         plot = pg.PlotItem(viewBox=LaneViewBox())
@@ -318,11 +373,8 @@ class AnalysisTracksView(QWidget):
         height = ROW_HEIGHTS[track]
         plot.setMinimumHeight(height)
         plot.setMaximumHeight(height)
-        name = short_name(self._lanes[lane][0]) if lane is not None else ""
-        colour = LANE_COLOURS[lane % len(LANE_COLOURS)] if lane is not None else "#666666"
-        label = {SPECTROGRAM: f"{name} kHz", PITCH: f"{name} F0", INTENSITY: f"{name} dB",
-                 CONVERSATION: "turns"}[track]
-        plot.setLabel("left", label, color=colour)
+        plot.label_text = None  # named by _reset_row for each stimulus's lane
+        plot.image = None  # the spectrogram's image, made on its first draw and kept with the plot
         if self._x_link is not None:
             plot.setXLink(self._x_link)
         plot.vb.clicked.connect(self._on_clicked)
@@ -363,6 +415,8 @@ class AnalysisTracksView(QWidget):
         return float(t0), float(t1), width
 
     def _request_missing(self) -> None:
+        if self._held:
+            return  # start_work() asks again
         generation = self._generation
         wanted = self.wanted_rows()
         for index, (name, ref) in enumerate(self._lanes):
@@ -491,7 +545,7 @@ class AnalysisTracksView(QWidget):
         tiles = self._spectrograms.get(lane)
         show_image = self.is_on(self._lanes[lane][0], SPECTROGRAM)
         if row.image is None:
-            row.image = pg.ImageItem()
+            row.image = row.plot.image = pg.ImageItem()
             row.image.setZValue(-10)
             row.plot.addItem(row.image)
         if tiles is None or not show_image:
@@ -638,6 +692,16 @@ class AnalysisTracksView(QWidget):
 def _with_boundaries(tracks: VoiceTracks) -> tuple[VoiceTracks, np.ndarray]:
     """A voice's tracks and the label boundaries found in them, both made on the worker."""
     return tracks, label_boundaries(tracks.pitch, tracks.intensity)
+
+
+def _row_label(track: str, lane_name: str) -> str:
+    """The rotated name on a row's left axis: the lane's short name and the row's unit."""
+    name = short_name(lane_name)
+    return {SPECTROGRAM: f"{name} kHz", PITCH: f"{name} F0", INTENSITY: f"{name} dB", CONVERSATION: "turns"}[track]
+
+
+def _row_colour(lane: int | None) -> str:
+    return LANE_COLOURS[lane % len(LANE_COLOURS)] if lane is not None else "#666666"
 
 
 def short_name(lane_name: str) -> str:

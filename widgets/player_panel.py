@@ -8,8 +8,9 @@
 - `video`: one video and its sound as a lane;
 - `audio` (anything else without video): one lane per audio file, played through sounddevice.
 Decoding and peak building run on the panel's own `TaskRunner` (two threads, so a decode never waits
-behind the window's queries); a newer `set_stimulus` cancels older work (latest request wins) and nothing
-ever blocks the GUI thread. Keys reach the panel's actions (`actions()`) through the window's dispatcher.
+behind the window's queries); the analysis tracks start their work once every lane's waveform is in;
+a newer `set_stimulus` cancels older work (latest request wins) and nothing ever blocks the GUI thread.
+Keys reach the panel's actions (`actions()`) through the window's dispatcher.
 """
 from __future__ import annotations
 
@@ -251,7 +252,8 @@ class PlayerPanel(QWidget):
         )
         self.transcript.set_segments(segments)
         self.transcript.setVisible(bool(segments))
-        self.tracks.set_stimulus(layout.lanes, timed_words(segments))
+        # the tracks' analyses wait for the waveform: on the same cores they would slow its decoding
+        self.tracks.set_stimulus(layout.lanes, timed_words(segments), start=not layout.lanes)
 
         total = max(self.height(), 600)
         if layout.videos:
@@ -346,6 +348,7 @@ class PlayerPanel(QWidget):
             self._gather_timer.stop()
             self._show_held_peaks()
             self.waveform.redraw()
+            self.tracks.start_work()
             self.waveformReady.emit()
         elif not self._gather_timer.isActive():
             self._show_held_peaks()

@@ -178,6 +178,7 @@ class TeamSession:
         """Begin: send what waits, catch up, and listen. Works offline too: edits then wait in the outbox.
         With `wait` False (the window) nothing here waits for the server: the listener's first connection
         does the rest."""
+        self._queue_unlinked()   # before edits are sent on, so none can be taken for one made without us
         self.model.outbound.append(self._send_on)
         self.model.subscribe(self._model_changed)
         if wait:
@@ -243,7 +244,6 @@ class TeamSession:
         def resume() -> None:
             with self._lock:
                 self.online = True
-                self._queue_unlinked()
                 self.flush()
                 self.catch_up()
                 self.catch_up_label_sets()
@@ -306,8 +306,8 @@ class TeamSession:
 
     def _queue_unlinked(self) -> None:
         """Queue this member's labels the server has never heard of: made before joining, or by a command
-        that wrote the store without the team session."""
-        ids = self.local.unlinked([self.member, pg_schema.CONSENSUS] if self.lead else [self.member])
+        that wrote the store without the team session (a consensus label is only ever made in a session)."""
+        ids = self.local.unlinked([self.member])
         if ids:
             self.local.queue([self._edit_of(self.model.store.get(i)) for i in ids])
 

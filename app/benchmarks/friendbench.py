@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -47,49 +48,109 @@ FORCED_CHOICE_PROMPT = PromptTemplate(
 # within one clause; "not just friends" and "not sure, but friends" are not negations of the label.
 _NEGATION = r"(?:\bnot|\bnever|n't|\bno\s+longer)"
 _GAP = r"\s+(?:(?!(?:but|and|or|yet|just|only|merely)\b)\w+\s+){0,2}?"
+_NEGATION_WORDS = ("no", "never", "n't")
 # Negated and multi-word forms first: each is blanked out before the later, shorter ones are looked for, so
-# "not strangers" is not also read as "strangers" and "unfamiliar" not as "familiar".
-_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern, re.IGNORECASE), label) for pattern, label in (
-    (rf"{_NEGATION}{_GAP}unfamiliar\b", FAMILIAR),
-    (rf"{_NEGATION}{_GAP}(?:a\s+)?strangers?\b", FAMILIAR),
-    (rf"{_NEGATION}{_GAP}(?:familiar|friends?|acquainted|know\s+each\s+other)\b", STRANGER),
-    (r"\bunfamiliar\b", STRANGER),
-    (r"\b(?:never|just|first\s+time\s+they(?:'ve|\s+have)?)\s+met\b", STRANGER),
-    (r"\bknow\s+each\s+other\b", FAMILIAR),
-    (r"\bfamiliar\b", FAMILIAR),
-    (r"\bstrangers?\b", STRANGER),
-    (r"\bfriends?\b", FAMILIAR),
-    (r"\bacquainted\b", FAMILIAR),
-))
+# "not strangers" is not also read as "strangers" and "unfamiliar" not as "familiar". Beside each pattern,
+# the words that must all be in a text for it to match there (any one of each tuple), so a pass that cannot
+# match is never run.
+_PHRASES: tuple[tuple[re.Pattern[str], str, tuple[tuple[str, ...], ...]], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), label, needs) for pattern, label, needs in (
+        (rf"{_NEGATION}{_GAP}unfamiliar\b", FAMILIAR, (_NEGATION_WORDS, ("unfamiliar",))),
+        (rf"{_NEGATION}{_GAP}(?:a\s+)?strangers?\b", FAMILIAR, (_NEGATION_WORDS, ("stranger",))),
+        (rf"{_NEGATION}{_GAP}(?:familiar|friends?|acquainted|know\s+each\s+other)\b", STRANGER,
+         (_NEGATION_WORDS, ("familiar", "friend", "acquainted", "know"))),
+        (r"\bunfamiliar\b", STRANGER, (("unfamiliar",),)),
+        (r"\b(?:never|just|first\s+time\s+they(?:'ve|\s+have)?)\s+met\b", STRANGER, (("met",),)),
+        (r"\bknow\s+each\s+other\b", FAMILIAR, (("know",),)),
+        (r"\bfamiliar\b", FAMILIAR, (("familiar",),)),
+        (r"\bstrangers?\b", STRANGER, (("stranger",),)),
+        (r"\bfriends?\b", FAMILIAR, (("friend",),)),
+        (r"\bacquainted\b", FAMILIAR, (("acquainted",),)),
+    ))
+# No expression reaches across a character other than a letter, digit, space or apostrophe, so a long text is
+# read in pieces cut after such a character, each piece alone: the window never waits on one long pass.
+_CLAUSE_END = re.compile(r"[^\w\s']")
+_FIRST_PIECE = 4096
+_LARGEST_PIECE = 65536
 # "Answer: ...", "final answer is ...", and the JSON form {"answer": "..."}.
 _MARKER = re.compile(r"\b(?:final\s+answer|answer|verdict|classification|prediction)\b\"?\s*(?:is|:|=|-)\s*[\"*]*\s*",
                      re.IGNORECASE)
+_MARKER_WORDS = ("answer", "verdict", "classification", "prediction")
 
 
 def labels_in(text: str) -> list[tuple[int, str]]:
     """(position, "familiar" or "stranger") for every familiarity expression in `text`, in order."""
     found: list[tuple[int, str]] = []
     remaining = text
-    for pattern, label in _PHRASES:
-        found.extend((match.start(), label) for match in pattern.finditer(remaining))
-        remaining = pattern.sub(lambda m: " " * len(m.group(0)), remaining)
+    folded = text.casefold()
+    for pattern, label, needs in _PHRASES:
+        if not all(any(word in folded for word in words) for words in needs):
+            continue
+        matches = [match.span() for match in pattern.finditer(remaining)]
+        if not matches:
+            continue
+        found.extend((start, label) for start, _ in matches)
+        # blanked from the spans just found, instead of a second pass of the pattern
+        parts, last = [], 0
+        for start, end in matches:
+            parts += [remaining[last:start], " " * (end - start)]
+            last = end
+        parts.append(remaining[last:])
+        remaining = "".join(parts)
     return sorted(found)
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """`text` cut after clause-ending characters into pieces growing from 4 KB to 64 KB (the first ones small,
+    so a reply that settles early is read early)."""
+    start, size = 0, _FIRST_PIECE
+    while start < len(text):
+        cut = _CLAUSE_END.search(text, min(start + size, len(text)))
+        end = cut.end() if cut else len(text)
+        yield text[start:end]
+        start, size = end, min(size * 2, _LARGEST_PIECE)
+
+
+def _last_marker_end(text: str) -> int | None:
+    """Where the text after the last "Answer: ..." marker begins, or None without one. Looked for from the
+    end, at the marker words only, instead of reading a long reply through."""
+    lowered = text.lower()
+    if len(lowered) != len(text):   # a letter whose lower case is longer: positions would not match
+        markers = list(_MARKER.finditer(text))
+        return markers[-1].end() if markers else None
+    ends = {word: len(lowered) for word in _MARKER_WORDS}
+    while True:
+        found = {word: lowered.rfind(word, 0, end) for word, end in ends.items()}
+        word, position = max(found.items(), key=lambda item: item[1])
+        if position < 0:
+            return None
+        # "final answer" is found at its "answer", which ends where the whole marker ends
+        match = _MARKER.match(text, position)
+        if match:
+            return match.end()
+        ends[word] = position
 
 
 def parse_familiarity(text: str | None) -> str | None:
     """"familiar", "stranger", or None when the text names neither, or both without a marked verdict.
 
     After the last "Answer: ..." marker the first expression counts; without one the text must point one way.
+    Time grows with the length of the text alone, and a long text is read in pieces, stopping once it has
+    pointed both ways.
     """
     if not text:
         return None
-    markers = list(_MARKER.finditer(text))
-    if markers:
-        after = labels_in(text[markers[-1].end():markers[-1].end() + 60])
+    marker_end = _last_marker_end(text)
+    if marker_end is not None:
+        after = labels_in(text[marker_end:marker_end + 60])
         if after:
             return after[0][1]
-    labels = {label for _, label in labels_in(text)}
-    return labels.pop() if len(labels) == 1 else None
+    labels: set[str] = set()
+    for piece in _pieces(text):
+        labels.update(label for _, label in labels_in(piece))
+        if len(labels) > 1:
+            return None
+    return labels.pop() if labels else None
 
 
 def answer_of(given: str | None, raw: str | None) -> str | None:

@@ -214,12 +214,15 @@ PRESENT_REVEAL = "presentation.reveal"
 PRESENT_REVEAL_ALL = "presentation.reveal_all"
 PRESENT_BACK = "presentation.back"
 PRESENT_LEAVE = "presentation.leave"
+PRESENT_PLAY = "presentation.play"
+PRESENT_VOICE = "presentation.voice"
 
 PRESENTATION_BINDINGS: tuple[KeyBinding, ...] = tuple(
     KeyBinding(key, action, description, "Presentation", PRESENTATION) for key, action, description in (
         ("Right", PRESENT_ADVANCE, "Reveal the next answer, then go to the next stimulus"),
         ("PgDown", PRESENT_ADVANCE, "Reveal the next answer, then go to the next stimulus"),
-        ("Space", PRESENT_ADVANCE, "Reveal the next answer, then go to the next stimulus"),
+        ("Space", PRESENT_PLAY, "Play / pause the clip"),
+        ("V", PRESENT_VOICE, "Hear the next voice (EchoMind) from the same moment"),
         ("Down", PRESENT_REVEAL, "Reveal the next answer"),
         ("Return", PRESENT_REVEAL, "Reveal the next answer"),
         ("A", PRESENT_REVEAL_ALL, "Reveal every answer"),

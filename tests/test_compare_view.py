@@ -81,17 +81,17 @@ def test_presentation_reveals_one_by_one_then_moves_on(qtbot, detail):
     qtbot.addWidget(show)
     assert show.total() == 5          # three models, the crowd, the truth
     assert [show.answer_text(i) for i in range(5)] == ["?"] * 5
-    qtbot.keyClick(show, Qt.Key.Key_Space)
+    qtbot.keyClick(show, Qt.Key.Key_Right)
     assert show.revealed() == 1 and show.answer_text(0) != "?"
     assert show.answer_text(1) == "?"
     qtbot.keyClick(show, Qt.Key.Key_Right)
     qtbot.keyClick(show, Qt.Key.Key_PageDown)
     qtbot.keyClick(show, Qt.Key.Key_Return)
     assert show.revealed() == 4 and show.answer_text(4) == "?"
-    qtbot.keyClick(show, Qt.Key.Key_Space)
+    qtbot.keyClick(show, Qt.Key.Key_Right)
     assert detail[0].ground_truth in show.answer_text(4)
     with qtbot.waitSignal(view.nextStimulusRequested, timeout=1000):
-        qtbot.keyClick(show, Qt.Key.Key_Space)
+        qtbot.keyClick(show, Qt.Key.Key_Right)
     view.set_detail(detail[1])       # what the main window does on nextStimulusRequested
     assert show.revealed() == 0 and detail[1].external_id in show.title.text()
     with qtbot.waitSignal(view.previousStimulusRequested, timeout=1000):

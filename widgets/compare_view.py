@@ -6,8 +6,7 @@ differences from the first chosen model (or from the reference text) highlighted
 where a response audio file exists. The human crowd is a column of its own. NCP traces can be shown
 side by side below (the main window answers `tracesWanted` with `set_traces`).
 
-`PresentationView` is the same comparison full screen in large type: one key advances (reveals the next
-answer, then moves to the next stimulus), another goes back, Esc leaves. Keys are data (`PRESENTATION_KEYS`).
+`enter_presentation` opens the same comparison full screen for a room (`widgets.presentation_view`).
 """
 from __future__ import annotations
 
@@ -17,26 +16,21 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QListWidget,
                                QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QVBoxLayout, QWidget)
 
 from app.conditions import condition_name
-from app.keymap import PRESENTATION, PRESENTATION_BINDINGS, Keymap
-from widgets.keys import key_sequence_of
 from widgets.judge_bar import judge_bar
 from widgets.palette import colour
+from widgets.player_panel import PlayerPanel
+from widgets.presentation_view import PresentationView, verdict_html
 from storage.records import HumanSplit, Prediction, StimulusDetail
 
 MIN_MODELS, MAX_MODELS = 2, 6
 # below this width per chosen model the comparison is one column (model after model), so every model shows
 COLUMN_WIDTH = 230
-
-# key, action, description, from the one keymap: drives key handling, the help line and the tests.
-PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = tuple(
-    (b.sequence, b.action.split(".", 1)[1], b.description) for b in PRESENTATION_BINDINGS)
-PRESENTATION_KEYMAP = Keymap(PRESENTATION_BINDINGS)
 
 
 def word_diff_html(baseline: str, text: str) -> str:
@@ -60,13 +54,6 @@ def word_diff_html(baseline: str, text: str) -> str:
 def response_text(p: Prediction) -> str:
     """What the model said: the full output when stored, else the parsed answer."""
     return (p.raw_output or p.answer or "").strip()
-
-
-def verdict_html(correct: bool | None) -> str:
-    if correct is None:
-        return ""
-    shade, text = (colour("right"), "✓ right") if correct else (colour("wrong"), "✗ wrong")
-    return f"<span style='color:{shade};font-weight:bold'>{text}</span>"
 
 
 def human_summary(splits: Sequence[HumanSplit], truth: str | None) -> list[str]:
@@ -434,10 +421,11 @@ class CompareView(QWidget):
             self._render()
 
     # ----- presentation ----------------------------------------------------------------------------------
-    def enter_presentation(self, full_screen: bool = True) -> PresentationView:
-        """Open the presentation of the current comparison (full screen unless told otherwise)."""
+    def enter_presentation(self, full_screen: bool = True, player: PlayerPanel | None = None) -> PresentationView:
+        """Open the presentation of the current comparison (full screen unless told otherwise); the clip
+        plays there on `player`'s clock."""
         if self.presentation is None:
-            self.presentation = PresentationView()
+            self.presentation = PresentationView(player=player)
             self.presentation.nextStimulusRequested.connect(self.nextStimulusRequested)
             self.presentation.previousStimulusRequested.connect(self.previousStimulusRequested)
             self.presentation.left.connect(self._presentation_left)
@@ -454,136 +442,3 @@ class CompareView(QWidget):
         if self.presentation is not None:
             self.presentation.deleteLater()
             self.presentation = None
-
-
-class PresentationView(QWidget):
-    """The comparison for an audience: big type, answers revealed one at a time, truth last."""
-
-    nextStimulusRequested = Signal()
-    previousStimulusRequested = Signal()
-    left = Signal()
-
-    def __init__(self, parent: QWidget | None = None, point_size: float = 26.0) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Thinslice — presentation")
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setAutoFillBackground(True)
-        self.setStyleSheet("PresentationView { background: #fbfbf8; } QLabel { color: #111; }")
-        self.point_size = point_size
-        self.title = QLabel()
-        self.context = QLabel()
-        self.context.setWordWrap(True)
-        self.rows = QGridLayout()
-        self.rows.setHorizontalSpacing(40)
-        self.rows.setVerticalSpacing(18)
-        self.help = QLabel(" · ".join(sorted({f"{k}: {d.split(',')[0]}" for k, a, d in PRESENTATION_KEYS
-                                               if k in ("Space", "Left", "A", "Escape")})))
-        self._font(self.title, 1.3, bold=True)
-        self._font(self.context, 0.7)
-        self._font(self.help, 0.45)
-        self.help.setStyleSheet("color:#777")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(60, 40, 60, 30)
-        layout.addWidget(self.title)
-        layout.addWidget(self.context)
-        layout.addSpacing(20)
-        layout.addLayout(self.rows)
-        layout.addStretch(1)
-        layout.addWidget(self.help)
-        self._answers: list[tuple[QLabel, str]] = []
-        self._revealed = 0
-        actions = {"advance": self.advance, "reveal": self.reveal_next, "reveal_all": self.reveal_all,
-                   "back": self.previousStimulusRequested.emit, "leave": self.leave}
-        self._actions = {f"{PRESENTATION}.{name}": handler for name, handler in actions.items()}
-
-    def _font(self, label: QLabel, scale: float, bold: bool = False) -> None:
-        font = QFont(label.font())
-        font.setPointSizeF(self.point_size * scale)
-        font.setBold(bold)
-        label.setFont(font)
-
-    def set_content(self, detail: StimulusDetail | None, models: Sequence[str], humans: bool = True) -> None:
-        """Show a stimulus with every answer hidden."""
-        while self.rows.count():
-            item = self.rows.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        self._answers = []
-        self._revealed = 0
-        if detail is None:
-            self.title.setText("No stimulus")
-            self.context.setText("")
-            return
-        title = detail.short_title
-        self.title.setText(title if title.startswith(detail.external_id) else f"{detail.external_id} — {title}".rstrip(" —"))
-        context = detail.text or " ".join(f"{s.speaker}: {s.text}" for s in detail.segments[:6])
-        self.context.setText(html.escape(context[:400] + ("…" if len(context) > 400 else "")))
-        row = 0
-        for model in models:
-            preds = [p for p in detail.predictions if p.model == model]
-            parts = [(f"{p.condition}: " if len(preds) > 1 else "") + f"{html.escape(p.answer or '—')} "
-                     f"{verdict_html(p.correct)}" for p in preds]
-            self._add_row(row, model, " &nbsp; ".join(parts) or "<i>no answer</i>")
-            row += 1
-        if humans and detail.human:
-            text = " &nbsp; ".join(
-                f"{html.escape(s.condition)}: {s.share_correct:.0%} right" if s.share_correct is not None
-                else html.escape(s.condition) for s in detail.human)
-            self._add_row(row, "human crowd", text)
-            row += 1
-        if detail.ground_truth:
-            self._add_row(row, "truth", f"<b>{html.escape(detail.ground_truth)}</b>")
-
-    def _add_row(self, row: int, name: str, answer_html: str) -> None:
-        label = QLabel(html.escape(name))
-        self._font(label, 0.8, bold=True)
-        answer = QLabel("?")
-        answer.setTextFormat(Qt.TextFormat.RichText)
-        answer.setWordWrap(True)
-        self._font(answer, 0.8)
-        answer.setStyleSheet("color:#999")
-        self.rows.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)
-        self.rows.addWidget(answer, row, 1, Qt.AlignmentFlag.AlignTop)
-        self.rows.setColumnStretch(1, 1)
-        self._answers.append((answer, answer_html))
-
-    def revealed(self) -> int:
-        return self._revealed
-
-    def total(self) -> int:
-        return len(self._answers)
-
-    def answer_text(self, index: int) -> str:
-        return self._answers[index][0].text()
-
-    def reveal_next(self) -> bool:
-        """Reveal the next hidden answer; False when all are shown."""
-        if self._revealed >= len(self._answers):
-            return False
-        label, text = self._answers[self._revealed]
-        label.setText(text)
-        label.setStyleSheet("")
-        self._revealed += 1
-        return True
-
-    def reveal_all(self) -> None:
-        while self.reveal_next():
-            pass
-
-    def advance(self) -> None:
-        """The presenter's one key: the next answer, or the next stimulus once all are shown."""
-        if not self.reveal_next():
-            self.nextStimulusRequested.emit()
-
-    def leave(self) -> None:
-        self.close()
-        self.left.emit()
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        # a window of its own, outside the main window's key dispatcher: the same keymap, read here
-        action = self._actions.get(PRESENTATION_KEYMAP.action_for(key_sequence_of(event), PRESENTATION) or "")
-        if action is None:
-            super().keyPressEvent(event)
-            return
-        action()
-        event.accept()

@@ -21,6 +21,7 @@ from app.metrics.stimuli import CORRECT_PREFIX, SCORE_PREFIX, correct_column
 from widgets.tasks import TaskRunner
 
 HUMANS_KEY = "humans (majority)"
+SLICE_RANKING = "ranked by how far the Newcombe paired 95% interval of the gap stays from zero."
 
 
 @dataclass
@@ -174,9 +175,10 @@ class FailurePanel(QWidget):
         opts.addWidget(self.find_button)
         sl.addLayout(opts)
         sl.addWidget(self.slice_table, 1)
-        self.slice_note = QLabel("Ranked by how far the Newcombe paired 95% interval of the gap stays from zero.")
+        self.slice_note = QLabel()
         self.slice_note.setWordWrap(True)
         sl.addWidget(self.slice_note)
+        self._clear_slices()
         layout = QVBoxLayout(self)
         layout.addWidget(filters_box, 1)
         layout.addWidget(slices_box, 1)
@@ -192,6 +194,7 @@ class FailurePanel(QWidget):
         for c in conditions:
             self.humans_condition.addItem(f"humans: {c}", c)
         self.humans_condition.blockSignals(False)
+        self._clear_slices()
         self._recompute()
 
     def _recompute(self) -> None:
@@ -321,6 +324,18 @@ class FailurePanel(QWidget):
         self.runner.submit("slices", lambda: find_slices(frame, a, b, columns, pairs=pairs, min_size=min_size),
                            self._show_slices, lambda exc: self.slice_note.setText(f"Slice finder failed: {exc}"))
 
+    def _clear_slices(self) -> None:
+        """Another dataset: the slices found before, a search still running and their note all go, so the
+        slice finder never describes a dataset that is no longer shown."""
+        self.runner.cancel("slices")
+        self.slices = None
+        self.slice_table.setRowCount(0)
+        self.slice_note.setText(self._about_slices(f"pick A and B, then Find slices; they are {SLICE_RANKING}"))
+
+    def _about_slices(self, text: str) -> str:
+        """`text` about the slices, naming the dataset they come from."""
+        return f"{self.frames.dataset.name}: {text}" if self.frames is not None else text[:1].upper() + text[1:]
+
     def _show_slices(self, table: pl.DataFrame) -> None:
         self.slices = table
         self.slice_table.setRowCount(table.height)
@@ -330,9 +345,9 @@ class FailurePanel(QWidget):
             for c, v in enumerate(values):
                 self.slice_table.setItem(r, c, QTableWidgetItem(v))
         self.slice_table.resizeColumnsToContents()
-        self.slice_note.setText(f"{table.height} slices of at least {self.min_size.value()} stimuli, ranked by how "
-                                "far the Newcombe paired 95% interval of the gap stays from zero."
-                                if table.height else "No slice is large enough; lower the minimum size.")
+        self.slice_note.setText(self._about_slices(
+            f"{table.height} slices of at least {self.min_size.value()} stimuli, {SLICE_RANKING}"
+            if table.height else "no slice is large enough; lower the minimum size."))
         self.stateReady.emit()
 
     def emit_slice(self, row: int) -> None:

@@ -352,7 +352,7 @@ class MainWindow(QMainWindow):
 
     def present(self) -> None:
         """Present the current comparison full screen; Escape or F5 there leaves."""
-        self.compare.enter_presentation(full_screen=True)
+        self.compare.enter_presentation(full_screen=True, player=self.media_page.player)
 
     # -- datasets ------------------------------------------------------------------------------
     def refresh_datasets(self, prefer: str | None = None) -> None:

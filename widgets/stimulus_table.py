@@ -58,7 +58,12 @@ class StimulusTableModel(QAbstractTableModel):
     def set_query(self, f: StimulusFilter, models: list[str]) -> None:
         """Run the filter on a worker; the table empties now and fills when the ids arrive."""
         self.filter = f
-        self.models = list(models)
+        if list(models) != self.models:
+            # the columns change now, not when the ids arrive: a view must never ask for a column that is gone
+            self.beginResetModel()
+            self.models = list(models)
+            self._pages.clear()
+            self.endResetModel()
         self.reload()
 
     def reload(self) -> None:

@@ -1,0 +1,405 @@
+"""Presentation mode: one stimulus and the chosen models' answers, full screen, for a room.
+
+The clip plays in the presentation itself: while presenting, the main player's media area (its video
+surfaces, or the EchoMind script) is shown here and put back on leaving, so there is one set of
+players and one `PlaybackClock`, and Space plays and pauses it. Answers are revealed one at a time
+(a model, then the crowd, then the truth). Benchmarks whose answers are judged rather than marked
+right or wrong (EchoMind's replies per voice and prompt, AgentViSS's role-play turns) show one row
+per condition with the judge's scores; the others show one row per model. Type is sized from the
+window's height, so the page reads from the back of a room at 1920x1080 and still fits 1366x768;
+every colour comes from `widgets.palette`. Keys are the one keymap's presentation context.
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QKeyEvent
+from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+
+from app.clock import ClockEvent
+from app.conditions import condition_name
+from app.keymap import PRESENTATION, PRESENTATION_BINDINGS, Keymap
+from storage.records import Judgment, Prediction, StimulusDetail
+from widgets.keys import key_sequence_of
+from widgets.palette import colour, score_colour
+from widgets.player_panel import PlayerPanel
+from widgets.waveform_view import format_time
+
+# key, action, description, from the one keymap: drives key handling, the help line and the tests.
+PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = tuple(
+    (b.sequence, b.action.split(".", 1)[1], b.description) for b in PRESENTATION_BINDINGS)
+PRESENTATION_KEYMAP = Keymap(PRESENTATION_BINDINGS)
+HELP_KEYS = ("Space", "Right", "Left", "A", "V", "Escape")
+
+HIDDEN = "?"
+CONTEXT_CHARS = 400
+CELL_CHARS = 160          # a reply longer than this is cut in a cell: a room reads a sentence, not a page
+# the type's base size is the window's height over this: 30 px at 1080, 21 px at 768
+LINES_PER_SCREEN = 36
+MIN_BASE_PX = 14
+VOICES = ("target", "alternative", "neutral")
+PROMPTS = ("no", "basic", "enhance")
+
+
+def verdict_html(correct: bool | None) -> str:
+    """✓ right / ✗ wrong in the palette's colours, or nothing when the answer is not marked."""
+    if correct is None:
+        return ""
+    shade, text = (colour("right"), "✓ right") if correct else (colour("wrong"), "✗ wrong")
+    return f"<span style='color:{shade};font-weight:bold'>{text}</span>"
+
+
+def text_html(text: str) -> str:
+    """Plain text for a rich-text label: markup characters escaped, quotes left as they are (an escaped
+    apostrophe would be `&#x27;` in the label's text)."""
+    return html.escape(text, quote=False)
+
+
+def shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def scores_html(judgments: Sequence[Judgment]) -> str:
+    """Each criterion and its score on a chip coloured by the score on the judge's own scale."""
+    chips = []
+    for j in judgments:
+        if j.score is None:
+            chips.append(f"{text_html(j.criterion)} —")
+            continue
+        scale = j.scale_max or 5.0
+        shade = score_colour(j.score, scale).name()
+        chips.append(f"<span style='background:{shade}'>&nbsp;{text_html(j.criterion)} {j.score:g}&nbsp;</span>")
+    scale = next((j.scale_max for j in judgments if j.scale_max), None)
+    return " ".join(chips) + (f" <span style='color:{colour('muted')}'>/ {scale:g}</span>" if scale else "")
+
+
+def is_judged(predictions: Sequence[Prediction]) -> bool:
+    """Answers scored by a judge and not marked right or wrong (EchoMind's replies, AgentViSS's turns)."""
+    return any(p.judgments for p in predictions) and all(p.correct is None for p in predictions if p.judgments)
+
+
+def condition_order(p: Prediction) -> tuple:
+    """Voices in the paper's order (target, alternative, neutral), prompts from none to enhanced, then the rest."""
+    task, _, voice = (p.modality or "").partition(":")
+    return (VOICES.index(voice) if voice in VOICES else len(VOICES), task,
+            PROMPTS.index(p.prompt_setting) if p.prompt_setting in PROMPTS else len(PROMPTS),
+            p.prompt_setting or "", p.context or "", p.vision_mode or "")
+
+
+def judged_cell_html(p: Prediction) -> str:
+    """One judged answer: its verdict if any, the reply (cut for the room), its scores."""
+    reply = (p.raw_output or p.answer or "").strip()
+    parts = [verdict_html(p.correct), text_html(shorten(reply, CELL_CHARS)) if reply else "<i>no reply</i>"]
+    head = " ".join(part for part in parts if part)
+    return head + (f"<br/>{scores_html(p.judgments)}" if p.judgments else "")
+
+
+def short_answers_html(predictions: Sequence[Prediction]) -> str:
+    """A model's marked answers in a row, each with its condition when there are several."""
+    parts = [(f"{text_html(condition_name(p))}: " if len(predictions) > 1 else "")
+             + f"{text_html(p.answer or '—')} {verdict_html(p.correct)}".rstrip() for p in predictions]
+    return " &nbsp; ".join(parts) or "<i>no answer</i>"
+
+
+class _Reveal:
+    """One unit the presenter reveals with one key: its labels and what each shows once revealed."""
+
+    def __init__(self) -> None:
+        self.labels: list[tuple[QLabel, str]] = []
+
+
+class PresentationView(QWidget):
+    """The comparison for an audience: big type, the clip on the one clock, answers revealed one at a time."""
+
+    nextStimulusRequested = Signal()
+    previousStimulusRequested = Signal()
+    left = Signal()
+
+    def __init__(self, parent: QWidget | None = None, player: PlayerPanel | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Thinslice — presentation")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAutoFillBackground(True)
+        self.player = player
+        self._fonts: list[tuple[QWidget, float, bool]] = []
+        self._row_fonts: list[tuple[QWidget, float, bool]] = []
+        self._voices = False
+        self.title = self._label(1.25, bold=True)
+        self.context = self._label(0.75)
+        self.media_box = QVBoxLayout()
+        self.media_box.setContentsMargins(0, 0, 0, 0)
+        self.transport = self._label(0.65)
+        self.transport.setTextFormat(Qt.TextFormat.PlainText)
+        self.rows = QGridLayout()
+        self.rows.setHorizontalSpacing(36)
+        self.rows.setVerticalSpacing(14)
+        rows_widget = QWidget()
+        rows_widget.setLayout(self.rows)
+        rows_widget.setObjectName("rows")
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(rows_widget)
+        self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.help = self._label(0.5)
+        self.help.setText(" · ".join(f"{k}: {d.split(',')[0]}" for k in HELP_KEYS
+                                     for key, _a, d in PRESENTATION_KEYS if key == k))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(48, 28, 48, 18)
+        layout.setSpacing(10)
+        layout.addWidget(self.title)
+        layout.addWidget(self.context)
+        layout.addLayout(self.media_box, 5)
+        layout.addWidget(self.transport)
+        layout.addWidget(self.scroll, 4)
+        layout.addWidget(self.help)
+        self._reveals: list[_Reveal] = []
+        self._revealed = 0
+        self._borrowed: QWidget | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        actions = {"advance": self.advance, "reveal": self.reveal_next, "reveal_all": self.reveal_all,
+                   "back": self.previousStimulusRequested.emit, "leave": self.leave,
+                   "play": self.toggle_play, "voice": self.next_voice}
+        self._actions = {f"{PRESENTATION}.{name}": handler for name, handler in actions.items()}
+        self._apply_palette()
+        if player is not None:
+            self._unsubscribe = player.clock.subscribe(self._on_clock)
+
+    # ----- type and colour ---------------------------------------------------------------------------
+    def _label(self, scale: float, bold: bool = False) -> QLabel:
+        label = QLabel()
+        label.setWordWrap(True)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        self._sized(label, scale, bold)
+        return label
+
+    def _sized(self, widget: QWidget, scale: float, bold: bool = False, row: bool = False) -> None:
+        """Give `widget` type `scale` times the base size, now and whenever the window is resized;
+        `row` widgets go with the answers when the stimulus changes."""
+        (self._row_fonts if row else self._fonts).append((widget, scale, bold))
+        self._apply_font(widget, scale, bold)
+
+    def base_px(self) -> int:
+        """The body type's size in pixels for this window's height."""
+        return max(MIN_BASE_PX, round(self.height() / LINES_PER_SCREEN))
+
+    def _apply_font(self, widget: QWidget, scale: float, bold: bool) -> None:
+        font = QFont(widget.font())
+        font.setPixelSize(max(10, round(self.base_px() * scale)))
+        font.setBold(bold)
+        widget.setFont(font)
+
+    def _apply_palette(self) -> None:
+        page, text, muted = colour("page_bg"), colour("page_fg"), colour("muted")
+        self.setStyleSheet(f"PresentationView, QScrollArea, QWidget#rows {{ background: {page}; }}"
+                           f" QLabel {{ color: {text}; }} QLabel[hidden_answer='true'] {{ color: {muted}; }}"
+                           f" QLabel#truth {{ background: {colour('truth_bg')}; padding: 4px 10px; }}")
+        self.help.setStyleSheet(f"color: {muted}")
+        self.transport.setStyleSheet(f"color: {muted}")
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        for widget, scale, bold in self._fonts + self._row_fonts:
+            self._apply_font(widget, scale, bold)
+
+    # ----- content -----------------------------------------------------------------------------------
+    def set_content(self, detail: StimulusDetail | None, models: Sequence[str], humans: bool = True) -> None:
+        """Show a stimulus with every answer hidden, and its clip paused where the player has it."""
+        self._clear_rows()
+        self._voices = detail is not None and detail.kind == "echomind_script"
+        self._show_media(detail)
+        if detail is None:
+            self.title.setText("No stimulus")
+            self.context.setText("")
+            return
+        title = detail.short_title
+        self.title.setText(title if title.startswith(detail.external_id)
+                           else f"{detail.external_id} — {title}".rstrip(" —"))
+        context = detail.text or " ".join(f"{s.speaker}: {s.text}" for s in detail.segments[:6])
+        self.context.setText(shorten(context, CONTEXT_CHARS))
+        self.context.setVisible(bool(context))
+        chosen = [p for p in detail.predictions if p.model in models]
+        if is_judged(chosen):
+            row = self._judged_rows(detail, models)
+        else:
+            row = 0
+            for model in models:
+                preds = [p for p in detail.predictions if p.model == model]
+                self._add_row(row, model, short_answers_html(preds))
+                row += 1
+        if humans and detail.human:
+            text = " &nbsp; ".join(
+                f"{text_html(s.condition)}: {s.share_correct:.0%} right" if s.share_correct is not None
+                else text_html(s.condition) for s in detail.human)
+            self._add_row(row, "human crowd", text)
+            row += 1
+        if detail.ground_truth:
+            self._add_row(row, "truth", f"<b>{text_html(detail.ground_truth)}</b>", object_name="truth")
+        self.rows.setRowStretch(self.rows.rowCount(), 1)
+
+    def _judged_rows(self, detail: StimulusDetail, models: Sequence[str]) -> int:
+        """A column per model and a row per condition; a model's column is revealed at once. Returns the
+        next free row."""
+        by_model = {m: {condition_name(p): p for p in detail.predictions if p.model == m} for m in models}
+        conditions = list(dict.fromkeys(condition_name(p) for p in sorted(
+            (p for p in detail.predictions if p.model in models), key=condition_order)))
+        for column, model in enumerate(models, start=1):
+            heading = QLabel(text_html(model))
+            heading.setTextFormat(Qt.TextFormat.PlainText)
+            self._sized(heading, 0.8, bold=True, row=True)
+            self.rows.addWidget(heading, 0, column, Qt.AlignmentFlag.AlignTop)
+            self.rows.setColumnStretch(column, 1)
+        for row, condition in enumerate(conditions, start=1):
+            name = QLabel(condition)
+            name.setWordWrap(True)
+            self._sized(name, 0.65, bold=True, row=True)
+            self.rows.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
+        self.rows.setColumnStretch(0, 0)
+        for column, model in enumerate(models, start=1):
+            reveal = _Reveal()
+            for row, condition in enumerate(conditions, start=1):
+                p = by_model[model].get(condition)
+                cell = self._answer_label(0.62)
+                reveal.labels.append((cell, judged_cell_html(p) if p is not None else "<i>not run</i>"))
+                self.rows.addWidget(cell, row, column, Qt.AlignmentFlag.AlignTop)
+            self._reveals.append(reveal)
+        return len(conditions) + 1
+
+    def _answer_label(self, scale: float) -> QLabel:
+        label = QLabel(HIDDEN)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setWordWrap(True)
+        label.setProperty("hidden_answer", True)
+        label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._sized(label, scale, row=True)
+        return label
+
+    def _add_row(self, row: int, name: str, answer_html: str, *, object_name: str = "") -> None:
+        """A row of its own: the name, and the answer hidden until revealed, across every model column."""
+        label = QLabel(name)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setWordWrap(True)
+        self._sized(label, 0.8, bold=True, row=True)
+        answer = self._answer_label(0.8)
+        answer.setObjectName(object_name)
+        self.rows.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)
+        self.rows.addWidget(answer, row, 1, 1, max(1, self.rows.columnCount() - 1), Qt.AlignmentFlag.AlignTop)
+        self.rows.setColumnStretch(1, 1)
+        reveal = _Reveal()
+        reveal.labels.append((answer, answer_html))
+        self._reveals.append(reveal)
+
+    def _clear_rows(self) -> None:
+        while self.rows.count():
+            item = self.rows.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        for index in range(self.rows.columnCount()):
+            self.rows.setColumnStretch(index, 0)
+        for index in range(self.rows.rowCount()):
+            self.rows.setRowStretch(index, 0)
+        self._row_fonts = []
+        self._reveals = []
+        self._revealed = 0
+
+    # ----- revealing ---------------------------------------------------------------------------------
+    def revealed(self) -> int:
+        return self._revealed
+
+    def total(self) -> int:
+        return len(self._reveals)
+
+    def answer_text(self, index: int) -> str:
+        """What the `index`-th unit shows now ("?" while hidden), its cells joined by new lines."""
+        return "\n".join(label.text() for label, _ in self._reveals[index].labels)
+
+    def answer_labels(self, index: int) -> list[QLabel]:
+        return [label for label, _ in self._reveals[index].labels]
+
+    def reveal_next(self) -> bool:
+        """Reveal the next hidden unit; False when all are shown."""
+        if self._revealed >= len(self._reveals):
+            return False
+        for label, text in self._reveals[self._revealed].labels:
+            label.setText(text)
+            label.setProperty("hidden_answer", False)
+            label.style().unpolish(label)
+            label.style().polish(label)
+        self._revealed += 1
+        return True
+
+    def reveal_all(self) -> None:
+        while self.reveal_next():
+            pass
+
+    def advance(self) -> None:
+        """The presenter's one key: the next answer, or the next stimulus once all are shown."""
+        if not self.reveal_next():
+            self.nextStimulusRequested.emit()
+
+    # ----- the clip ----------------------------------------------------------------------------------
+    def _show_media(self, detail: StimulusDetail | None) -> None:
+        """Show the player's media area here for a stimulus with video; audio alone needs only the
+        transport line."""
+        wants_video = detail is not None and self.player is not None and bool(detail.media_by_role("video"))
+        if wants_video and self._borrowed is None:
+            self._borrowed = self.player.media_area
+            self.media_box.addWidget(self._borrowed)
+            self._borrowed.show()
+        elif not wants_video:
+            self._give_back()
+        has_clip = detail is not None and self.player is not None and bool(
+            detail.media_by_role("video") or detail.media_by_role("audio"))
+        self.transport.setVisible(has_clip)
+        self._show_position()
+
+    def _give_back(self) -> None:
+        if self._borrowed is not None and self.player is not None:
+            self.player.splitter.insertWidget(0, self._borrowed)
+        self._borrowed = None
+
+    def toggle_play(self) -> None:
+        """Space: play or pause the clip on the one clock."""
+        if self.player is not None:
+            self.player.clock.toggle()
+
+    def next_voice(self) -> None:
+        if self.player is not None:
+            self.player.next_voice()
+            self._show_position()
+
+    def _on_clock(self, _event: ClockEvent) -> None:
+        self._show_position()
+
+    def _show_position(self) -> None:
+        if self.player is None or not self.transport.isVisibleTo(self):
+            return
+        clock = self.player.clock
+        state = "▶ playing" if clock.playing else "❚❚ paused"
+        voice = f" · voice: {self.player.voice} (V)" if self._voices and self.player.voice else ""
+        self.transport.setText(f"{state}  {format_time(clock.position)} / {format_time(clock.duration or 0.0)}"
+                               f"{voice} · Space plays")
+
+    # ----- leaving -----------------------------------------------------------------------------------
+    def leave(self) -> None:
+        """Pause the clip, give the player its media back, close."""
+        if self.player is not None:
+            self.player.clock.pause()
+        self._give_back()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.close()
+        self.left.emit()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
+        # a window of its own, outside the main window's key dispatcher: the same keymap, read here
+        action = self._actions.get(PRESENTATION_KEYMAP.action_for(key_sequence_of(event), PRESENTATION) or "")
+        if action is None:
+            super().keyPressEvent(event)
+            return
+        action()
+        event.accept()

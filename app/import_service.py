@@ -16,6 +16,7 @@ from storage.importers.plan import ImportPlan
 from storage.importers.registry import detect_importer, get_importer
 from storage.importers.writer import ImportSummary, write_plan
 from storage.store import Store
+from storage.validation import check_values
 
 Progress = Callable[[float, str], None]
 
@@ -25,7 +26,9 @@ def plan_import(kind: str, path: Path, options: ImportOptions) -> ImportPlan:
     return what would be written."""
     path = Path(path)
     importer = detect_importer(path) if kind == "auto" else get_importer(kind)
-    return interpret_plan(importer.plan(path, options), options.skip_bad)
+    plan = interpret_plan(importer.plan(path, options), options.skip_bad)
+    check_values(plan, options.skip_bad)   # the writer checks again; here so a dry run shows the same refusals
+    return plan
 
 
 def run_import(store: Store, kind: str, path: Path, options: ImportOptions,

@@ -237,6 +237,7 @@ class _SceneBuilder:
             log.add(file, number, "scene_id", external, f"a new id (first used in record {self.seen[external]})")
             return
         self.seen[external] = number
+        self.plan.origins[external] = (file, number, None)   # for problems found after reading
         problems_before = len(log.problems)
         dialogue_raw = self.field(scene, "dialogue_type")
         dialogue_type = canonical(dialogue_raw, DIALOGUE_TYPES)

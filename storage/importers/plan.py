@@ -101,6 +101,12 @@ class ImportPlan:
         return self.frames.get(table, empty_frame(table))
 
     def add(self, table: str, frame: pl.DataFrame | list[dict[str, Any]]) -> None:
+        """Append rows to `table`; rows given as dicts (read from JSON and the like) must hold values of
+        their columns' kinds, else `ImportFailed` names where they were read."""
+        if isinstance(frame, list):
+            # imported here: the checks read this module's schemas
+            from storage.validation import check_row_types
+            check_row_types(self, table, frame)
         new = conform(table, frame)
         if table in self.frames and self.frames[table].height:
             self.frames[table] = pl.concat([self.frames[table], new], how="vertical")

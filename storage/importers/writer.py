@@ -18,6 +18,7 @@ from storage.annotations import AnnotationError, insert_annotations, upsert_labe
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.importers.plan import ImportPlan
 from storage.store import Store
+from storage.validation import check_values
 
 Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
@@ -356,11 +357,15 @@ class _Writer:
 
 
 def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = None,
-               should_cancel: ShouldCancel | None = None, datasetless: bool = False) -> ImportSummary:
+               should_cancel: ShouldCancel | None = None, datasetless: bool = False,
+               skip_bad: bool = False) -> ImportSummary:
     """Write `plan` in one transaction. Raises `ImportFailed` or `ImportCancelled`; the store is then unchanged.
 
-    `datasetless` writes only the plan's label sets and labels (they belong to no dataset).
+    Every plan's values are checked first (`storage.validation.check_values`): impossible ones fail the write,
+    or with `skip_bad` their rows are left out and listed. `datasetless` writes only the plan's label sets
+    and labels (they belong to no dataset).
     """
+    check_values(plan, skip_bad, datasetless=datasetless)
     validate(plan)
     progress = progress or (lambda _f, _m: None)
     should_cancel = should_cancel or (lambda: False)

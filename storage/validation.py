@@ -1,0 +1,163 @@
+"""Values checked at the edge, once, for every importer: what no file may bring into the store.
+
+Readers read what a file says and the benchmark rules interpret it; before anything is written this module
+refuses the values no store should hold, whichever reader produced them: times that are not finite, negative
+or end before they start; judge scores that are not finite or fall outside the judge's scale; ids, model
+names and labels holding control characters (NUL and the like); Python values of the wrong type where a
+field is typed (a list where a label is expected, true/false where a time is); and a plan with no rows at
+all (a header-only table would make an empty dataset). Every refusal is a `RowProblem` naming the file and
+line the stimulus was read from (the plan's origins) or else the source file, the table and the field; with
+--skip-bad the bad rows are left out and listed instead.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage.errors import ImportFailed, RowProblem
+from storage.importers.plan import FRAME_SCHEMAS, ImportPlan
+
+# Names that identify something (ids, models, judges, labels): no control character may hide in them, or two
+# names that print the same would be different ones, and a NUL cuts the name short in other tools.
+NAME_COLUMNS: dict[str, tuple[str, ...]] = {
+    "stimuli": ("external_id", "kind", "split"),
+    "media": ("stimulus", "role"),
+    "segments": ("stimulus", "speaker", "media_role"),
+    "models": ("model", "organisation"),
+    "predictions": ("stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "answer"),
+    "judgments": ("stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "judge",
+                  "criterion"),
+    "human_ratings": ("stimulus", "rater", "condition", "answer"),
+    "label_sets": ("name", "scope"),
+    "labels": ("label_set", "name", "parent", "shortcut"),
+    "annotations": ("stimulus", "annotator", "label_set", "label", "media_role"),
+    "trace_steps": ("stimulus", "model", "action"),
+    "goal_atoms": ("stimulus",),
+    "aggregate_results": ("model", "source", "metric_group", "metric"),
+}
+CONTROL_CHARACTERS = r"[\x00-\x1f\x7f-\x9f]"
+
+# (start, end) pairs of times in seconds: finite, not negative, start <= end.
+INTERVALS: dict[str, tuple[str, str]] = {"segments": ("start_s", "end_s"), "annotations": ("start_s", "end_s")}
+# Single times and durations in seconds: finite and not negative.
+DURATIONS: dict[str, tuple[str, ...]] = {"media": ("duration_s",), "predictions": ("latency_s",),
+                                         "human_ratings": ("response_time_s",)}
+# Numbers that must at least be finite (a media offset may be negative: the file starts before the clip).
+FINITE: dict[str, tuple[str, ...]] = {"media": ("offset_s",)}
+
+_KIND_OF = {pl.String: "text", pl.Float64: "a number", pl.Int32: "a whole number", pl.Boolean: "true or false"}
+
+
+def _fits(value: Any, dtype: Any) -> bool:
+    """Whether a Python value read from a file is of the kind a typed column holds (None always is)."""
+    if value is None:
+        return True
+    if dtype == pl.String:
+        return isinstance(value, str)
+    if dtype == pl.Boolean:
+        return isinstance(value, bool)
+    if dtype == pl.Float64:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if dtype == pl.Int32:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(dtype, pl.List):
+        return isinstance(value, (list, tuple)) and all(_fits(v, dtype.inner) for v in value)
+    return True
+
+
+def _where(plan: ImportPlan, table: str, stimulus: Any) -> tuple[str, int | None, str]:
+    """(file, line, what) for a row of `table` about `stimulus`: where that stimulus was read when the reader
+    said so, else the source file, with the table and stimulus named."""
+    origin = plan.origins.get(stimulus) if isinstance(stimulus, str) else None
+    about = f"{table} of stimulus {stimulus!r}" if stimulus is not None else table
+    if origin:
+        return origin[0], origin[1], about
+    return Path(plan.dataset.source).name or str(plan.dataset.root), None, about
+
+
+def check_row_types(plan: ImportPlan, table: str, rows: list[dict[str, Any]]) -> None:
+    """Refuse rows (as read from JSON and the like) whose values are of the wrong kind for their typed
+    column, instead of letting a list become the text "[a, b]" or true become the time 1.0."""
+    schema = FRAME_SCHEMAS[table]
+    problems = []
+    for index, row in enumerate(rows):
+        for column, value in row.items():
+            dtype = schema.get(column)
+            if dtype is not None and not _fits(value, dtype):
+                file, line, about = _where(plan, table, row.get("stimulus", row.get("external_id")))
+                problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about}, row {index + 1})",
+                                           _KIND_OF.get(dtype, str(dtype))))
+    if problems:
+        raise ImportFailed(problems)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _bad_rows(table: str, frame: pl.DataFrame, scale: float | None) -> list[tuple[int, str, Any, str]]:
+    """(row index, field, found, expected) for every impossible value in one frame."""
+    if not frame.height:
+        return []
+    found: list[tuple[int, str, Any, str]] = []
+    indexed = frame.with_row_index("_row")
+
+    def collect(condition: pl.Expr, column: str, expected: str, shown: pl.Expr | None = None) -> None:
+        hits = indexed.filter(condition).select("_row", (shown if shown is not None else pl.col(column)).alias("v"))
+        found.extend((int(r), column, v, expected) for r, v in hits.head(50).iter_rows())
+
+    for column in NAME_COLUMNS.get(table, ()):
+        collect(pl.col(column).str.contains(CONTROL_CHARACTERS), column, "text without control characters")
+    for column in DURATIONS.get(table, ()):
+        collect(~pl.col(column).is_finite() | (pl.col(column) < 0), column, "a finite time of 0 s or more")
+    for column in FINITE.get(table, ()):
+        collect(~pl.col(column).is_finite(), column, "a finite number")
+    if table in INTERVALS:
+        start, end = INTERVALS[table]
+        for column in (start, end):
+            collect(~pl.col(column).is_finite() | (pl.col(column) < 0), column, "a finite time of 0 s or more")
+        collect(pl.col(start).is_finite() & pl.col(end).is_finite() & (pl.col(start) > pl.col(end)),
+                f"{start}/{end}", "start <= end",
+                pl.format("{}..{}", pl.col(start), pl.col(end)))
+    if table == "judgments":
+        collect(~pl.col("scale_max").is_finite() | (pl.col("scale_max") <= 0), "scale_max",
+                "a finite scale maximum above 0")
+        top = pl.coalesce(pl.col("scale_max"), pl.lit(scale if scale is not None else math.inf))
+        collect(~pl.col("score").is_finite() | (pl.col("score") < 0) | (pl.col("score") > top), "score",
+                "a finite score on the judge's scale (0 to its maximum)")
+    return found
+
+
+def check_values(plan: ImportPlan, skip_bad: bool, *, datasetless: bool = False,
+                 judge_scale: float | None = None) -> None:
+    """Refuse a plan holding impossible values (see the module's note) with one `ImportFailed` naming where
+    each was read and what was expected; with `skip_bad`, leave those rows out (a stimulus whose id is bad,
+    with everything of it) and list them in `plan.problems` instead. `judge_scale` is the scale of judgments
+    that do not carry their own maximum."""
+    problems: list[RowProblem] = []
+    for table in FRAME_SCHEMAS:
+        frame = plan.frame(table)
+        bad = _bad_rows(table, frame, judge_scale)
+        if not bad:
+            continue
+        key = "external_id" if table == "stimuli" else "stimulus" if "stimulus" in frame.columns else None
+        rows = sorted({index for index, *_ in bad})
+        for index, column, value, expected in bad:
+            stimulus = frame[key][index] if key else None
+            file, line, about = _where(plan, table, stimulus)
+            problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about})", expected))
+        if skip_bad and table == "stimuli":
+            plan.drop_stimuli({frame["external_id"][i] for i in rows})
+        elif skip_bad:
+            plan.frames[table] = frame.with_row_index("_row").filter(~pl.col("_row").is_in(rows)).drop("_row")
+    if problems and not skip_bad:
+        raise ImportFailed(problems)
+    plan.problems.extend(problems)
+    if not datasetless and not any(plan.counts().values()):
+        raise ImportFailed(RowProblem(Path(plan.dataset.source).name or str(plan.dataset.root), None, None,
+                                      "no rows (a header alone, or nothing readable)",
+                                      "at least one stimulus or result to import"))

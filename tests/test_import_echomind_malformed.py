@@ -57,7 +57,7 @@ def test_non_utf8_bytes_name_the_file(tmp_path):
 
 @pytest.mark.parametrize("rel, change, field, expected", [
     (SCRIPTS, lambda r: r[1].update(spoken_info=5), "spoken_info", "an attribute of the label set"),
-    (SCRIPTS, lambda r: r[1].update(spoken_info="purple voice"), "spoken_info", "EchoMind vocal attributes"),
+    (SCRIPTS, lambda r: r[1].update(spoken_info=""), "spoken_info", "EchoMind vocal attributes"),
     (SCRIPTS, lambda r: r[0].update(topic=["work"]), "topic", "a string"),
     (SCRIPTS, lambda r: r[2].pop("target_audio_info"), "target_audio_info", "this record has: alternative_audio_info"),
     (SCRIPTS, lambda r: r[2]["neutral_audio_info"].update(neutral_input_audio_file=3),
@@ -108,7 +108,7 @@ def test_the_same_answers_in_two_files_are_refused(tmp_path):
 
 def test_skip_bad_imports_the_rest_and_lists_what_was_skipped(tmp_path):
     make_release(tmp_path, audio=False)
-    rewrite(tmp_path, SCRIPTS, lambda r: r[1].update(spoken_info="purple voice"))
+    rewrite(tmp_path, SCRIPTS, lambda r: r[1].update(spoken_info=["purple voice"]))
     plan = plan_of(tmp_path, skip_bad=True)
     assert plan.frame("stimuli").filter(plan.frame("stimuli")["kind"] == "echomind_script").height == 2
     assert [p.field for p in plan.problems] == ["spoken_info"]

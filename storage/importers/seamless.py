@@ -40,6 +40,22 @@ AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".m4a", ".ogg", ".opus")
 FAMILIARITY = ("familiar", "stranger")
 # label sets a dyad is annotated with: familiar/stranger per clip, vocal cues as time ranges
 LABEL_SET_FILES = ("friendbench_familiarity.json", "vocal_cues.json")
+# the release's metadata tables and the column each one is recognised by; alone they label nothing
+METADATA_TABLES = {"relationships": "session_id", "participants": "participant_id", "interactions": "prompt_hash"}
+PARTICIPANT_FILES = ("V<vendor>_S<session>_I<interaction>_P<participant>.json with its .wav or .mp4, one set per "
+                     "participant (e.g. V03_S1805_I00000123_P0042.json and .wav)")
+
+
+def vendor_key(vendor: str) -> str:
+    """A vendor as the file names write it (`V03`), from `V03`, `03` or `3` (participants.csv drops the V)."""
+    digits = vendor.strip().upper().removeprefix("V")
+    return f"V{digits.zfill(2)}"
+
+
+def conversation_key(vendor: str, session: str) -> str:
+    """The key a conversation's metadata joins on: vendor and session together (`V03_S1805`), since session
+    ids repeat across vendors; the session is kept as zero-padded text."""
+    return f"{vendor_key(vendor)}_S{session.strip().zfill(4)}"
 
 
 # -- pieces FriendBench shares ---------------------------------------------------------------------------
@@ -244,7 +260,9 @@ class SeamlessImporter:
     def detect(self, path: Path) -> float:
         path = Path(path)
         if path.is_file():
-            return 0.6 if PARTICIPANT_ID.match(path.stem) else 0.0
+            if PARTICIPANT_ID.match(path.stem):
+                return 0.6
+            return 0.7 if _metadata_table(path) else 0.0
         if not path.is_dir():
             return 0.0
         if _scan(path, limit=3000):
@@ -271,8 +289,7 @@ class SeamlessImporter:
             key = pid.rsplit("_P", 1)[0]
             groups.setdefault(key, []).append(_Participant(pid, files))
         if not groups:
-            raise ImportFailed(RowProblem(str(root), None, None, "<no files named V.._S.._I.._P..>",
-                                          "per-participant {id}.mp4/.wav/.json files"))
+            raise ImportFailed(_no_participants(root, path))
         stimuli, media, segments = [], [], []
         missing = unlabelled = 0
         for key, people in groups.items():
@@ -284,7 +301,7 @@ class SeamlessImporter:
             for person in people:
                 self._read_json(root, person, log)
             vendor, session, interaction = PARTICIPANT_ID.match(people[0].pid).groups()[:3]
-            relation = relationships.get(f"{vendor}_S{session}")
+            relation = relationships.get(conversation_key(vendor, session))
             unlabelled += relation is None
             roles = dict(zip("AB", people))
             base_meta: dict[str, Any] = {
@@ -294,7 +311,7 @@ class SeamlessImporter:
                 **prompts.get(interaction, {}),
             }
             found_traits = {r: traits[t] for r, p in roles.items()
-                            if (t := f"{vendor}_P{p.pid.rsplit('_P', 1)[1]}") in traits}
+                            if (t := f"{vendor_key(vendor)}_P{p.pid.rsplit('_P', 1)[1]}") in traits}
             if found_traits:
                 base_meta["traits"] = found_traits
             files = {}
@@ -425,8 +442,7 @@ class SeamlessImporter:
             if relation not in FAMILIARITY:
                 log.add(table.name, line, "relationship", row["relationship"], "familiar or stranger")
                 continue
-            vendor = vendor if vendor.upper().startswith("V") else f"V{vendor}"
-            key = f"{vendor.upper()}_S{session.zfill(4)}"
+            key = conversation_key(vendor, session)
             value = (relation, (row.get("relationship_detail") or "").strip() or None)
             if key in result and result[key] != value:
                 log.add(table.name, line, "relationship", f"{key}: {value}", f"the same as before, {result[key]}")
@@ -443,10 +459,9 @@ class SeamlessImporter:
         _require(table, ["vendor_id", "participant_id"])
         result = {}
         for _line, row in table.rows():
-            vendor = (row["vendor_id"] or "").strip().upper().removeprefix("V")
             values = {k.removesuffix("_raw"): _float_or_text(v) for k, v in row.items()
                       if k not in ("vendor_id", "participant_id") and v is not None}
-            result[f"V{vendor}_P{(row['participant_id'] or '').strip()}"] = values
+            result[f"{vendor_key(row['vendor_id'] or '')}_P{(row['participant_id'] or '').strip()}"] = values
         return result
 
     @staticmethod
@@ -464,6 +479,30 @@ class SeamlessImporter:
                     "ipc_a": row.get("ipc_a"), "ipc_b": row.get("ipc_b")}
             result[(row["prompt_hash"] or "").strip()] = {k: v for k, v in keep.items() if v}
         return result
+
+
+def _metadata_table(path: Path) -> str | None:
+    """Which of the release's metadata tables `path` is (by its name and header), or None."""
+    stem = next((s for s in METADATA_TABLES if path.name.lower().startswith(s)), None)
+    if stem is None or path.suffix.lower() != ".csv":
+        return None
+    try:
+        with path.open("rb") as fh:
+            header = fh.readline().decode("utf-8-sig", "replace").lower()
+    except OSError:
+        return None
+    return stem if METADATA_TABLES[stem] in header and ("vendor_id" in header or stem == "interactions") else None
+
+
+def _no_participants(root: Path, path: Path) -> RowProblem:
+    """Why a folder (or a metadata table given alone) makes no conversations, and what else is needed."""
+    tables = [found.name for stem in METADATA_TABLES if (found := _find_csv(root, stem)) is not None]
+    if tables:
+        return RowProblem(path.name if path.is_file() else str(root), None, None,
+                          f"<only the metadata ({', '.join(tables)}) and no per-participant files in {root}>",
+                          f"the per-participant files the metadata describes, in the same folder: {PARTICIPANT_FILES}")
+    return RowProblem(str(root), None, None, "<no files named V.._S.._I.._P..>", f"per-participant files: "
+                      f"{PARTICIPANT_FILES}")
 
 
 def _float_or_text(value: str) -> float | str:

@@ -7,6 +7,7 @@ header is line 1), its record number in a JSON or Parquet file. A delimited file
 (the usual case) is read by polars, which is fast enough for millions of rows; one with blank lines, line
 breaks inside quoted fields, ragged rows or a repeated column name is read again row by row, so that every row
 has its true line and a bad row is a problem of that line (skipped with --skip-bad) rather than of the file.
+A row with fewer or more fields than the header is such a problem: it is never padded with nulls.
 """
 from __future__ import annotations
 
@@ -129,7 +130,28 @@ def _read_fast(path: Path, delimiter: str, n_rows: int | None) -> pl.DataFrame |
     if frame.width and frame.height and _has_quote(path) and frame.select(
             pl.any_horizontal(pl.all().str.contains("\n", literal=True)).any()).item():
         return None
+    # polars fills a short row's missing fields with nulls, so a short row always ends in a null; only those
+    # rows' lines need counting, and a file whose last column is never empty costs nothing more.
+    if frame.width > 1 and frame.height:
+        open_ended = frame.with_row_index("row").filter(pl.col(frame.columns[-1]).is_null())["row"].to_list()
+        if open_ended and _has_short_row(path, delimiter, frame.width, open_ended):
+            return None
     return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
+
+
+def _has_short_row(path: Path, delimiter: str, width: int, rows: list[int]) -> bool:
+    """Whether any of these rows (0-based, after the header, one line each) has fewer fields than `width`."""
+    lines = path.read_bytes().split(b"\n")
+    separator = delimiter.encode()
+    for row in rows:
+        line = lines[row + 1].rstrip(b"\r")
+        if b'"' in line:
+            fields = len(next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter)))
+        else:
+            fields = line.count(separator) + 1
+        if fields < width:
+            return True
+    return False
 
 
 def _has_quote(path: Path) -> bool:

@@ -12,7 +12,10 @@ Folder layout read (the release's `data_*` folders as published, plus model outp
     <root>/**/<name>.json with "leaderboardData"        leaderboard tables (aggregate results per model)
 
 The root may also be one `data_*` folder, a folder holding only outputs (added to an existing dataset of
-the same name), or a single leaderboard or output JSON file.
+the same name), or a single leaderboard or output JSON file. A clone of the release repository is read as the
+benchmark's own scripts lay it out: `dataset/data_*` (the data folders above), `output/output_*` (their
+outputs) and `Demo/Data/` (the leaderboards); the rest of a clone (code, web assets) is not read, and the
+report says what was found in each part.
 
 Output files are recognised by their content, not their names: records with `predicted_answer` are ASR,
 records with `question_id` and `predicted_text_answer`/`predicted_audio_answer` are MCQ answers, records
@@ -38,6 +41,9 @@ relevance) and VES, scale 1-5, hanging off the conversation prediction of that v
 
 Stimulus ids: `<type>/<case_id>` for scripts (kind echomind_script, media audio:target/alternative/neutral)
 and `<type>/mcq/<task>/<question_id>` for MCQs (kind echomind_mcq, media audio, ground truth = option letter).
+A `spoken_info` attribute the taxonomy (resources/label_sets/echomind_vocal_attributes.json) does not hold
+is kept: it becomes a new label of that set whose description says "not in the taxonomy", the script's meta
+says `in_taxonomy: false`, and the report lists each such attribute with its count and first line.
 Unknown release fields are sniffed: the script text from script/speak_A/text/...; the MCQ answer key from
 answer/label/gt/correct_answer/...; `--map text=FIELD` and `--map label=FIELD` override the guess.
 
@@ -54,7 +60,8 @@ from pathlib import Path
 
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
-from storage.importers.echomind.files import KIND, VERSION, data_dirs, is_leaderboard_file, parse_options
+from storage.importers.echomind.files import (KIND, VERSION, clone_json_files, data_dirs, is_clone, is_leaderboard_file,
+                                              parse_options)
 from storage.importers.echomind.reader import EchoMindReader
 from storage.importers.plan import ImportPlan
 
@@ -84,6 +91,8 @@ class EchoMindImporter:
             return 0.0
         if data_dirs(path):
             return 0.95
+        if is_clone(path) and clone_json_files(path):
+            return 0.9
         if any(is_leaderboard_file(p) for p in sorted(path.glob("*.json"))[:20]):
             return 0.6
         return 0.0

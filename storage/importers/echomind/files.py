@@ -11,6 +11,7 @@ from storage.importers.common import read_json
 KIND = "echomind"
 VERSION = 1
 TAXONOMY_FILE = "echomind_vocal_attributes.json"
+NOT_IN_TAXONOMY = "not in the taxonomy"   # how a label for an attribute the taxonomy lacks is flagged
 VOICES = ("target", "neutral", "alternative")
 MCQ_TASKS = ("understanding", "reasoning")
 PROMPTS = ("basic_plus_basic", "qwen25omni_default", "enhance", "basic", "no")
@@ -30,13 +31,42 @@ STRUCTURAL_FOLDERS = re.compile(r"^(outputs?|output_(human|synthesis)|(asr|mcq|r
 OPTION_LINE = re.compile(r"^\s*\(?([A-Z])\s*[\.\):]\s*(.*?)\s*$")
 
 
+# A clone of the release repository keeps the data the benchmark's scripts read in `dataset/data_*`, the
+# outputs they write in `output/output_*` and the leaderboards of the project page in `Demo/Data/`; the rest
+# of a clone (src/, Demo/Audio/, ...) is code and web assets.
+CLONE_DATA = Path("dataset")
+CLONE_OUTPUTS = (Path("output"), Path("outputs"))
+CLONE_BOARDS = Path("Demo") / "Data"
+
+
 def data_dirs(root: Path) -> list[Path]:
-    """The `data_*` folders of a release (or `root` itself when it is one)."""
+    """The `data_*` folders of a release, also inside a clone's `dataset/` (or `root` itself when it is one)."""
     def is_data(folder: Path) -> bool:
         return any(folder.glob("script_info*.json")) or (folder / "MCQ").is_dir()
     if is_data(root):
         return [root]
-    return sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("data_") and is_data(p))
+    found: list[Path] = []
+    for parent in (root, root / CLONE_DATA):
+        if parent.is_dir():
+            found += sorted(p for p in parent.iterdir() if p.is_dir() and p.name.startswith("data_") and is_data(p))
+    return found
+
+
+def is_clone(root: Path) -> bool:
+    """Whether `root` is a clone of the release repository: it holds `dataset/`, `output/` or `Demo/Data/`."""
+    return root.is_dir() and any((root / part).is_dir() for part in (CLONE_DATA, CLONE_OUTPUTS[0], CLONE_BOARDS))
+
+
+def clone_json_files(root: Path) -> list[Path]:
+    """The JSON files of a clone's outputs and leaderboards, the only ones of a clone read as results."""
+    found: list[Path] = []
+    for part in CLONE_OUTPUTS:
+        if (root / part).is_dir():
+            found += sorted(p for p in (root / part).rglob("*.json") if not any(
+                q.startswith(".") for q in p.relative_to(root).parts))
+    if (root / CLONE_BOARDS).is_dir():
+        found += sorted(p for p in (root / CLONE_BOARDS).glob("*.json") if is_leaderboard_file(p))
+    return found
 
 
 def is_leaderboard_file(path: Path) -> bool:

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.importers.common import ImportOptions, ProblemLog, read_annotation_sidecar
-from storage.importers.echomind.files import KIND, TAXONOMY_FILE, VERSION
+from storage.importers.echomind.files import KIND, NOT_IN_TAXONOMY, TAXONOMY_FILE, VERSION
 from storage.importers.echomind.judges import JudgeReading
 from storage.importers.echomind.outputs import OutputReading
 from storage.importers.echomind.release import ReleaseReading
@@ -33,6 +33,8 @@ class EchoMindReader(ReleaseReading, OutputReading, JudgeReading):
         self.mcqs: dict[tuple[str, str, str], str] = {}                 # (type, task, question id) -> stimulus
         self.plan_origins: dict[str, tuple[str, int | None, str | None]] = {}  # MCQ stimulus -> its key's place
         self.missing_media = 0
+        # attributes the taxonomy lacks, by lower-cased name: {label, scripts (how many), first (file:line)}
+        self.new_attributes: dict[str, dict[str, Any]] = {}
 
     def rel(self, path: Path) -> str:
         try:
@@ -54,6 +56,18 @@ class EchoMindReader(ReleaseReading, OutputReading, JudgeReading):
             first[key] = row
         return list(first.values())
 
+    def add_new_attributes(self, plan: ImportPlan) -> None:
+        """Attributes the taxonomy lacks become labels of its set, placed last, and are listed in the notes."""
+        if not self.new_attributes:
+            return
+        plan.add("labels", [{"label_set": self.taxonomy.name, "name": entry["label"].name, "parent": None,
+                             "description": entry["label"].description, "ord": None}
+                            for entry in self.new_attributes.values()])
+        listed = ", ".join(f"'{entry['label'].name}' ({entry['scripts']} scripts, first at {entry['first']})"
+                           for entry in self.new_attributes.values())
+        self.notes.append(f"{len(self.new_attributes)} vocal attributes {NOT_IN_TAXONOMY} '{self.taxonomy.name}',"
+                          f" imported as new labels flagged '{NOT_IN_TAXONOMY}': {listed}")
+
     def finish(self, path: Path) -> ImportPlan:
         name = self.options.dataset_name or f"EchoMind {self.root.name}"
         plan = ImportPlan(DatasetInfo(name=name, benchmark="echomind", root=self.root, source=str(path),
@@ -61,6 +75,7 @@ class EchoMindReader(ReleaseReading, OutputReading, JudgeReading):
                                       meta={"data_types": self.data_types, "label_set": self.taxonomy.name}),
                           importer=KIND, importer_version=VERSION)
         add_label_set(plan, self.taxonomy)
+        self.add_new_attributes(plan)
         run = ("stimulus", "model", "modality", "prompt_setting", "context")
         predictions = self.drop_repeats(self.predictions, run, "answer")
         judgments = self.drop_repeats(self.judgments, (*run, "judge", "criterion"), "score per criterion")

@@ -8,8 +8,11 @@ from typing import Any
 import soundfile
 
 from storage.importers.common import check_cancel, dumps, resolve_media
-from storage.importers.echomind.files import (KEY_FIELDS, MCQ_TASKS, SUBTYPE_FIELDS, TEXT_FIELDS, VOICES, case_key,
-                                              clean_label, data_dirs, id_text, parse_options, read_records)
+from storage.importers.echomind.files import (CLONE_BOARDS, CLONE_DATA, CLONE_OUTPUTS, KEY_FIELDS, MCQ_TASKS,
+                                              NOT_IN_TAXONOMY, SUBTYPE_FIELDS, TEXT_FIELDS, VOICES, case_key,
+                                              clean_label, clone_json_files, data_dirs, id_text, is_clone,
+                                              parse_options, read_records)
+from storage.importers.label_sets import Label
 
 
 class ReleaseReading:
@@ -17,8 +20,22 @@ class ReleaseReading:
 
     def read_release(self) -> None:
         folders = data_dirs(self.root)
+        read: dict[Path, list[str]] = {}
         for folder in folders:
+            before = len(self.stimuli)
             self.read_data_dir(folder)
+            read[folder] = [stimulus["kind"] for stimulus in self.stimuli[before:]]
+        clone = is_clone(self.root)
+        files = clone_json_files(self.root) if clone else self.loose_json_files(folders)
+        for path in files:
+            check_cancel(self.options)
+            self.read_output_file(path)
+        if clone:
+            self.notes.append(self.clone_summary(read, files))
+
+    def loose_json_files(self, folders: list[Path]) -> list[Path]:
+        """Every JSON file outside the data folders, the annotation sidecar and hidden folders."""
+        found = []
         for path in sorted(self.root.rglob("*.json")):
             rel = path.relative_to(self.root)
             if rel.parts[0] == "annotations" or any(part.startswith(".") for part in rel.parts):
@@ -28,8 +45,21 @@ class ReleaseReading:
             if self.root in folders and (rel.parts[0] in ("MCQ", "audio") or
                                          (len(rel.parts) == 1 and rel.name.startswith("script_info"))):
                 continue
-            check_cancel(self.options)
-            self.read_output_file(path)
+            found.append(path)
+        return found
+
+    def clone_summary(self, read: dict[Path, list[str]], files: list[Path]) -> str:
+        """What was found in a clone of the release repository, in one line of the report."""
+        data = ", ".join(f"{self.rel(folder)} ({kinds.count('echomind_script')} scripts, "
+                         f"{kinds.count('echomind_mcq')} MCQs)" for folder, kinds in read.items())
+        if not data:
+            data = (f"no data_* folder in {CLONE_DATA}/ (the scripts and MCQs are published apart from the code;"
+                    f" put the data_human/ and data_synthesis/ folders in {CLONE_DATA}/)")
+        boards = sum(path.is_relative_to(self.root / CLONE_BOARDS) for path in files)
+        outputs = "/ and ".join(str(part) for part in CLONE_OUTPUTS if (self.root / part).is_dir()) or \
+            str(CLONE_OUTPUTS[0])
+        return (f"release clone {self.root.name}: found {data}; {len(files) - boards} output files in "
+                f"{outputs}/; {boards} leaderboards in {CLONE_BOARDS}/")
 
     def data_type_of(self, folder: Path) -> str:
         name = folder.name.lower()
@@ -68,6 +98,16 @@ class ReleaseReading:
 
     def find_label(self, text: Any) -> Any:
         return self.taxonomy.find(clean_label(text)) if isinstance(text, str) else None
+
+    def keep_new_attribute(self, name: str, file: str, line: int) -> Label:
+        """Count a script whose attribute the taxonomy does not hold. The script is kept; its attribute becomes
+        a label flagged (in its description) and listed in the report, so that a release with one new
+        attribute still imports."""
+        entry = self.new_attributes.setdefault(name.lower(), {
+            "label": Label(name, description=f"{NOT_IN_TAXONOMY}: first seen as spoken_info in {file}:{line}"),
+            "scripts": 0, "first": f"{file}:{line}"})
+        entry["scripts"] += 1
+        return entry["label"]
 
     def sniff_voice_label(self, record: dict[str, Any], voice: str) -> str | None:
         """The attribute a voice carries, when the release says (alternative and target infos may)."""
@@ -125,6 +165,8 @@ class ReleaseReading:
             seen[case_key(case_id)] = line
             spoken = record["spoken_info"]
             label = self.find_label(spoken)
+            if label is None and isinstance(spoken, str) and clean_label(spoken).strip():
+                label = Label(" ".join(clean_label(spoken).split()))  # outside the taxonomy: kept, see below
             if label is None:
                 self.log.add(file, line, "spoken_info", spoken,
                              f"an attribute of the label set '{self.taxonomy.name}'"
@@ -158,6 +200,8 @@ class ReleaseReading:
                 voice_files[voice] = info[file_key]
             if bad:
                 continue
+            if self.taxonomy.get(label.name) is None:
+                label = self.keep_new_attribute(label.name, file, line)
             lineage = self.taxonomy.lineage(label.name)
             stimulus = f"{data_type}/{case_id}"
             meta = {"case_id": case_id, "data_type": data_type, "spoken_info": spoken, "topic": topic,
@@ -167,6 +211,8 @@ class ReleaseReading:
                     "target_label": label.name,
                     "alternative_label": self.sniff_voice_label(record, "alternative"),
                     "voices": sorted(voice_files)}
+            if self.taxonomy.get(label.name) is None:
+                meta["in_taxonomy"] = False
             title = " · ".join(part for part in (case_id, label.name, topic) if part)
             self.stimuli.append({"external_id": stimulus, "kind": "echomind_script", "ground_truth": label.name,
                                  "split": data_type, "title": title, "text": text, "meta": dumps(meta)})

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLa
                                QVBoxLayout, QWidget)
 
 from app.conditions import condition_name
-from widgets.judge_bar import judge_bar
+from widgets.judge_bar import judge_bar, show_judgment
 from widgets.palette import colour
 from widgets.player_panel import PlayerPanel
 from widgets.presentation_view import PresentationView, verdict_html
@@ -74,7 +74,8 @@ SHORT_ANSWER = 40
 
 
 class _PredictionCell(QFrame):
-    """One prediction: its answer and verdict, judge bars (reasons on hover), response text, audio button."""
+    """One prediction: its answer and verdict, judge bars (reasons on hover), response text, audio button.
+    Made for a number of judge criteria; `show` fills it, again for each stimulus with as many."""
 
     def __init__(self, p: Prediction, text_html: str, audio: Path | None, on_play, parent: QWidget | None = None):
         super().__init__(parent)
@@ -82,33 +83,48 @@ class _PredictionCell(QFrame):
         self.setMinimumWidth(160)
         grid = QGridLayout(self)
         grid.setContentsMargins(6, 4, 6, 4)
-        short = p.answer if p.answer and len(p.answer) <= SHORT_ANSWER and p.answer != response_text(p) else ""
-        self.answer = QLabel(f"<b>{html.escape(short)}</b> {verdict_html(p.correct)}".strip())
+        self.answer = QLabel()
         self.answer.setTextFormat(Qt.TextFormat.RichText)
         grid.addWidget(self.answer, 0, 0, 1, 2)
-        # only once it has a parent: shown without one it would flash up as a window and take the focus
-        self.answer.setVisible(bool(short) or p.correct is not None)
+        self._judges: list[tuple[QLabel, QProgressBar]] = []
         self.judge_bars: list[QProgressBar] = []
         row = 1
         for j in p.judgments:
             name, bar = judge_bar(j, 18, no_reason="no reason given")
+            self._judges.append((name, bar))
             self.judge_bars.append(bar)
             grid.addWidget(name, row, 0)
             grid.addWidget(bar, row, 1)
             row += 1
-        self.text = QLabel(text_html)
+        self.text = QLabel()
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.text.setToolTip((p.raw_output or "")[:2000])
         grid.addWidget(self.text, row, 0, 1, 2)
-        row += 1
+        self._audio_row = row + 1
+        self._audio: Path | None = None
+        self._on_play = on_play
         self.audio_button: QPushButton | None = None
-        if audio is not None:
+        self.show_prediction(p, text_html, audio)
+
+    def show_prediction(self, p: Prediction, text_html: str, audio: Path | None) -> None:
+        """Fill the cell with `p` (as many judge criteria as the cell was made for)."""
+        short = p.answer if p.answer and len(p.answer) <= SHORT_ANSWER and p.answer != response_text(p) else ""
+        self.answer.setText(f"<b>{html.escape(short)}</b> {verdict_html(p.correct)}".strip())
+        # only once it has a parent: shown without one it would flash up as a window and take the focus
+        self.answer.setVisible(bool(short) or p.correct is not None)
+        for (name, bar), j in zip(self._judges, p.judgments):
+            show_judgment(name, bar, j, no_reason="no reason given")
+        self.text.setText(text_html)
+        self.text.setToolTip((p.raw_output or "")[:2000])
+        self._audio = audio
+        if audio is not None and self.audio_button is None:
             self.audio_button = QPushButton("▶ response audio")
-            self.audio_button.setToolTip(str(audio))
-            self.audio_button.clicked.connect(lambda _=False, path=str(audio): on_play(path))
-            grid.addWidget(self.audio_button, row, 0, 1, 2)
+            self.audio_button.clicked.connect(lambda _=False: self._audio is not None and self._on_play(str(self._audio)))
+            self.layout().addWidget(self.audio_button, self._audio_row, 0, 1, 2)
+        if self.audio_button is not None:
+            self.audio_button.setToolTip(str(audio) if audio is not None else "")
+            self.audio_button.setVisible(audio is not None)
 
 
 class CompareView(QWidget):
@@ -126,7 +142,13 @@ class CompareView(QWidget):
         self.response_audio: dict[int, Path] = {}
         self._available: list[str] = []
         self._chosen: list[str] = []
-        self.cells: dict[tuple[str, str], _PredictionCell] = {}
+        self._cells: dict[tuple[str, str], _PredictionCell] = {}
+        self._stale = False  # changed while hidden: rendered when shown (or when its cells are read)
+        # what the grid was built for; a stimulus of the same shape refills its widgets instead of new ones
+        self._shape: tuple | None = None
+        self._headings: dict[str, QLabel] = {}
+        self._condition_labels: dict[tuple[str | None, str], QLabel] = {}  # (model when stacked, condition)
+        self._crowd: QLabel | None = None
         self.presentation: PresentationView | None = None
         self.model_list = QListWidget()
         self.model_list.setMaximumWidth(220)
@@ -327,13 +349,35 @@ class CompareView(QWidget):
             if widget is not None:
                 widget.setParent(None)
                 widget.deleteLater()
-        self.cells = {}
+        self._cells = {}
+        self._shape = None
+        self._headings, self._condition_labels, self._crowd = {}, {}, None
+
+    @property
+    def cells(self) -> dict[tuple[str, str], _PredictionCell]:
+        """The shown prediction cells by (model, condition), rendered first if the view changed while hidden."""
+        if self._stale:
+            self._render_now()
+        return self._cells
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        if self._stale:
+            self._render_now()
+        super().showEvent(event)
 
     def _render(self) -> None:
+        """Render now if on screen; a hidden view (a dock behind another tab) waits until it is shown."""
+        if self.isVisible():
+            self._render_now()
+        else:
+            self._stale = True
+
+    def _render_now(self) -> None:
         """One column per chosen model (then the crowd), one row per condition, so like faces like."""
-        self._clear_grid()
+        self._stale = False
         detail = self.detail
         if detail is None:
+            self._clear_grid()
             self.header.setText("No stimulus selected.")
             return
         truth = f" · truth <b>{html.escape(detail.ground_truth)}</b>" if detail.ground_truth else ""
@@ -347,13 +391,19 @@ class CompareView(QWidget):
         self._narrow = self._is_narrow()
         self.outer.setDirection(QBoxLayout.Direction.TopToBottom if self._narrow else QBoxLayout.Direction.LeftToRight)
         self.model_list.setMaximumHeight(96 if self._narrow else 16777215)
+        shape = self._shape_of(detail, conditions)
+        if shape == self._shape:
+            self._refill(detail, conditions)
+            return
+        self._clear_grid()
+        self._shape = shape
         if self._narrow:
             self._render_stacked(detail, conditions)
             return
         for c, model in enumerate(self._chosen, start=1):
             self.grid.addWidget(self._heading(model), 0, c)
         for r, condition in enumerate(conditions, start=1):
-            label = QLabel(html.escape(self._condition_names.get(condition, condition)))
+            label = self._condition_labels[(None, condition)] = QLabel(self._condition_text(condition))
             label.setWordWrap(True)
             label.setMaximumWidth(150)
             self.grid.addWidget(label, r, 0, Qt.AlignmentFlag.AlignTop)
@@ -362,7 +412,7 @@ class CompareView(QWidget):
         if self.humans_box.isChecked() and detail.human:
             c = len(self._chosen) + 1
             self.grid.addWidget(QLabel("<b>human crowd</b>"), 0, c)
-            crowd = QLabel("<br/>".join(html.escape(line) for line in human_summary(detail.human, detail.ground_truth)))
+            crowd = self._crowd = QLabel(self._crowd_text(detail))
             crowd.setWordWrap(True)
             crowd.setMinimumWidth(200)
             self.grid.addWidget(crowd, 1, c, max(1, len(conditions)), 1, Qt.AlignmentFlag.AlignTop)
@@ -374,23 +424,59 @@ class CompareView(QWidget):
         """Too narrow for a column per model (e.g. docked beside the stimulus): stack the models instead."""
         return self.width() < COLUMN_WIDTH * max(1, len(self._chosen)) + self.model_list.maximumWidth()
 
-    def _heading(self, model: str) -> QLabel:
+    def _shape_of(self, detail: StimulusDetail, conditions: list[str]) -> tuple:
+        """What decides the grid's widgets: layout, models, conditions, the crowd, and which cells hold a
+        prediction with how many judge criteria."""
+        cells = tuple(None if p is None else len(p.judgments)
+                      for p in (self._prediction(detail, m, c) for m in self._chosen for c in conditions))
+        return (self._narrow, tuple(self._chosen), tuple(conditions),
+                self.humans_box.isChecked() and bool(detail.human), cells)
+
+    def _refill(self, detail: StimulusDetail, conditions: list[str]) -> None:
+        """Show `detail` in the widgets of the last stimulus, which had the same shape."""
+        for model, heading in self._headings.items():
+            heading.setText(self._heading_text(model))
+        for (_model, condition), label in self._condition_labels.items():
+            label.setText(self._condition_text(condition))
+        for (model, condition), cell in self._cells.items():
+            p = self._prediction(detail, model, condition)
+            cell.show_prediction(p, self._body(p), self.response_audio.get(p.id))
+        if self._crowd is not None:
+            self._crowd.setText(self._crowd_text(detail))
+
+    def _condition_text(self, condition: str) -> str:
+        return html.escape(self._condition_names.get(condition, condition))
+
+    def _crowd_text(self, detail: StimulusDetail) -> str:
+        return "<br/>".join(html.escape(line) for line in human_summary(detail.human, detail.ground_truth))
+
+    def _heading_text(self, model: str) -> str:
         mark = " <span style='font-weight:normal'>(baseline)</span>" if model == self.baseline_model() else ""
-        heading = QLabel(f"<b>{html.escape(model)}</b>{mark}")
+        return f"<b>{html.escape(model)}</b>{mark}"
+
+    def _heading(self, model: str) -> QLabel:
+        heading = self._headings[model] = QLabel(self._heading_text(model))
         font = QFont(heading.font())
         font.setPointSizeF(font.pointSizeF() * 1.2)
         heading.setFont(font)
         return heading
 
-    def _cell(self, detail: StimulusDetail, model: str, condition: str) -> QWidget:
-        p = next((q for q in detail.predictions if q.model == model and q.condition == condition), None)
-        if p is None:
-            return QLabel("—")
+    @staticmethod
+    def _prediction(detail: StimulusDetail, model: str, condition: str) -> Prediction | None:
+        return next((q for q in detail.predictions if q.model == model and q.condition == condition), None)
+
+    def _body(self, p: Prediction) -> str:
+        """The response as HTML, its differences from the baseline marked."""
         text = response_text(p)
         baseline = self.baseline_text(p)
-        body = word_diff_html(baseline, text) if baseline is not None else html.escape(text)
-        cell = _PredictionCell(p, body, self.response_audio.get(p.id), self.playResponseRequested.emit)
-        self.cells[(model, condition)] = cell
+        return word_diff_html(baseline, text) if baseline is not None else html.escape(text)
+
+    def _cell(self, detail: StimulusDetail, model: str, condition: str) -> QWidget:
+        p = self._prediction(detail, model, condition)
+        if p is None:
+            return QLabel("—")
+        cell = _PredictionCell(p, self._body(p), self.response_audio.get(p.id), self.playResponseRequested.emit)
+        self._cells[(model, condition)] = cell
         return cell
 
     def _render_stacked(self, detail: StimulusDetail, conditions: list[str]) -> None:
@@ -400,7 +486,7 @@ class CompareView(QWidget):
             self.grid.addWidget(self._heading(model), row, 0, 1, 2)
             row += 1
             for condition in conditions:
-                label = QLabel(html.escape(self._condition_names.get(condition, condition)))
+                label = self._condition_labels[(model, condition)] = QLabel(self._condition_text(condition))
                 label.setWordWrap(True)
                 label.setMaximumWidth(90)
                 self.grid.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)
@@ -408,7 +494,7 @@ class CompareView(QWidget):
                 row += 1
         if self.humans_box.isChecked() and detail.human:
             self.grid.addWidget(QLabel("<b>human crowd</b>"), row, 0, 1, 2)
-            crowd = QLabel("<br/>".join(html.escape(line) for line in human_summary(detail.human, detail.ground_truth)))
+            crowd = self._crowd = QLabel(self._crowd_text(detail))
             crowd.setWordWrap(True)
             self.grid.addWidget(crowd, row + 1, 0, 1, 2, Qt.AlignmentFlag.AlignTop)
             row += 2

@@ -24,7 +24,6 @@ from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
-from widgets.cues_view import open_cues_dock
 from widgets.dock_layout import DefaultLayout, fitting_size, show_panel
 from widgets.palette import colour
 from widgets.failure_panel import FailurePanel
@@ -264,6 +263,10 @@ class MainWindow(QMainWindow):
             bind_shortcuts(action, self.keymap, action_id)
         return action
 
+    def _open_cues(self) -> None:
+        from widgets.cues_view import open_cues_dock  # the cues' statistics are imported when first asked for
+        open_cues_dock(self)
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         self.import_action = self._menu_action("&Import…", self.open_import, keys.IMPORT)
@@ -309,7 +312,7 @@ class MainWindow(QMainWindow):
                                                       keys.FAILURES))
         self.compare_menu.addAction(self._menu_action("Ask a &live model", lambda: self.show_dock(self.live_dock),
                                                       keys.LIVE))
-        self.compare_menu.addAction(self._menu_action("Voice and turn-taking &cues", lambda: open_cues_dock(self)))
+        self.compare_menu.addAction(self._menu_action("Voice and turn-taking &cues", self._open_cues))
         self.compare_menu.addSeparator()
         self.compare_menu.addAction(self._menu_action("Show &all stimuli (clear drill-down)", self.filter_bar.reset))
         self.help_menu = self.menuBar().addMenu("&Help")

@@ -68,6 +68,12 @@ def decode(raw: bytes) -> str:
 
 def praat_number(word: str) -> float:
     """A number written as Praat reads one; ValueError otherwise."""
+    try:  # the usual case, taken without a pattern match: what Python reads as a finite number, Praat does too
+        value = float(word)
+        if "_" not in word and math.isfinite(value) and word[0] in "+-0123456789":
+            return value
+    except ValueError:
+        pass
     if _NUMBER.fullmatch(word):
         value = float(word.rstrip("%"))
         return value / 100 if word.endswith("%") else value
@@ -179,21 +185,40 @@ def _read_text(text: str) -> tuple[list[_Tier], float, float]:
         kind, name = stream.string(), stream.string()
         stream.number(), stream.number()
         count = stream.integer()
-        items = []
-        if kind == "IntervalTier":
+        if kind not in ("IntervalTier", "TextTier"):
+            raise _Refused(stream.line(), f"a tier of class {kind!r}", "IntervalTier or TextTier")
+        items = _plain_items(stream, count, kind == "IntervalTier")
+        if items is None:  # something unusual among them: read them one value at a time, to say where
+            items = []
             for _ in range(count):
-                start, end = stream.number(), stream.number()
+                start = stream.number()
+                end = stream.number() if kind == "IntervalTier" else start
                 line = stream.line()
                 items.append((start, end, stream.string(), line))
-        elif kind == "TextTier":
-            for _ in range(count):
-                time = stream.number()
-                line = stream.line()
-                items.append((time, time, stream.string(), line))
-        else:
-            raise _Refused(stream.line(), f"a tier of class {kind!r}", "IntervalTier or TextTier")
         tiers.append(_Tier(kind, name, items))
     return tiers, xmin, xmax
+
+
+def _plain_items(stream: _TextStream, count: int, intervals: bool) -> list[tuple[float, float, str, int]] | None:
+    """A tier's items when they are plain (numbers, then a closed string, as Praat writes them), taken from
+    the token list in one pass; None, with nothing consumed, when any is not."""
+    width = 3 if intervals else 2
+    tokens = stream.tokens[stream.position:stream.position + width * count]
+    if len(tokens) < width * count:
+        return None
+    items = []
+    try:
+        for i in range(0, len(tokens), width):
+            first, *middle, (text, closed, offset) = tokens[i:i + width]
+            if first[0] is not None or text is None or not closed or (middle and middle[0][0] is not None):
+                return None
+            start = praat_number(first[1])
+            end = praat_number(middle[0][1]) if middle else start
+            items.append((start, end, text.replace('""', '"'), offset))
+    except ValueError:
+        return None
+    stream.position += len(tokens)
+    return [(start, end, text, stream.line(offset)) for start, end, text, offset in items]
 
 
 def _read_binary(raw: bytes) -> tuple[list[_Tier], float, float]:

@@ -150,5 +150,10 @@ def parse_options(value: Any) -> dict[str, str] | None:
     return options if len(options) >= 2 else None
 
 
+def counted(n: int, noun: str) -> str:
+    """`n` and the noun, plural unless one: "1 script", "3 scripts"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def clean_label(text: str) -> str:
     return re.sub(r"^\s*(target|alternative|neutral)\s*:\s*", "", text, flags=re.IGNORECASE)

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.importers.common import ImportOptions, ProblemLog, read_annotation_sidecar
-from storage.importers.echomind.files import KIND, NOT_IN_TAXONOMY, TAXONOMY_FILE, VERSION
+from storage.importers.echomind.files import KIND, NOT_IN_TAXONOMY, TAXONOMY_FILE, VERSION, counted
 from storage.importers.echomind.judges import JudgeReading
 from storage.importers.echomind.outputs import OutputReading
 from storage.importers.echomind.release import ReleaseReading
@@ -63,10 +63,10 @@ class EchoMindReader(ReleaseReading, OutputReading, JudgeReading):
         plan.add("labels", [{"label_set": self.taxonomy.name, "name": entry["label"].name, "parent": None,
                              "description": entry["label"].description, "ord": None}
                             for entry in self.new_attributes.values()])
-        listed = ", ".join(f"'{entry['label'].name}' ({entry['scripts']} scripts, first at {entry['first']})"
-                           for entry in self.new_attributes.values())
-        self.notes.append(f"{len(self.new_attributes)} vocal attributes {NOT_IN_TAXONOMY} '{self.taxonomy.name}',"
-                          f" imported as new labels flagged '{NOT_IN_TAXONOMY}': {listed}")
+        listed = ", ".join(f"'{entry['label'].name}' ({counted(entry['scripts'], 'script')}, first at "
+                           f"{entry['first']})" for entry in self.new_attributes.values())
+        self.notes.append(f"{counted(len(self.new_attributes), 'vocal attribute')} {NOT_IN_TAXONOMY} "
+                          f"'{self.taxonomy.name}', imported as new labels flagged '{NOT_IN_TAXONOMY}': {listed}")
 
     def finish(self, path: Path) -> ImportPlan:
         name = self.options.dataset_name or f"EchoMind {self.root.name}"

@@ -10,7 +10,7 @@ import soundfile
 from storage.importers.common import check_cancel, dumps, resolve_media
 from storage.importers.echomind.files import (CLONE_BOARDS, CLONE_DATA, CLONE_OUTPUTS, KEY_FIELDS, MCQ_TASKS,
                                               NOT_IN_TAXONOMY, SUBTYPE_FIELDS, TEXT_FIELDS, VOICES, case_key,
-                                              clean_label, clone_json_files, data_dirs, id_text, is_clone,
+                                              clean_label, clone_json_files, counted, data_dirs, id_text, is_clone,
                                               parse_options, read_records)
 from storage.importers.label_sets import Label
 
@@ -50,16 +50,16 @@ class ReleaseReading:
 
     def clone_summary(self, read: dict[Path, list[str]], files: list[Path]) -> str:
         """What was found in a clone of the release repository, in one line of the report."""
-        data = ", ".join(f"{self.rel(folder)} ({kinds.count('echomind_script')} scripts, "
-                         f"{kinds.count('echomind_mcq')} MCQs)" for folder, kinds in read.items())
+        data = ", ".join(f"{self.rel(folder)} ({counted(kinds.count('echomind_script'), 'script')}, "
+                         f"{counted(kinds.count('echomind_mcq'), 'MCQ')})" for folder, kinds in read.items())
         if not data:
             data = (f"no data_* folder in {CLONE_DATA}/ (the scripts and MCQs are published apart from the code;"
                     f" put the data_human/ and data_synthesis/ folders in {CLONE_DATA}/)")
         boards = sum(path.is_relative_to(self.root / CLONE_BOARDS) for path in files)
         outputs = "/ and ".join(str(part) for part in CLONE_OUTPUTS if (self.root / part).is_dir()) or \
             str(CLONE_OUTPUTS[0])
-        return (f"release clone {self.root.name}: found {data}; {len(files) - boards} output files in "
-                f"{outputs}/; {boards} leaderboards in {CLONE_BOARDS}/")
+        return (f"release clone {self.root.name}: found {data}; {counted(len(files) - boards, 'output file')} in "
+                f"{outputs}/; {counted(boards, 'leaderboard')} in {CLONE_BOARDS}/")
 
     def data_type_of(self, folder: Path) -> str:
         name = folder.name.lower()

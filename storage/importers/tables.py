@@ -133,25 +133,21 @@ def _read_fast(path: Path, delimiter: str, n_rows: int | None) -> pl.DataFrame |
     # polars fills a short row's missing fields with nulls, so a short row always ends in a null; only those
     # rows' lines need counting, and a file whose last column is never empty costs nothing more.
     if frame.width > 1 and frame.height:
-        open_ended = frame.with_row_index("row").filter(pl.col(frame.columns[-1]).is_null())["row"].to_list()
-        if open_ended and _has_short_row(path, delimiter, frame.width, open_ended):
+        open_ended = frame.with_row_index("row").filter(pl.col(frame.columns[-1]).is_null())["row"]
+        if open_ended.len() and _has_short_row(path, delimiter, frame.width, open_ended):
             return None
     return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
 
 
-def _has_short_row(path: Path, delimiter: str, width: int, rows: list[int]) -> bool:
+def _has_short_row(path: Path, delimiter: str, width: int, rows: pl.Series) -> bool:
     """Whether any of these rows (0-based, after the header, one line each) has fewer fields than `width`."""
-    lines = path.read_bytes().split(b"\n")
-    separator = delimiter.encode()
-    for row in rows:
-        line = lines[row + 1].rstrip(b"\r")
-        if b'"' in line:
-            fields = len(next(csv.reader([line.decode("utf-8", "replace")], delimiter=delimiter)))
-        else:
-            fields = line.count(separator) + 1
-        if fields < width:
-            return True
-    return False
+    text = path.read_bytes().decode("utf-8-sig", "replace")
+    lines = pl.Series([text]).str.split("\n").explode().gather(rows + 1).str.strip_suffix("\r")
+    # a line without quotes has one more field than delimiters; the few with quotes are parsed as CSV
+    quoted = lines.str.contains('"', literal=True)
+    if (~quoted & (lines.str.count_matches(delimiter, literal=True) < width - 1)).any():
+        return True
+    return any(len(next(csv.reader([line], delimiter=delimiter))) < width for line in lines.filter(quoted))
 
 
 def _has_quote(path: Path) -> bool:
@@ -160,7 +156,9 @@ def _has_quote(path: Path) -> bool:
 
 
 def _read_by_row(text: str, name: str, delimiter: str, log: ProblemLog, n_rows: int | None) -> Table:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    # strict: a quote opened and never closed is an error, not a field swallowing the rest of the file
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    start = 1
     try:
         header = [h.strip() for h in next(reader)]
         rows: list[list[str | None]] = []
@@ -178,6 +176,9 @@ def _read_by_row(text: str, name: str, delimiter: str, log: ProblemLog, n_rows: 
             if n_rows is not None and len(rows) >= n_rows:
                 break
     except csv.Error as exc:
+        if "end of data" in str(exc):
+            raise ImportFailed(RowProblem(name, start, None, "<a quote opened in this row and never closed>",
+                                          "a closing quote for every opening one")) from None
         raise ImportFailed(RowProblem(name, reader.line_num, None, f"<{exc}>", "well-formed CSV")) from None
     return Table(name, _frame(name, header, rows, lines, log))
 

@@ -4,7 +4,10 @@ A release folder holds one `{id}.mp4`, `{id}.wav` and `{id}.json` per participan
 `V<vendor>_S<session>_I<interaction>_P<participant>` (the participant may end in letters, `P0059A`), plus
 `relationships.csv` (`vendor_id,session_id,relationship,relationship_detail`), `participants.csv` (BFI-2
 traits; vendor written without the `V`) and `interactions.csv` (prompts). The two participants of an
-interaction become one `dyad` stimulus: participant A is the lexically first id.
+interaction become one `dyad` stimulus: participant A is the lexically first id. Session ids repeat across
+vendors, so a relationship joins on vendor and session together (`V03` + `1805`, `conversation_key`) and
+traits on vendor and participant. The metadata tables alone label nothing: given without the
+per-participant files, the import is refused with one line saying which files are needed.
 
 Options (`ImportOptions.extra`):
 - `window_s` (float): cut windows of this length as stimuli instead of whole interactions. Windows refer to

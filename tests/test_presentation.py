@@ -93,6 +93,7 @@ def test_f5_then_space_plays_the_clip_in_the_presentation(qtbot, window):
     press(qtbot, "Escape")
     qtbot.waitUntil(lambda: window.compare.presentation is None, timeout=5000)
     assert window.isAncestorOf(player.media_area)        # given back to the player's own splitter
+    qtbot.waitUntil(lambda: player.media_area.isVisible() and player.media_area.height() > 50, timeout=5000)
 
 
 def test_echomind_shows_a_row_per_condition_with_its_judge_scores(qtbot, window):

@@ -41,6 +41,9 @@ LINES_PER_SCREEN = 36
 MIN_BASE_PX = 14
 VOICES = ("target", "alternative", "neutral")
 PROMPTS = ("no", "basic", "enhance")
+# judged cells: larger type while the rows fit a laptop's screen (AgentViSS's six roles × modes), smaller past it
+ROOMY_CONDITIONS = 6
+ROOMY_CELL, DENSE_CELL = 0.75, 0.62
 
 
 def verdict_html(correct: bool | None) -> str:
@@ -132,19 +135,11 @@ class PresentationView(QWidget):
         self.media_box = QVBoxLayout()
         self.media_box.setContentsMargins(0, 0, 0, 0)
         self.transport = self._label(0.65)
-        self.transport.setTextFormat(Qt.TextFormat.PlainText)
-        self.rows = QGridLayout()
-        self.rows.setHorizontalSpacing(36)
-        self.rows.setVerticalSpacing(14)
-        rows_widget = QWidget()
-        rows_widget.setLayout(self.rows)
-        rows_widget.setObjectName("rows")
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(rows_widget)
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.help = self._label(0.5)
+        self.help = self._label(0.55)
         self.help.setText(" · ".join(f"{k}: {d.split(',')[0]}" for k in HELP_KEYS
                                      for key, _a, d in PRESENTATION_KEYS if key == k))
         layout = QVBoxLayout(self)
@@ -158,6 +153,7 @@ class PresentationView(QWidget):
         layout.addWidget(self.help)
         self._reveals: list[_Reveal] = []
         self._revealed = 0
+        self._clear_rows()
         self._borrowed: QWidget | None = None
         self._unsubscribe: Callable[[], None] | None = None
         actions = {"advance": self.advance, "reveal": self.reveal_next, "reveal_all": self.reveal_all,
@@ -247,22 +243,24 @@ class PresentationView(QWidget):
         conditions = list(dict.fromkeys(condition_name(p) for p in sorted(
             (p for p in detail.predictions if p.model in models), key=condition_order)))
         for column, model in enumerate(models, start=1):
-            heading = QLabel(text_html(model))
+            heading = QLabel(model)
             heading.setTextFormat(Qt.TextFormat.PlainText)
             self._sized(heading, 0.8, bold=True, row=True)
             self.rows.addWidget(heading, 0, column, Qt.AlignmentFlag.AlignTop)
             self.rows.setColumnStretch(column, 1)
+        cell_scale = ROOMY_CELL if len(conditions) <= ROOMY_CONDITIONS else DENSE_CELL
         for row, condition in enumerate(conditions, start=1):
             name = QLabel(condition)
+            name.setTextFormat(Qt.TextFormat.PlainText)
             name.setWordWrap(True)
-            self._sized(name, 0.65, bold=True, row=True)
+            self._sized(name, cell_scale + 0.03, bold=True, row=True)
             self.rows.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
         self.rows.setColumnStretch(0, 0)
         for column, model in enumerate(models, start=1):
             reveal = _Reveal()
             for row, condition in enumerate(conditions, start=1):
                 p = by_model[model].get(condition)
-                cell = self._answer_label(0.62)
+                cell = self._answer_label(cell_scale)
                 reveal.labels.append((cell, judged_cell_html(p) if p is not None else "<i>not run</i>"))
                 self.rows.addWidget(cell, row, column, Qt.AlignmentFlag.AlignTop)
             self._reveals.append(reveal)
@@ -293,14 +291,13 @@ class PresentationView(QWidget):
         self._reveals.append(reveal)
 
     def _clear_rows(self) -> None:
-        while self.rows.count():
-            item = self.rows.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        for index in range(self.rows.columnCount()):
-            self.rows.setColumnStretch(index, 0)
-        for index in range(self.rows.rowCount()):
-            self.rows.setRowStretch(index, 0)
+        """A fresh grid for the next stimulus (a grid never gives back rows and columns it once had)."""
+        rows_widget = QWidget()
+        rows_widget.setObjectName("rows")
+        self.rows = QGridLayout(rows_widget)
+        self.rows.setHorizontalSpacing(36)
+        self.rows.setVerticalSpacing(14)
+        self.scroll.setWidget(rows_widget)  # the old grid and its labels are deleted with it
         self._row_fonts = []
         self._reveals = []
         self._revealed = 0
@@ -328,6 +325,8 @@ class PresentationView(QWidget):
             label.setProperty("hidden_answer", False)
             label.style().unpolish(label)
             label.style().polish(label)
+        # the room sees what was just revealed, even below the fold on a small screen
+        self.scroll.ensureWidgetVisible(self._reveals[self._revealed].labels[0][0])
         self._revealed += 1
         return True
 

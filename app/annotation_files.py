@@ -6,7 +6,8 @@ else the one its file name names, either as the id itself or as the file name an
 (`synthesis/901` is written as `synthesis_901`), else the one its linked media file is named after. A file
 that cannot be placed is refused. A label outside its stimulus's duration is refused, or cut to it with
 `clip`. A label the reader could not represent (an ELAN annotation with no time to be found) refuses the
-file unless `skip_unrepresentable`; every label read, left out or cut is in the report.
+file unless `skip_unrepresentable`; every label read, left out or cut is in the report. A refusal that only
+those two options would lift is an `ImportNeedsChoice`, so the window can ask which the user wants.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from storage.annotations import AnnotationStore
 from storage.exporters.common import Row, files_to_read, safe_file_stem
+from storage.errors import ImportFailed
 from storage.exporters.registry import get_exporter
 from storage.exporters.report import Origin, TransferReport, describe, refused, without_cycle_collection
 
@@ -33,6 +35,17 @@ class ImportReading:
     rows: list[dict[str, Any]]
     report: TransferReport
     vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+
+
+class ImportNeedsChoice(ImportFailed):
+    """A refusal the user may lift: `outside` labels lie outside their stimulus (`clip` cuts them to it) and
+    `unrepresentable` labels could not be represented (`skip_unrepresentable` leaves them out); nothing else
+    was wrong with the file."""
+
+    def __init__(self, message: str, outside: int, unrepresentable: int) -> None:
+        super().__init__(message)
+        self.outside = outside
+        self.unrepresentable = unrepresentable
 
 
 def stimulus_for_name(stem: str, by_external: dict[str, int]) -> tuple[str | None, list[str]]:
@@ -75,11 +88,14 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
                        f" {exporter.extension} files; name each file after its stimulus instead"])
     result = ImportReading([], TransferReport())
     problems: list[str] = []
+    outside: list[str] = []  # also in `problems`: the ones `clip` would lift
     unrepresentable: list[str] = []
+    unrepresentable_count = 0
     for file in files:
         found = exporter.read(file)
         if found.report.left_out:
             unrepresentable += found.report.left_out_items
+            unrepresentable_count += found.report.left_out
         result.report.merge(found.report)
         for name, entries in found.vocabularies.items():
             result.vocabularies.setdefault(name, []).extend(entries)
@@ -87,7 +103,7 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
                         result.report, problems)
         for row, external in placed:
             prepared = _prepared(row, external, by_external, durations, annotator, label_set, clip, result.report,
-                                 problems)
+                                 problems, outside)
             if prepared is not None:
                 result.rows.append(prepared)
         if len(problems) > 50:
@@ -95,6 +111,9 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
     if unrepresentable and not skip_unrepresentable:
         problems.append(f"{unrepresentable[0]} (add --skip-unrepresentable to import the rest and list"
                         " what was left out)")
+    if problems and len(problems) == len(outside) + bool(unrepresentable and not skip_unrepresentable):
+        raise ImportNeedsChoice(str(refused(problems)), len(outside),
+                                0 if skip_unrepresentable else unrepresentable_count)
     if problems:
         raise refused(problems)
     for external in sorted({r["stimulus"] for r in result.rows} - set(durations)):
@@ -144,9 +163,10 @@ def _place(file: Path, rows: list[Row], media: list[str], per_stimulus: bool, st
 
 def _prepared(row: Row, external: str, by_external: dict[str, int], durations: dict[str, float],
               annotator: str | None, label_set: str | None, clip: bool, report: TransferReport,
-              problems: list[str]) -> dict[str, Any] | None:
+              problems: list[str], outside: list[str]) -> dict[str, Any] | None:
     """The row as the annotation model takes it, with its times checked against the stimulus; None when
-    it is refused (a problem is recorded) or clipped away (the report says so)."""
+    it is refused (a problem is recorded, and also in `outside` when `clip` would take it) or clipped away
+    (the report says so)."""
     origin: Origin = row.get("origin") or Origin("?")
     who = row.get("annotator") or annotator
     if not who:
@@ -165,6 +185,7 @@ def _prepared(row: Row, external: str, by_external: dict[str, int], durations: d
         if not clip:
             problems.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit});"
                             " add --clip to cut labels to the stimulus")
+            outside.append(problems[-1])
             return None
         top = duration if duration is not None else end
         new_start, new_end = min(max(start, 0.0), top), min(max(end, 0.0), top)

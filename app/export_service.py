@@ -109,7 +109,7 @@ def _representable(exporter: Exporter, rows: list[Row], out: Path, report: Trans
         more = f" (and {len(losses) - SHOWN_LOSSES} more)" if len(losses) > SHOWN_LOSSES else ""
         raise ExportRefused(f"{exporter.title} cannot hold {len(losses)} of the {len(rows)} labels: {shown}{more}."
                             " Nothing was written. Export to CSV, Parquet or JSON lines, which hold everything,"
-                            " or leave these out and list them (--skip-unrepresentable).")
+                            " or leave these out and list them (--skip-unrepresentable).", unrepresentable=len(losses))
     dropped = {id(loss.row) for loss in losses if loss.whole_label}
     for loss in losses:
         where = origin(loss.row)
@@ -139,13 +139,20 @@ def import_annotations(store: Store, format: str, path: Path | str, dataset: str
     model = model or AnnotationModel(AnnotationStore(store), annotator=annotator or "")
     reading = read_annotation_file(model.store, format, path, dataset, annotator, label_set, stimulus, clip=clip,
                                    skip_unrepresentable=skip_unrepresentable)
-    with without_cycle_collection():
-        added = import_prepared(model, reading.rows, Path(path).name)
-    keep_vocabularies(model, reading)
+    added = land_reading(model, reading, Path(path).name)
     if report is not None:
-        count_imported(reading, added)
         report.merge(reading.report)
     return len(added)
+
+
+def land_reading(model: AnnotationModel, reading: ImportReading, source: str) -> list[Annotation]:
+    """Add what `read_annotation_file` read (labels, then its controlled vocabularies) through `model`, all
+    or nothing, and tally in the reading's report what was written and what the store already had."""
+    with without_cycle_collection():
+        added = import_prepared(model, reading.rows, source)
+    keep_vocabularies(model, reading)
+    count_imported(reading, added)
+    return added
 
 
 def count_imported(reading: ImportReading, added: list[Annotation]) -> None:

@@ -34,7 +34,11 @@ Row = dict[str, Any]
 
 class ExportRefused(ThinsliceError):
     """An export that would overwrite a file of the dataset itself, has nothing to write, or would lose
-    what the format cannot hold."""
+    what the format cannot hold (then `unrepresentable` counts the labels that leaving it out would touch)."""
+
+    def __init__(self, message: str, unrepresentable: int = 0) -> None:
+        super().__init__(message)
+        self.unrepresentable = unrepresentable
 
 
 @dataclass(frozen=True)

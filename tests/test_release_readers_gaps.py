@@ -285,3 +285,13 @@ def test_relationships_alone_says_in_one_line_what_else_is_needed(tmp_path, dyad
         (line,) = error_lines(err)
         assert "only the metadata (relationships.csv)" in line and PARTICIPANT_FILES in line and ".wav" in line
         assert info(dyads_store, capsys) == before
+
+
+def test_a_folder_merely_named_output_is_no_clone(tmp_path):
+    from storage.importers.echomind import EchoMindImporter
+    dump(tmp_path / "output" / "results.json", [{"clip": "a", "answer": "familiar"}])
+    dump(tmp_path / "dataset" / "train.json", [{"clip": "a"}])
+    assert EchoMindImporter().detect(tmp_path) == 0.0
+    clone = tmp_path / "EchoMind"
+    make_clone(clone, with_dataset=False)
+    assert EchoMindImporter().detect(clone) >= 0.9

@@ -53,8 +53,10 @@ def data_dirs(root: Path) -> list[Path]:
 
 
 def is_clone(root: Path) -> bool:
-    """Whether `root` is a clone of the release repository: it holds `dataset/`, `output/` or `Demo/Data/`."""
-    return root.is_dir() and any((root / part).is_dir() for part in (CLONE_DATA, CLONE_OUTPUTS[0], CLONE_BOARDS))
+    """Whether `root` is a clone of the release repository: it holds `dataset/data_*`, `output/output_*` or
+    `Demo/Data/` (a folder merely named dataset/ or output/ is not enough)."""
+    return root.is_dir() and (any((root / CLONE_DATA).glob("data_*")) or any(
+        (root / CLONE_OUTPUTS[0]).glob("output_*")) or (root / CLONE_BOARDS).is_dir())
 
 
 def clone_json_files(root: Path) -> list[Path]:

@@ -12,6 +12,7 @@ line the stimulus was read from (the plan's origins) or else the source file, th
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ NAME_COLUMNS: dict[str, tuple[str, ...]] = {
     "aggregate_results": ("model", "source", "metric_group", "metric"),
 }
 CONTROL_CHARACTERS = r"[\x00-\x1f\x7f-\x9f]"
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # (start, end) pairs of times in seconds: finite, not negative, start <= end.
 INTERVALS: dict[str, tuple[str, str]] = {"segments": ("start_s", "end_s"), "annotations": ("start_s", "end_s")}
@@ -48,15 +50,16 @@ DURATIONS: dict[str, tuple[str, ...]] = {"media": ("duration_s",), "predictions"
 # Numbers that must at least be finite (a media offset may be negative: the file starts before the clip).
 FINITE: dict[str, tuple[str, ...]] = {"media": ("offset_s",)}
 
-_KIND_OF = {pl.String: "text", pl.Float64: "a number", pl.Int32: "a whole number", pl.Boolean: "true or false"}
+KIND_OF = {pl.String: "text", pl.Float64: "a number", pl.Int32: "a whole number", pl.Boolean: "true or false"}
 
 
-def _fits(value: Any, dtype: Any) -> bool:
+def value_fits(value: Any, dtype: Any) -> bool:
     """Whether a Python value read from a file is of the kind a typed column holds (None always is)."""
     if value is None:
         return True
     if dtype == pl.String:
-        return isinstance(value, str)
+        # a lone surrogate (from a JSON escape) is no character and cannot be stored as UTF-8 text
+        return isinstance(value, str) and (value.isascii() or not LONE_SURROGATE.search(value))
     if dtype == pl.Boolean:
         return isinstance(value, bool)
     if dtype == pl.Float64:
@@ -64,7 +67,7 @@ def _fits(value: Any, dtype: Any) -> bool:
     if dtype == pl.Int32:
         return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(dtype, pl.List):
-        return isinstance(value, (list, tuple)) and all(_fits(v, dtype.inner) for v in value)
+        return isinstance(value, (list, tuple)) and all(value_fits(v, dtype.inner) for v in value)
     return True
 
 
@@ -86,10 +89,10 @@ def check_row_types(plan: ImportPlan, table: str, rows: list[dict[str, Any]]) ->
     for index, row in enumerate(rows):
         for column, value in row.items():
             dtype = schema.get(column)
-            if dtype is not None and not _fits(value, dtype):
+            if dtype is not None and not value_fits(value, dtype):
                 file, line, about = _where(plan, table, row.get("stimulus", row.get("external_id")))
                 problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about}, row {index + 1})",
-                                           _KIND_OF.get(dtype, str(dtype))))
+                                           KIND_OF.get(dtype, str(dtype))))
     if problems:
         raise ImportFailed(problems)
 

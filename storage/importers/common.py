@@ -3,13 +3,17 @@ the annotation sidecar (tables are read by `storage.importers.tables`)."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.importers.plan import ImportPlan
+from storage.files import open_regular, read_regular_bytes
+from storage.importers.plan import FRAME_SCHEMAS, ImportPlan
+from storage.validation import KIND_OF, value_fits
 
 ShouldCancel = Callable[[], bool]
 
@@ -123,11 +127,40 @@ def resolve_media(root: Path, relative: str, allow_outside_root: bool, log: Prob
     return stored, full.is_file()
 
 
+class JsonRefused(ValueError):
+    """Text that parses as JSON but cannot be kept: nested past the parser's depth, or a lone surrogate."""
+
+    def __init__(self, why: str, line: int | None = None) -> None:
+        self.line = line
+        super().__init__(why)
+
+
+# only a \\u escape can bring a surrogate into text decoded from UTF-8
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def loads_json(text: str) -> Any:
+    """`json.loads`, refusing with `JsonRefused` what no store can hold: nesting too deep for the parser and
+    escapes that leave a lone surrogate (no character, so no UTF-8 text)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise JsonRefused("nesting deeper than the parser allows") from None
+    escape = _SURROGATE_ESCAPE.search(text)
+    if escape:
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (UnicodeEncodeError, RecursionError):
+            raise JsonRefused(f"an escape {escape.group(0)} that is half a character (a lone surrogate)",
+                              text.count("\n", 0, escape.start()) + 1) from None
+    return value
+
+
 def read_json(path: Path, log_name: str | None = None) -> Any:
-    """Read a JSON file; a syntax or encoding error names the file, line and column."""
+    """Read a JSON file (a regular file only); a syntax or encoding error names the file, line and column."""
     name = log_name or path.name
     try:
-        raw = path.read_bytes()
+        raw = read_regular_bytes(path)
     except OSError as exc:
         raise ImportFailed(RowProblem(name, None, None, f"<unreadable: {exc.strerror}>", "a readable file"))
     try:
@@ -137,26 +170,31 @@ def read_json(path: Path, log_name: str | None = None) -> Any:
         raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8>",
                                       "UTF-8 text"))
     try:
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed(RowProblem(name, exc.lineno, None, f"<invalid JSON: {exc.msg} at column {exc.colno}>",
                                       "well-formed JSON"))
+    except JsonRefused as exc:
+        raise ImportFailed(RowProblem(name, exc.line, None, f"<{exc}>", "JSON of text and values a store can hold"))
 
 
 def read_jsonl(path: Path, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]:
-    """Records of a JSON-lines file with their line numbers; bad lines go to the log."""
+    """Records of a JSON-lines file (a regular file only) with their line numbers; bad lines go to the log."""
     records = []
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw.decode("utf-8"))
+                value = loads_json(raw.decode("utf-8"))
             except UnicodeDecodeError:
                 log.add(path.name, number, None, "<bytes that are not UTF-8>", "UTF-8 text")
                 continue
             except json.JSONDecodeError as exc:
                 log.add(path.name, number, None, f"<invalid JSON: {exc.msg}>", "one JSON object per line")
+                continue
+            except JsonRefused as exc:
+                log.add(path.name, number, None, f"<{exc}>", "JSON of text and values a store can hold")
                 continue
             if not isinstance(value, dict):
                 log.add(path.name, number, None, f"<{type(value).__name__}>", "a JSON object")
@@ -170,6 +208,8 @@ def dumps(value: Any) -> str:
 
 
 ANNOTATION_SIDECAR = Path("annotations") / "thinslice_annotations.jsonl"
+_SIDECAR_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note",
+                   "media_role")
 
 
 def read_annotation_sidecar(root: Path, plan: ImportPlan, log: ProblemLog) -> None:
@@ -179,21 +219,25 @@ def read_annotation_sidecar(root: Path, plan: ImportPlan, log: ProblemLog) -> No
     end_s are null for a whole-stimulus label.
     """
     path = root / ANNOTATION_SIDECAR
-    if not path.is_file():
-        return
+    if not path.is_symlink() and not path.exists():
+        return   # a link to a device or a folder is refused by the reader, not passed over
     rows = []
     for line, record in read_jsonl(path, log):
         missing = [k for k in ("stimulus", "annotator", "label_set") if not record.get(k)]
         if missing:
             log.add(str(ANNOTATION_SIDECAR), line, missing[0], "<missing>", "a non-empty value")
             continue
+        wrong = [k for k in _SIDECAR_FIELDS if not value_fits(record.get(k), FRAME_SCHEMAS["annotations"][k])]
+        if wrong:
+            log.add(str(ANNOTATION_SIDECAR), line, wrong[0], record.get(wrong[0]),
+                    KIND_OF[FRAME_SCHEMAS["annotations"][wrong[0]]])
+            continue
         start, end = record.get("start_s"), record.get("end_s")
         if (start is None) != (end is None) or (start is not None and not (
-                isinstance(start, (int, float)) and isinstance(end, (int, float)) and 0 <= start <= end)):
+                math.isfinite(start) and math.isfinite(end) and 0 <= start <= end)):
             log.add(str(ANNOTATION_SIDECAR), line, "start_s/end_s", f"{start!r}..{end!r}",
                     "both null, or numbers with 0 <= start <= end")
             continue
-        rows.append({k: record.get(k) for k in ("stimulus", "annotator", "label_set", "label", "start_s",
-                                                 "end_s", "value", "note", "media_role")})
+        rows.append({k: record.get(k) for k in _SIDECAR_FIELDS})
     if rows:
         plan.add("annotations", rows)

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import check_regular
 from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar,
                                       resolve_media)
 from storage.importers.plan import DatasetInfo, ImportPlan
@@ -74,9 +75,7 @@ class GenericImporter:
         return 0.1 if path.is_file() and suffix in TABLE_SUFFIXES else 0.0
 
     def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
-        path = Path(path)
-        if not path.is_file():
-            raise ImportFailed(RowProblem(str(path), None, None, "<not a file>", "one table file"))
+        path = check_regular(path)   # a link to /dev/zero, a pipe or a folder is refused in one line
         log = ProblemLog(options.skip_bad)
         frame = read_table(path, path.name, log).frame
         check_cancel(options)
@@ -153,8 +152,9 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
             src = f"_src_{field_name}"
             value = pl.col(src).cast(pl.Float64, strict=False)
             typed = typed.with_columns(value.alias(target))
-            typed = _report(typed, (pl.col(src) != "") & pl.col(target).is_null(), src, mapping[field_name],
-                            file, log, "a number")
+            # "nan" and "inf" convert, but no time, score or duration is either
+            typed = _report(typed, (pl.col(src) != "") & (pl.col(target).is_null() | ~pl.col(target).is_finite()),
+                            src, mapping[field_name], file, log, "a number, finite")
     if "correct" in mapping:
         src = pl.col("_src_correct").str.to_lowercase()
         typed = typed.with_columns(

@@ -13,6 +13,8 @@ import soundfile
 
 from app.cli import dispatch
 from fixtures_store import friendbench_like_plan, make_store
+from storage.importers.echomind import EchoMindImporter
+from storage.store import Store
 from test_import_echomind import add_model_outputs, dump, make_release
 
 SCRIPTS = "data_synthesis/script_info_synthesis.json"
@@ -100,7 +102,6 @@ def test_an_attribute_outside_the_taxonomy_is_imported_flagged_and_listed(tmp_pa
         f"{SCRIPTS}:" in listed[0]
     assert report["written"]["stimuli"] >= 3
 
-    from storage.store import Store
     store = Store.open(db, read_only=True)
     try:
         cur = store.cursor()
@@ -225,7 +226,6 @@ def seamless_corpus(root: Path, relationships: str, session: str) -> dict[str, s
 
 
 def stimuli_of(db: Path) -> dict[str, tuple[str, dict]]:
-    from storage.store import Store
     store = Store.open(db, read_only=True)
     try:
         rows = store.cursor().execute("SELECT external_id, ground_truth, meta FROM stimulus").fetchall()
@@ -288,7 +288,6 @@ def test_relationships_alone_says_in_one_line_what_else_is_needed(tmp_path, dyad
 
 
 def test_a_folder_merely_named_output_is_no_clone(tmp_path):
-    from storage.importers.echomind import EchoMindImporter
     dump(tmp_path / "output" / "results.json", [{"clip": "a", "answer": "familiar"}])
     dump(tmp_path / "dataset" / "train.json", [{"clip": "a"}])
     assert EchoMindImporter().detect(tmp_path) == 0.0

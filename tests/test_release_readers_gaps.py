@@ -13,7 +13,9 @@ import soundfile
 
 from app.cli import dispatch
 from fixtures_store import friendbench_like_plan, make_store
+from storage.errors import ImportFailed
 from storage.importers.echomind import EchoMindImporter
+from storage.importers.tables import read_table
 from storage.store import Store
 from test_import_echomind import add_model_outputs, dump, make_release
 
@@ -294,3 +296,10 @@ def test_a_folder_merely_named_output_is_no_clone(tmp_path):
     clone = tmp_path / "EchoMind"
     make_clone(clone, with_dataset=False)
     assert EchoMindImporter().detect(clone) >= 0.9
+
+
+def test_a_short_row_with_a_quoted_delimiter_is_still_short(tmp_path):
+    path = tmp_path / "metadata.csv"
+    path.write_text('clip,site,note\nc1,V00,"fine, thanks"\nc2,"V03, Texas"\nc3,V01,\n')
+    with pytest.raises(ImportFailed, match=r"metadata\.csv:3: found <2 fields>; expected 3 fields as in the header"):
+        read_table(path)

@@ -96,6 +96,16 @@ def test_f5_then_space_plays_the_clip_in_the_presentation(qtbot, window):
     qtbot.waitUntil(lambda: player.media_area.isVisible() and player.media_area.height() > 50, timeout=5000)
 
 
+def test_closing_the_presentation_window_gives_the_videos_back(qtbot, window):
+    show, _ = present(qtbot, window, "FriendBench (sample)", "fb_001")
+    player = window.media_page.player
+    press(qtbot, "Space")
+    assert show.isAncestorOf(player.media_area) and player.clock.playing
+    show.close()                                          # as the window manager closes it
+    qtbot.waitUntil(lambda: window.compare.presentation is None, timeout=5000)
+    assert window.isAncestorOf(player.media_area) and not player.clock.playing
+
+
 def test_echomind_shows_a_row_per_condition_with_its_judge_scores(qtbot, window):
     show, chosen = present(qtbot, window, "EchoMind (sample)", "synthesis/901")
     assert show.total() == len(chosen) + 1                # a column per model, then the truth

@@ -130,6 +130,7 @@ class PresentationView(QWidget):
         self._fonts: list[tuple[QWidget, float, bool]] = []
         self._row_fonts: list[tuple[QWidget, float, bool]] = []
         self._voices = False
+        self._leaving = False
         self.title = self._label(1.25, bold=True)
         self.context = self._label(0.75)
         self.media_box = QVBoxLayout()
@@ -384,15 +385,21 @@ class PresentationView(QWidget):
 
     # ----- leaving -----------------------------------------------------------------------------------
     def leave(self) -> None:
-        """Pause the clip, give the player its media back, close."""
-        if self.player is not None:
-            self.player.clock.pause()
-        self._give_back()
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        """Close the presentation (Escape, F5): the clip pauses and the player gets its media back."""
+        self._leaving = True
         self.close()
         self.left.emit()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        # however the window goes (a key, the window manager), the media area must not go with it
+        super().closeEvent(event)
+        if self._unsubscribe is not None:
+            self.player.clock.pause()
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._give_back()
+        if not self._leaving:
+            self.left.emit()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt API)
         # a window of its own, outside the main window's key dispatcher: the same keymap, read here

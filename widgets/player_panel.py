@@ -8,9 +8,10 @@
 - `video`: one video and its sound as a lane;
 - `audio` (anything else without video): one lane per audio file, played through sounddevice.
 Decoding and peak building run on the panel's own `TaskRunner` (two threads, so a decode never waits
-behind the window's queries); the analysis tracks start their work once every lane's waveform is in;
-a newer `set_stimulus` cancels older work (latest request wins) and nothing ever blocks the GUI thread.
-Keys reach the panel's actions (`actions()`) through the window's dispatcher.
+behind the window's queries); the analysis tracks start their work once every lane's waveform is in and
+the stimulus has stayed on screen for TRACKS_SETTLE_MS; a newer `set_stimulus` cancels older work (latest
+request wins) and nothing ever blocks the GUI thread. Keys reach the panel's actions (`actions()`) through
+the window's dispatcher.
 """
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ TICK_MS = 30
 # Waveforms that are ready this soon after a switch wait for the other lanes and appear together:
 # one repaint instead of one per lane, each of which would also slow the decoding still under way.
 GATHER_LANES_MS = 200
+# The analysis tracks start this long after the waveform is in, if the stimulus is still the same: Praat
+# holds the interpreter for a whole analysis, so started at once it would stall the next switch of someone
+# flipping through stimuli.
+TRACKS_SETTLE_MS = 300
 
 
 def format_rate(rate: float) -> str:
@@ -137,6 +142,9 @@ class PlayerPanel(QWidget):
         self._gather_timer.setSingleShot(True)
         self._gather_timer.setInterval(GATHER_LANES_MS)
         self._gather_timer.timeout.connect(self._show_held_peaks)
+        self._tracks_timer = QTimer(self)
+        self._tracks_timer.setSingleShot(True)
+        self._tracks_timer.setInterval(TRACKS_SETTLE_MS)
         self._sources: dict[int, object] = {}
         self._voice = 0
         self._audio: AudioOutput | None = None
@@ -155,6 +163,7 @@ class PlayerPanel(QWidget):
         self.transcript = TranscriptView()
         self.tracks = AnalysisTracksView()  # spectrogram, pitch, intensity, turn-taking under the waveform
         self.tracks.link_x(self.waveform.ruler.vb)
+        self._tracks_timer.timeout.connect(self.tracks.start_work)
         for view in (self.transcript, self.waveform.canvas, self.tracks.canvas):
             view.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys stay with the panel's keymap
 
@@ -252,7 +261,9 @@ class PlayerPanel(QWidget):
         )
         self.transcript.set_segments(segments)
         self.transcript.setVisible(bool(segments))
-        # the tracks' analyses wait for the waveform: on the same cores they would slow its decoding
+        # the tracks' analyses wait for the waveform (on the same cores they would slow its decoding), then
+        # for the user to stay on the stimulus (TRACKS_SETTLE_MS)
+        self._tracks_timer.stop()
         self.tracks.set_stimulus(layout.lanes, timed_words(segments), start=not layout.lanes)
 
         total = max(self.height(), 600)
@@ -348,7 +359,7 @@ class PlayerPanel(QWidget):
             self._gather_timer.stop()
             self._show_held_peaks()
             self.waveform.redraw()
-            self.tracks.start_work()
+            self._tracks_timer.start()
             self.waveformReady.emit()
         elif not self._gather_timer.isActive():
             self._show_held_peaks()
@@ -447,6 +458,7 @@ class PlayerPanel(QWidget):
         self.tracks.shutdown()
         self._timer.stop()
         self._gather_timer.stop()
+        self._tracks_timer.stop()
         self._tasks.wait(5000)
         self.video.follow(None)
         self.video.clear()

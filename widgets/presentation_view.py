@@ -103,7 +103,9 @@ def judged_cell_html(p: Prediction) -> str:
 def short_answers_html(predictions: Sequence[Prediction]) -> str:
     """A model's marked answers in a row, each with its condition when there are several."""
     parts = [(f"{text_html(condition_name(p))}: " if len(predictions) > 1 else "")
-             + f"{text_html(p.answer or '—')} {verdict_html(p.correct)}".rstrip() for p in predictions]
+             # an unparsed answer with a verdict (NCP's plans) reads as the verdict alone
+             + f"{text_html(p.answer or ('' if p.correct is not None else '—'))} {verdict_html(p.correct)}".strip()
+             for p in predictions]
     return " &nbsp; ".join(parts) or "<i>no answer</i>"
 
 
@@ -141,8 +143,6 @@ class PresentationView(QWidget):
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.help = self._label(0.55)
-        self.help.setText(" · ".join(f"{k}: {d.split(',')[0]}" for k in HELP_KEYS
-                                     for key, _a, d in PRESENTATION_KEYS if key == k))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(48, 28, 48, 18)
         layout.setSpacing(10)
@@ -354,6 +354,10 @@ class PresentationView(QWidget):
         has_clip = detail is not None and self.player is not None and bool(
             detail.media_by_role("video") or detail.media_by_role("audio"))
         self.transport.setVisible(has_clip)
+        # the keys line names only what works on this stimulus
+        shown = [k for k in HELP_KEYS if (k != "Space" or has_clip) and (k != "V" or (has_clip and self._voices))]
+        self.help.setText(" · ".join(f"{k}: {d.split(',')[0]}" for k in shown
+                                     for key, _a, d in PRESENTATION_KEYS if key == k))
         self._show_position()
 
     def _give_back(self) -> None:

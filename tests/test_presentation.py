@@ -153,3 +153,11 @@ def test_the_slice_finders_note_follows_the_dataset(qtbot, window):
                     timeout=20000)
     assert panel.slice_table.rowCount() == 0
     assert panel.slice_note.text().startswith("EchoMind (sample): ") and "FriendBench" not in panel.slice_note.text()
+
+
+def test_closing_the_window_while_presenting_ends_the_presentation(qtbot, window):
+    show, _ = present(qtbot, window, "FriendBench (sample)", "fb_001")
+    player = window.media_page.player
+    window.close()
+    assert window.compare.presentation is None and not show.isVisible()
+    assert window.isAncestorOf(player.media_area)

@@ -712,6 +712,8 @@ class MainWindow(QMainWindow):
         self.change_relay.close()
         self.runner.close()
         self.help_overlay.hide()
+        if self.compare.presentation is not None:
+            self.compare.presentation.leave()  # the videos go back to the player before it is shut down
         self.media_page.shutdown()
         self.settings_store.update(geometry=self.saveGeometry().data(), window_state=self.saveState().data())
         self.runner.wait(5000)

@@ -9,6 +9,9 @@ project); the server holds the team's labels, label sets and full history and de
   the local outbox (committed), which is sent in order, an edit leaving it once the server has answered.
   While the server is away edits only queue; the listener's reconnection sends them, in order, once (the
   server recognises a resent edit);
+- at the start, what changed here without a session is queued before anything else: this member's labels
+  the server has never heard of (and, for a lead, the consensus labels), and every change, in order, of
+  the labels it has (made through the command line or another tool while the app was closed);
 - a conflicting edit (the label changed on the server since) changes nothing there but is kept in the
   server's history beside the version that won; here the winning version replaces ours (our version stays in
   the local history) and the conflict is reported;
@@ -18,14 +21,19 @@ project); the server holds the team's labels, label sets and full history and de
   into the local store through `AnnotationModel.absorb`, which refreshes the views over the change channel.
   A server label whose dataset or stimulus this store does not have is reported, never matched by guess.
 
-Work that starts on the listener thread (a notification, a reconnection) is handed to `post`, which runs it
-where the model lives: the window passes its GUI thread's queue; the default runs it at once under the
-session's lock (the command line and tests).
+Where the work runs: without `post` (the command line, tests) everything runs at once under the session's
+lock, so an edit has reached the server when the command returns. With `post` (the window, whose GUI thread
+the model lives on) nothing that talks to the server runs on the model's thread: connecting, sending,
+catching up and presence run on the session's own thread, an edit goes to the outbox at once and that
+thread sends it, and what must change the model or its store (another member's edit, a conflict's winner)
+is handed back through `post`.
 """
 from __future__ import annotations
 
 import json
+import queue
 import threading
+import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,10 +47,11 @@ from storage import pg_schema, team_server
 from storage.annotations import (EDITABLE_FIELDS, Annotation, AnnotationError, AnnotationStore, Label,
                                  LabelSetSnapshot)
 from storage.store import Store
-from storage.team_local import Queued, StimulusKey, TeamLocal
+from storage.team_local import SEEN_KEY, LocalChange, Queued, StimulusKey, TeamLocal
 from storage.team_server import TeamError, TeamRefused
 
-URL_KEY, MEMBER_KEY, LAST_EVENT_KEY = "url", "member", "last_event"
+URL_KEY, MEMBER_KEY, LEAD_KEY, LAST_EVENT_KEY = "url", "member", "lead", "last_event"
+NETWORK_ERRORS = (TeamError, psycopg.OperationalError, psycopg.InterfaceError)
 
 
 @dataclass(frozen=True)
@@ -56,10 +65,11 @@ class TeamStatus:
     waiting: int                   # edits in the outbox
     present: tuple[str, ...] = ()  # other members on the stimulus shown
     message: str = ""              # the last conflict, refusal or mismatch
+    connecting: bool = False       # a connection attempt is under way
 
     def text(self) -> str:
-        parts = [f"Team {self.team} as {self.member}{' (lead)' if self.lead else ''}",
-                 "online" if self.online else "offline"]
+        state = "online" if self.online else "connecting…" if self.connecting else "offline"
+        parts = [f"Team {self.team} as {self.member}{' (lead)' if self.lead else ''}", state]
         if self.waiting:
             parts.append(f"{self.waiting} edit{'s' if self.waiting != 1 else ''} waiting")
         if self.present:
@@ -102,7 +112,10 @@ def join_team(store: Store, url: str, member: str | None = None) -> tuple[str, b
             raise TeamError(f"The team project on {team_server.describe(url)} is at version {version}; this"
                             f" Thinslice knows up to {pg_schema.LATEST_VERSION}. Update Thinslice.")
         name, lead = team_server.whoami(con)
-    TeamLocal(store).put({URL_KEY: team_server.public_url(url), MEMBER_KEY: name})
+    local = TeamLocal(store)
+    local.put({URL_KEY: team_server.public_url(url), MEMBER_KEY: name, LEAD_KEY: "1" if lead else None})
+    if local.get(SEEN_KEY) is None:
+        local.mark_seen()   # labels made before joining are sent as new ones, not as changes
     return name, lead
 
 
@@ -144,6 +157,37 @@ class FromServer(EditCommand):
         raise TeamError("Another member's edit cannot be undone here.")
 
 
+class _TeamThread:
+    """The window's session's own thread: runs, one after another in the order given, the work that talks
+    to the server, so the GUI thread never waits for it."""
+
+    def __init__(self, on_error: Callable[[BaseException], None]) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._on_error = on_error
+        self._thread = threading.Thread(target=self._run, name="team-session", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._jobs.put(job)
+
+    def stop(self, last: Callable[[], None], timeout: float) -> None:
+        """Run `last` after what is queued, then end; waits at most `timeout` seconds for that."""
+        self._jobs.put(last)
+        self._jobs.put(None)
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                job()
+            except Exception as exc:   # a bug must not end the thread that sends everyone's edits
+                traceback.print_exc()
+                self._on_error(exc)
+
+
 class TeamSession:
     """Keeps `model` (over `store`) in step with the team this store has joined."""
 
@@ -156,60 +200,94 @@ class TeamSession:
             url, member = url or found[0], member or found[1]
         self.store, self.model, self.url, self.member = store, model, url, member
         self.local = TeamLocal(store)
-        self.lead = False
+        self.lead = self.local.get(LEAD_KEY) == "1"   # as last seen; the server says at each connection
         self.online = False
+        self.connecting = False
         self.present: tuple[str, ...] = ()
         self.message = ""
         self.report = Report()
         self.status_listeners: list[Callable[[TeamStatus], None]] = []
         self._post = post or (lambda work: work())
         self._lock = threading.RLock()
+        self._stopped = False
+        self._thread = (_TeamThread(lambda exc: self._set_message(f"The team connection failed: {exc}"))
+                        if post is not None else None)
         self._con: psycopg.Connection | None = None
         self._shown: int | None = None
         self._keys: dict[int, StimulusKey] = {}
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
-                                              user=member)
+                                              user=member, on_attempt=self._attempting)
         kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": [], "id": 0}')
         self._last_event, self._datasets_read = int(kept["id"]), list(kept["datasets"])
+        self._kept = (self._datasets_read, self._last_event)   # the position whose events are written here
         self._datasets = set(self._datasets_read)
+
+    # -- where work runs --------------------------------------------------------------------------
+    def _net(self, work: Callable[[], None]) -> None:
+        """Run work that talks to the server: on the session's thread in the window, else at once."""
+        if self._thread is not None:
+            self._thread.submit(work)
+        else:
+            with self._lock:
+                work()
+
+    def _here(self, work: Callable[[], None]) -> None:
+        """Run work that changes the model or its store where the model lives (dropped once stopped)."""
+        def guarded() -> None:
+            if not self._stopped:
+                work()
+        self._post(guarded)
 
     # -- starting and stopping --------------------------------------------------------------------
     def start(self, *, wait: bool = True) -> None:
         """Begin: send what waits, catch up, and listen. Works offline too: edits then wait in the outbox.
         With `wait` False (the window) nothing here waits for the server: the listener's first connection
         does the rest."""
-        self._queue_unlinked()   # before edits are sent on, so none can be taken for one made without us
-        self.model.outbound.append(self._send_on)
-        self.model.subscribe(self._model_changed)
-        if wait:
-            try:
+        if wait and self._thread is None:
+            try:   # the server says whether this member leads, which decides what is sent below
                 self._connection()
-                self._connection_changed(True)
             except TeamError as exc:   # unreachable, or no longer a member: say so, keep labelling locally
                 self._set_message(str(exc))
+        self._queue_unsent()   # before edits are sent on, so none can be taken for one made without us
+        self.model.outbound.append(self._send_on)
+        self.model.subscribe(self._model_changed)
+        if self._thread is not None:
+            self._thread.start()
+        elif wait and self._con is not None:
+            self._connection_changed(True)
         self._listener.start()
 
     def stop(self) -> None:
         """Stop listening and sending (edits from now on are not queued); the others no longer see this
-        member on a stimulus."""
-        if self.online:
-            self._shown = None
-            self._tell_presence()
+        member on a stimulus. In the window this waits for the server at most a moment."""
         if self._send_on in self.model.outbound:
             self.model.outbound.remove(self._send_on)
         self.model.unsubscribe(self._model_changed)
-        self._listener.stop()
-        with self._lock:
-            self._keep_position()
-            if self._con is not None:
-                self._con.close()
-                self._con = None
+        self._stopped = True
+        self._shown = None
+
+        def leave() -> None:
+            with self._lock:
+                if self.online:
+                    self._tell_presence()
+                if self._con is not None:
+                    self._con.close()
+                    self._con = None
+        if self._thread is not None:
+            self._listener.stop(timeout=0.6)
+            self._thread.stop(leave, timeout=0.5)
+        else:
+            self._listener.stop()
+            leave()
+        self._keep_position(*self._kept)
 
     def status(self) -> TeamStatus:
         return TeamStatus(team_server.describe(self.url), self.member, self.lead, self.online,
-                          self.local.waiting_count(), self.present, self.message)
+                          self.local.waiting_count(), self.present, self.message, self.connecting)
 
     def _changed_status(self) -> None:
+        if self._stopped:   # the store may be closing
+            return
         status = self.status()
         for listener in list(self.status_listeners):
             listener(status)
@@ -223,79 +301,112 @@ class TeamSession:
         with self._lock:
             if self._con is None or self._con.closed:
                 self._con = team_server.connect(self.url, user=self.member)
-                self.member, self.lead = team_server.whoami(self._con)
+                self.member, lead = team_server.whoami(self._con)
+                if lead != self.lead:   # made (or no longer) a lead since: what is sent at the start changes
+                    self.lead = lead
+                    self._here(self._lead_changed)
             return self._con
+
+    def _lead_changed(self) -> None:
+        self.local.put({LEAD_KEY: "1" if self.lead else None})
+        if self.lead:
+            self._queue_unsent()
+            if self.online:
+                self._net(self.flush)
 
     def _lost(self) -> None:
         with self._lock:
             if self._con is not None:
                 self._con.close()
                 self._con = None
-            if self.online:
-                self.online = False
+            if self.online or self.connecting:
+                self.online = self.connecting = False
                 self._changed_status()
+
+    def _attempting(self) -> None:
+        """The listener begins a connection attempt: the status says so until it is over."""
+        if not self.online and not self.connecting and not self._stopped:
+            self.connecting = True
+            self._changed_status()
 
     def _connection_changed(self, up: bool) -> None:
         """The listener's news: (re)connected, so send what waits and catch up; or the server is gone."""
+        if self._stopped:
+            return
         if not up:
             self._lost()
             return
 
         def resume() -> None:
-            with self._lock:
-                self.online = True
-                self.flush()
-                self.catch_up()
-                self.catch_up_label_sets()
-                self._tell_presence()
-                self._changed_status()
-        self._post(resume)
+            try:
+                self._connection()
+            except NETWORK_ERRORS as exc:
+                self._lost()
+                self._set_message(str(exc))
+                return
+            self.online, self.connecting = True, False
+            self.flush()
+            self.catch_up()
+            self.catch_up_label_sets()
+            self._tell_presence()
+            self._changed_status()
+        self._net(resume)
 
     # -- sending ----------------------------------------------------------------------------------
     def _send_on(self, command: EditCommand, written: Sequence[Annotation]) -> None:
         """The model's outbound hook: queue what `command` wrote, then send it if the server is there."""
+        edits: list[tuple[int, str, int, dict[str, Any]]] = []
+        if command.changes_label_sets:
+            for name in _sets_changed(command):
+                body = {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
+                        "document": self.model.store.label_set_document(name)}
+                edits.append((-1, "", 0, body))
+        # a label one command wrote twice (restored, then changed): the second edit builds on the first
+        chained: dict[int, tuple[str, int]] = {}
+        for item in written:
+            if isinstance(command, RenameLabel) and item.annotator not in (self.member, pg_schema.CONSENSUS):
+                continue  # another member's label followed the rename here; the server keeps it theirs
+            edit = self._edit_of(item, chained.get(item.id))
+            chained[item.id] = (edit[1], edit[2])
+            edits.append(edit)
+        if not edits:
+            return
+        if self._thread is not None:
+            # the window: the outbox at once (one local write), and the session's thread sends it
+            self.local.queue(edits)
+            self._changed_status()
+            if self.online:
+                self._net(self.flush)
+            return
         with self._lock:
-            edits: list[tuple[int, str, int, dict[str, Any]]] = []
-            if command.changes_label_sets:
-                for name in _sets_changed(command):
-                    body = {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
-                            "document": self.model.store.label_set_document(name)}
-                    edits.append((-1, "", 0, body))
-            # a label one command wrote twice (restored, then changed): the second edit builds on the first
-            chained: dict[int, tuple[str, int]] = {}
-            for item in written:
-                if isinstance(command, RenameLabel) and item.annotator not in (self.member, pg_schema.CONSENSUS):
-                    continue  # another member's label followed the rename here; the server keeps it theirs
-                edit = self._edit_of(item, chained.get(item.id))
-                chained[item.id] = (edit[1], edit[2])
-                edits.append(edit)
-            if not edits:
-                return
             if self.online and not self.local.waiting_count():
-                # nothing waits ahead of these: send them straight away, queueing only what the server
-                # does not answer (the edit stays out of the outbox's two extra writes when all goes well).
-                # The link is written first, so a label whose creation the server took is never taken for
-                # someone else's new label should this client die before hearing back.
-                for index, (annotation_id, uid, expected, body) in enumerate(edits):
-                    if annotation_id >= 0:
-                        self.local.set_revision(annotation_id, uid, expected)
-
-                    def done(revision: int | None, annotation_id: int = annotation_id, uid: str = uid,
-                             expected: int = expected) -> None:
-                        if revision is not None and revision != expected and annotation_id >= 0:
-                            self.local.set_revision(annotation_id, uid, revision)
-                    try:
-                        self._deliver(body, done)
-                    except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
-                        self.local.queue(edits[index:])
-                        self._lost()
-                        return
+                self._send_now(edits)
                 return
             self.local.queue(edits)
             if self.online:
                 self.flush()
             else:
                 self._changed_status()
+
+    def _send_now(self, edits: list[tuple[int, str, int, dict[str, Any]]]) -> None:
+        """Send edits straight away (nothing waits ahead of them), queueing only what the server does not
+        answer: the edit stays out of the outbox's two extra writes when all goes well. The link is written
+        first, so a label whose creation the server took is never taken for someone else's new label should
+        this client die before hearing back."""
+        for index, (annotation_id, uid, expected, body) in enumerate(edits):
+            if annotation_id >= 0:
+                self.local.set_revision(annotation_id, uid, expected)
+
+            def done(revision: int | None, annotation_id: int = annotation_id, uid: str = uid,
+                     expected: int = expected) -> None:
+                if revision is not None and revision != expected and annotation_id >= 0:
+                    self.local.set_revision(annotation_id, uid, revision)
+            try:
+                self._deliver(body, done)
+            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
+                self.local.queue(edits[index:])
+                self._lost()
+                return
 
     def _key_of(self, stimulus_id: int) -> StimulusKey:
         """How the server names a local stimulus (remembered: a stimulus's dataset and id never change)."""
@@ -304,24 +415,40 @@ class TeamSession:
             key = self._keys[stimulus_id] = self.local.key_of(stimulus_id)
         return key
 
-    def _queue_unlinked(self) -> None:
-        """Queue this member's labels the server has never heard of: made before joining, or by a command
-        that wrote the store without the team session (a consensus label is only ever made in a session)."""
-        ids = self.local.unlinked([self.member])
-        if ids:
-            self.local.queue([self._edit_of(self.model.store.get(i)) for i in ids])
+    def _queue_unsent(self) -> None:
+        """Queue what changed here without the session, in order: this member's labels the server has never
+        heard of (made before joining, or by a command that wrote the store without the team session), then
+        every change since the last sync of the labels it has (the command line, another tool, the app
+        closed); a lead's consensus labels too. Each change is queued once: the queue accounts for it."""
+        annotators = [self.member, *([pg_schema.CONSENSUS] if self.lead else [])]
+        if self.local.get(SEEN_KEY) is None:
+            self.local.mark_seen()   # joined before the store kept the mark: from now on
+        edits = [self._edit_of(self.model.store.get(i)) for i in self.local.unlinked(annotators)]
+        chained: dict[int, tuple[str, int]] = {}
+        for change in self.local.changed_unseen(annotators):
+            edit = self._change_edit(change, chained.get(change.annotation_id))
+            chained[change.annotation_id] = (edit[1], edit[2])
+            edits.append(edit)
+        if edits:
+            self.local.queue(edits)
 
     def _edit_of(self, item: Annotation, link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
         """(local id, server uid, revision after it, body) of the edit that makes the server's copy of `item`
         what it is here, built on `link` (uid, revision) or else on the label's stored link."""
-        key = self._key_of(item.stimulus_id)
-        link = link or self.local.link(item.id)
-        uid, base = link if link is not None else (str(uuid.uuid4()), 0)
         after = {name: getattr(item, name) for name in EDITABLE_FIELDS}
         after["deleted"] = item.deleted
+        return self._change_edit(LocalChange(item.id, item.stimulus_id, item.annotator, after), link)
+
+    def _change_edit(self, change: LocalChange,
+                     link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
+        """The edit (as `_edit_of`) that makes the server's copy of a label what `change` left it."""
+        key = self._key_of(change.stimulus_id)
+        link = link or self.local.link(change.annotation_id)
+        uid, base = link if link is not None else (str(uuid.uuid4()), 0)
         body = {"kind": "annotation", "edit_uid": str(uuid.uuid4()), "uid": uid, "dataset": key.dataset,
-                "stimulus": key.stimulus, "annotator": item.annotator, "base_revision": base, "after": after}
-        return item.id, uid, base + 1, body
+                "stimulus": key.stimulus, "annotator": change.annotator, "base_revision": base,
+                "after": dict(change.after)}
+        return change.annotation_id, uid, base + 1, body
 
     def flush(self) -> int:
         """Send the outbox in order until it is empty or the server is gone; returns how many were answered."""
@@ -336,7 +463,7 @@ class TeamSession:
                         self.local.sent(entry.seq, entry.annotation_id, entry.body.get("uid", ""), revision)
                     try:
                         self._deliver(entry.body, done)
-                    except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
+                    except NETWORK_ERRORS:
                         self._lost()
                         return answered
                     answered += 1
@@ -376,32 +503,36 @@ class TeamSession:
                     " the history.")
             self.report.conflicts.append(text)
             self._set_message(text)
-            self._absorb(row, row["updated_by"], force=True)
+            self._here(lambda: self._absorb(row, row["updated_by"], force=True))
 
     def _take_server_row(self, uid: str) -> None:
         """After a refusal: the label goes back to what the server has (when it has it)."""
         rows = self._connection().execute(f"SELECT to_jsonb(a) FROM {team_server.S}.annotation a WHERE uid = %s",
                                           [uid]).fetchall()
         if rows:
-            self._absorb(rows[0][0], rows[0][0]["updated_by"], force=True)
+            row = rows[0][0]
+            self._here(lambda: self._absorb(row, row["updated_by"], force=True))
 
     # -- receiving --------------------------------------------------------------------------------
     def _notified(self, batch: list[dict[str, Any]]) -> None:
+        if self._stopped:
+            return
         kinds = {payload.get("kind") for payload in batch}
         # ours too (the same member may work on another machine); a dataset this store lacks is not news
         if any(p.get("kind") == "annotation" and p.get("dataset") in self._datasets for p in batch):
-            self._post(self.catch_up)
+            self._net(self.catch_up)
         names = [p["name"] for p in batch if p.get("kind") == "label_set" and p.get("member") != self.member]
         if names:
-            self._post(lambda: self.catch_up_label_sets(names))
+            self._net(lambda: self.catch_up_label_sets(names))
         if "presence" in kinds:
-            self._post(self._refresh_presence)
+            self._net(self._refresh_presence)
 
     def catch_up(self) -> int:
         """Bring in every server event on this store's datasets since the last one seen; returns how many
-        labels changed here. The position is kept in the store when something was written and at `stop`:
-        reading an event twice (after a crash) writes nothing twice, as each copy knows its revision."""
-        changed = 0
+        were read (written here where the model lives). The position is kept in the store once their labels
+        are written and at `stop`: reading an event twice (after a crash) writes nothing twice, as each copy
+        knows its revision."""
+        read = 0
         with self._lock:
             try:
                 con = self._connection()
@@ -415,17 +546,23 @@ class TeamSession:
                     events = team_server.events_since(con, self._last_event, datasets)
                     if not events:
                         break
-                    for event in events:
-                        changed += self._absorb(event["row"], event["member"])
                     self._last_event = int(events[-1]["id"])
-                if changed:
-                    self._keep_position()
-            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
+                    read += len(events)
+                    position = (self._datasets_read, self._last_event)
+                    self._here(lambda events=events, position=position: self._absorb_events(events, *position))
+            except NETWORK_ERRORS:
                 self._lost()
-        return changed
+        return read
 
-    def _keep_position(self) -> None:
-        self.local.put({LAST_EVENT_KEY: json.dumps({"datasets": self._datasets_read, "id": self._last_event})})
+    def _absorb_events(self, events: list[dict[str, Any]], datasets: list[str], position: int) -> None:
+        """Write the server events' labels here; `position` is the last of them, read on `datasets`."""
+        changed = sum(self._absorb(event["row"], event["member"]) for event in events)
+        self._kept = (datasets, position)
+        if changed:
+            self._keep_position(datasets, position)
+
+    def _keep_position(self, datasets: list[str], position: int) -> None:
+        self.local.put({LAST_EVENT_KEY: json.dumps({"datasets": datasets, "id": position})})
 
     def _report_unmatched(self, con: psycopg.Connection) -> None:
         """Say which datasets the team labels that this store does not have (never matched by guess)."""
@@ -463,34 +600,38 @@ class TeamSession:
         with self._lock:
             try:
                 documents = team_server.label_sets(self._connection())
-            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
+            except NETWORK_ERRORS:
                 self._lost()
                 return
-            store = self.model.store
-            changes = [(name, document) for name, document in documents.items()
-                       if store.label_set_document(name) != document]
-            changes += [(name, None) for name in deleted if name not in documents and store.label_set(name)]
-            for name, document in changes:
-                try:
-                    self.model.absorb(EditLabelSet(store, name, f"Team label set '{name}'",
-                                                   lambda n=name, d=document: store.restore_label_set(n, _snapshot(d))))
-                except AnnotationError as exc:   # it would drop a label that labels here still use
-                    self._set_message(f"The team changed the label set '{name}'; this store keeps its own: {exc}")
+        self._here(lambda: self._absorb_label_sets(documents, deleted))
+
+    def _absorb_label_sets(self, documents: dict[str, dict[str, Any]], deleted: Sequence[str]) -> None:
+        store = self.model.store
+        changes = [(name, document) for name, document in documents.items()
+                   if store.label_set_document(name) != document]
+        changes += [(name, None) for name in deleted if name not in documents and store.label_set(name)]
+        for name, document in changes:
+            try:
+                self.model.absorb(EditLabelSet(store, name, f"Team label set '{name}'",
+                                               lambda n=name, d=document: store.restore_label_set(n, _snapshot(d))))
+            except AnnotationError as exc:   # it would drop a label that labels here still use
+                self._set_message(f"The team changed the label set '{name}'; this store keeps its own: {exc}")
 
     # -- presence ---------------------------------------------------------------------------------
     def _model_changed(self) -> None:
         if self.model.stimulus_id != self._shown:
             self._shown = self.model.stimulus_id
             if self.online:
-                self._tell_presence()
+                self._net(self._tell_presence)
 
     def _tell_presence(self) -> None:
         with self._lock:
-            key = self._key_of(self._shown) if self._shown is not None else None
+            shown = self._shown
+            key = self._key_of(shown) if shown is not None else None
             try:
                 team_server.set_presence(self._connection(), key.dataset if key else None,
                                          key.stimulus if key else None)
-            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
+            except NETWORK_ERRORS:
                 self._lost()
                 return
             self._refresh_presence()
@@ -498,11 +639,12 @@ class TeamSession:
     def _refresh_presence(self) -> None:
         with self._lock:
             present: tuple[str, ...] = ()
-            if self._shown is not None:
-                key = self._key_of(self._shown)
+            shown = self._shown
+            if shown is not None:
+                key = self._key_of(shown)
                 try:
                     present = tuple(team_server.present(self._connection(), key.dataset, key.stimulus))
-                except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
+                except NETWORK_ERRORS:
                     self._lost()
                     return
             if present != self.present:

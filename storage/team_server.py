@@ -235,15 +235,18 @@ class Listener:
 
     It blocks on the connection's socket (no polling of tables). When the connection drops it calls
     `on_state(False)` and reconnects with a growing pause; `on_state(True)` follows every (re)connection,
-    after LISTEN, so whatever arrived while it was away can be caught up from the history. `listen_again`
-    makes it listen to what `datasets()` says now (a dataset imported meanwhile).
+    after LISTEN, so whatever arrived while it was away can be caught up from the history; `on_attempt()`,
+    when given, hears that a connection attempt begins. `listen_again` makes it listen to what `datasets()`
+    says now (a dataset imported meanwhile). `stop` waits at most `timeout` seconds: a connection attempt
+    still under way ends on its own, and after `stop` nothing is handed up.
     """
 
     def __init__(self, url: str, on_notify: Callable[[list[dict[str, Any]]], None],
                  on_state: Callable[[bool], None], datasets: Callable[[], Iterable[str]], *,
-                 user: str | None = None) -> None:
+                 user: str | None = None, on_attempt: Callable[[], None] | None = None) -> None:
         self.url, self.user = url, user
         self.on_notify, self.on_state, self.datasets = on_notify, on_state, datasets
+        self.on_attempt = on_attempt
         self._again = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="team-listener", daemon=True)
@@ -252,9 +255,10 @@ class Listener:
     def start(self) -> None:
         self._thread.start()
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=timeout)
 
     def listen_again(self) -> None:
         self._again.set()
@@ -268,7 +272,11 @@ class Listener:
         pause = 0.1
         while not self._stop.is_set():
             try:
+                if self.on_attempt is not None:
+                    self.on_attempt()
                 self._con = connect(self.url, user=self.user)
+                if self._stop.is_set():   # stopped while connecting: the store may be closed by now
+                    break
                 heard: set[str] = set()
                 self._listen(self._con, heard)
                 pause = 0.1
@@ -280,10 +288,12 @@ class Listener:
                     # wakes on a notification, or after the timeout to see whether it should stop; what
                     # arrived meanwhile is handed up as one batch, so a burst costs one catch-up, not one each
                     batch = [json.loads(n.payload) for n in self._con.notifies(timeout=0.5, stop_after=1)]
-                    if batch:
+                    if batch and not self._stop.is_set():
                         batch += [json.loads(n.payload) for n in self._con.notifies(timeout=0.001)]
                         self.on_notify(batch)
             except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
+                if self._stop.is_set():
+                    break
                 self.on_state(False)
                 self._stop.wait(pause)
                 pause = min(pause * 2, 2.0)

@@ -354,7 +354,7 @@ class AnalysisTracksView(QWidget):
         """Empty a reused row of the last stimulus's drawing and name it for this stimulus's lane."""
         self._clear_row(row)
         row.image = getattr(row.plot, "image", None)
-        if row.image is not None:
+        if row.image is not None and row.image.image is not None:
             row.image.clear()
         row.plot.playhead.setValue(self._playhead)
         label = _row_label(row.track, self._lanes[row.lane][0] if row.lane is not None else "")
@@ -513,6 +513,8 @@ class AnalysisTracksView(QWidget):
 
     # ----- drawing ------------------------------------------------------------------------------------
     def _clear_row(self, row: _Row) -> None:
+        if not row.items:
+            return  # nothing drawn: touching the plot would only repaint it
         for item in row.items:
             row.plot.removeItem(item)
         row.items = []
@@ -540,8 +542,10 @@ class AnalysisTracksView(QWidget):
     def _draw_spectrogram(self, row: _Row, fetch: bool = False) -> None:
         lane = row.lane
         top_hz = float(self.max_frequency.value())
-        row.plot.setYRange(0.0, top_hz, padding=0)
-        row.plot.getAxis("left").setTicks([[(f, f"{f / 1000:g}") for f in range(0, int(top_hz) + 1, 1000)]])
+        _set_y_range(row.plot, 0.0, top_hz, padding=0)
+        if getattr(row.plot, "ticks_top", None) != top_hz:  # new ticks repaint the axis: only when they change
+            row.plot.getAxis("left").setTicks([[(f, f"{f / 1000:g}") for f in range(0, int(top_hz) + 1, 1000)]])
+            row.plot.ticks_top = top_hz
         tiles = self._spectrograms.get(lane)
         show_image = self.is_on(self._lanes[lane][0], SPECTROGRAM)
         if row.image is None:
@@ -584,7 +588,7 @@ class AnalysisTracksView(QWidget):
 
     def _draw_pitch(self, row: _Row) -> None:
         self._clear_row(row)
-        row.plot.setYRange(float(self.pitch_floor.value()), float(self.pitch_ceiling.value()), padding=0.02)
+        _set_y_range(row.plot, float(self.pitch_floor.value()), float(self.pitch_ceiling.value()), padding=0.02)
         voice = self._voices.get(row.lane)
         if voice is None:
             return
@@ -603,7 +607,7 @@ class AnalysisTracksView(QWidget):
         finite = db[np.isfinite(db)]
         if len(finite):
             top = float(finite.max())
-            row.plot.setYRange(top - self.dynamic_range.value(), top + 2.0, padding=0)
+            _set_y_range(row.plot, top - self.dynamic_range.value(), top + 2.0, padding=0)
         self._add(row, pg.PlotCurveItem(voice.intensity.times, db, connect="finite",
                                         pen=pg.mkPen(INTENSITY_COLOUR, width=2)))
 
@@ -614,7 +618,7 @@ class AnalysisTracksView(QWidget):
             return
         speakers = list(talk.speakers)
         lane_names = [name for name, _ in self._lanes]
-        row.plot.setYRange(0.0, len(speakers), padding=0.02)
+        _set_y_range(row.plot, 0.0, float(len(speakers)), padding=0.02)
         row.plot.getAxis("left").setTicks([[(k + 0.5, s) for k, s in enumerate(speakers)]])
 
         def colour(speaker: str) -> QColor:
@@ -692,6 +696,13 @@ class AnalysisTracksView(QWidget):
 def _with_boundaries(tracks: VoiceTracks) -> tuple[VoiceTracks, np.ndarray]:
     """A voice's tracks and the label boundaries found in them, both made on the worker."""
     return tracks, label_boundaries(tracks.pitch, tracks.intensity)
+
+
+def _set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float) -> None:
+    """Set a row's value range unless it is already that: a reused row then costs no repaint at a switch."""
+    if getattr(plot, "y_range", None) != (low, high, padding):
+        plot.setYRange(low, high, padding=padding)
+        plot.y_range = (low, high, padding)
 
 
 def _row_label(track: str, lane_name: str) -> str:

@@ -259,7 +259,7 @@ class TeamSession:
 
     def stop(self) -> None:
         """Stop listening and sending (edits from now on are not queued); the others no longer see this
-        member on a stimulus. In the window this waits for the server at most a moment."""
+        member on a stimulus. In the window this waits for the server at most half a second."""
         if self._send_on in self.model.outbound:
             self.model.outbound.remove(self._send_on)
         self.model.unsubscribe(self._model_changed)
@@ -274,8 +274,10 @@ class TeamSession:
                     self._con.close()
                     self._con = None
         if self._thread is not None:
-            self._listener.stop(timeout=0.6)
-            self._thread.stop(leave, timeout=0.5)
+            # the listener may be in a connection attempt: it ends on its own and hands nothing up; the
+            # session's thread gets a moment to say this member has gone, only when the server answers
+            self._listener.stop(timeout=0)
+            self._thread.stop(leave, timeout=0.5 if self.online else 0)
         else:
             self._listener.stop()
             leave()
@@ -423,21 +425,23 @@ class TeamSession:
         annotators = [self.member, *([pg_schema.CONSENSUS] if self.lead else [])]
         if self.local.get(SEEN_KEY) is None:
             self.local.mark_seen()   # joined before the store kept the mark: from now on
-        edits = [self._edit_of(self.model.store.get(i)) for i in self.local.unlinked(annotators)]
+        # a label the server never heard of goes as it is now, in the place it was made; the two kinds are
+        # different labels, so each label's edits still build on one another in order
+        ordered = [(first, self._edit_of(self.model.store.get(i))) for i, first in self.local.unlinked(annotators)]
         chained: dict[int, tuple[str, int]] = {}
         for change in self.local.changed_unseen(annotators):
             edit = self._change_edit(change, chained.get(change.annotation_id))
             chained[change.annotation_id] = (edit[1], edit[2])
-            edits.append(edit)
-        if edits:
-            self.local.queue(edits)
+            ordered.append((change.event_id, edit))
+        if ordered:
+            self.local.queue([edit for _, edit in sorted(ordered, key=lambda pair: pair[0])])
 
     def _edit_of(self, item: Annotation, link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
         """(local id, server uid, revision after it, body) of the edit that makes the server's copy of `item`
         what it is here, built on `link` (uid, revision) or else on the label's stored link."""
         after = {name: getattr(item, name) for name in EDITABLE_FIELDS}
         after["deleted"] = item.deleted
-        return self._change_edit(LocalChange(item.id, item.stimulus_id, item.annotator, after), link)
+        return self._change_edit(LocalChange(0, item.id, item.stimulus_id, item.annotator, after), link)
 
     def _change_edit(self, change: LocalChange,
                      link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:

@@ -43,6 +43,7 @@ class Queued:
 class LocalChange:
     """A change of a label the server has, made here without the session: the label's state after it."""
 
+    event_id: int           # the local history event it is
     annotation_id: int
     stimulus_id: int
     annotator: str
@@ -124,28 +125,29 @@ class TeamLocal:
         if not annotators or self.get(SEEN_KEY) is None:
             return []
         rows = self.store.cursor().execute(
-            "SELECT e.annotation_id, a.stimulus_id, a.annotator, e.after FROM annotation_event e"
+            "SELECT e.id, e.annotation_id, a.stimulus_id, a.annotator, e.after FROM annotation_event e"
             " JOIN annotation a ON a.id = e.annotation_id JOIN team_link l ON l.annotation_id = e.annotation_id"
             f" WHERE e.id > ? AND e.after IS NOT NULL AND a.annotator IN ({', '.join('?' * len(annotators))})"
             " ORDER BY e.id", [int(self.get(SEEN_KEY) or 0), *annotators]).fetchall()
         changes = []
-        for annotation_id, stimulus_id, annotator, after in rows:
+        for event_id, annotation_id, stimulus_id, annotator, after in rows:
             state = json.loads(after)
-            changes.append(LocalChange(int(annotation_id), int(stimulus_id), annotator,
+            changes.append(LocalChange(int(event_id), int(annotation_id), int(stimulus_id), annotator,
                                        {**{name: state.get(name) for name in EDITABLE_FIELDS},
                                         "deleted": bool(state.get("deleted"))}))
         return changes
 
-    def unlinked(self, annotators: Sequence[str]) -> list[int]:
-        """Live labels of `annotators` the server has never heard of (made before joining, or by a command
-        that ran without the team session), oldest first."""
+    def unlinked(self, annotators: Sequence[str]) -> list[tuple[int, int]]:
+        """(id, first local history event) of the live labels of `annotators` the server has never heard of
+        (made before joining, or by a command that ran without the team session), oldest first."""
         if not annotators:
             return []
         rows = self.store.cursor().execute(
-            "SELECT a.id FROM annotation a LEFT JOIN team_link l ON l.annotation_id = a.id WHERE l.uid IS NULL"
-            f" AND a.deleted_at IS NULL AND a.annotator IN ({', '.join('?' * len(annotators))}) ORDER BY a.id",
+            "SELECT a.id, coalesce(min(e.id), 0) FROM annotation a LEFT JOIN team_link l ON l.annotation_id = a.id"
+            " LEFT JOIN annotation_event e ON e.annotation_id = a.id WHERE l.uid IS NULL AND a.deleted_at IS NULL"
+            f" AND a.annotator IN ({', '.join('?' * len(annotators))}) GROUP BY a.id ORDER BY 2, a.id",
             list(annotators)).fetchall()
-        return [int(r[0]) for r in rows]
+        return [(int(r[0]), int(r[1])) for r in rows]
 
     def waiting(self, limit: int | None = None) -> list[Queued]:
         sql = "SELECT seq, edit_uid, annotation_id, body FROM team_outbox ORDER BY seq"

@@ -124,7 +124,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.audio_label)
         # a team project's session, and its word in the status bar (nothing for a local project)
-        self.team = TeamLink(self.store, self.annotation_model, lambda name: self.session.set_annotator(name), self)
+        self.team = TeamLink(self.store, self.annotation_model, lambda name: self.session.set_annotator(name),
+                             self.runner, self)
         self.statusBar().addPermanentWidget(self.team.label)
         self.statusBar().addPermanentWidget(self.store_label)
 

@@ -1,10 +1,12 @@
 """File > Team…: join the store to a team project, and the status bar's word on the team.
 
-`TeamLink` runs the window's `app.team.TeamSession` when the store has joined a team: work the session
-starts on its listener thread (another member's edit, a reconnection) is queued to the GUI thread, where
-the annotation model lives, and the status bar label shows the team, whether it is online, how many edits
-wait to be sent, who else has the stimulus open, and the last conflict or refusal. `TeamDialog` joins
-(or leaves) a team; the address it keeps has no password (libpq's password file or service file holds it).
+`TeamLink` runs the window's `app.team.TeamSession` when the store has joined a team. The session talks
+to the server on its own thread and hands what changes the model (another member's edit, a conflict's
+winner) to the GUI thread, where the annotation model lives; the status bar label shows the team, whether
+it is online, connecting or offline, how many edits wait to be sent, who else has the stimulus open, and
+the last conflict or refusal. `TeamDialog` joins (or leaves) a team, checking the server on the window's
+worker (`widgets.tasks.TaskRunner`), so the window keeps answering meanwhile; the address it keeps has no
+password (libpq's password file or service file holds it).
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from app.annotation_model import AnnotationModel
 from app.team import TeamSession, TeamStatus, join_team, joined, leave_team
 from storage.errors import ThinsliceError
 from storage.store import Store
+from widgets.tasks import TaskRunner
 
 ONLINE_STYLE, OFFLINE_STYLE = "", "color: #a05a00;"
 
@@ -29,9 +32,9 @@ class TeamLink(QObject):
     _status = Signal(object)   # app.team.TeamStatus
 
     def __init__(self, store: Store, model: AnnotationModel, set_annotator: Callable[[str], None],
-                 parent: QObject | None = None) -> None:
+                 runner: TaskRunner, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.store, self.model, self._set_annotator = store, model, set_annotator
+        self.store, self.model, self._set_annotator, self.runner = store, model, set_annotator, runner
         self.session: TeamSession | None = None
         self.label = QLabel()
         self.label.hide()
@@ -49,6 +52,15 @@ class TeamLink(QObject):
             self._set_annotator(self.session.member)
         self.session.start(wait=False)   # the window never waits for the server
         self._show(self.session.status())
+
+    def join(self, url: str, member: str | None, on_joined: Callable[[tuple[str, bool]], None],
+             on_error: Callable[[BaseException], None]) -> None:
+        """Join the team at `url` on the worker (the server is asked whether the role is a member), then
+        start its session here; `on_joined` hears (member, lead)."""
+        def joined_now(result: tuple[str, bool]) -> None:
+            self.start()
+            on_joined(result)
+        self.runner.submit("team-join", lambda: join_team(self.store, url, member), joined_now, on_error)
 
     def stop(self) -> None:
         if self.session is not None:
@@ -107,14 +119,21 @@ class TeamDialog(QDialog):
         layout.addWidget(buttons)
 
     def join(self) -> None:
-        try:
-            member, lead = join_team(self.link.store, self.url.text().strip(), self.member.text().strip() or None)
-            self.link.start()
-        except ThinsliceError as exc:
-            QMessageBox.warning(self, "Team", str(exc))
-            return
+        self.join_button.setEnabled(False)
+        self.state.setText("Connecting…")
+        self.link.join(self.url.text().strip(), self.member.text().strip() or None, self._joined, self._failed)
+
+    def _joined(self, result: tuple[str, bool]) -> None:
+        member, lead = result
+        self.join_button.setEnabled(True)
         self.state.setText(f"Joined as {member}{' (lead)' if lead else ''}.")
         self.leave_button.setEnabled(True)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.join_button.setEnabled(True)
+        self.state.setText("Not joined.")
+        QMessageBox.warning(self, "Team", str(exc) if isinstance(exc, ThinsliceError)
+                            else f"Joining the team failed: {exc}")
 
     def leave(self) -> None:
         self.link.stop()

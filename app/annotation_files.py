@@ -19,7 +19,8 @@ from storage.annotations import AnnotationStore
 from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.errors import ImportFailed
 from storage.exporters.registry import get_exporter
-from storage.exporters.report import Origin, TransferReport, describe, refused, without_cycle_collection
+from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, refused, without_cycle_collection
+from storage.validation import wrong_kind
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
 # Times come to the millisecond from ELAN and as decimals from Praat and Audacity: a label may end this far
@@ -40,12 +41,13 @@ class ImportReading:
 class ImportNeedsChoice(ImportFailed):
     """A refusal the user may lift: `outside` labels lie outside their stimulus (`clip` cuts them to it) and
     `unrepresentable` labels could not be represented (`skip_unrepresentable` leaves them out); nothing else
-    was wrong with the file."""
+    was wrong with the file. `items` names the first of them, each 'where: what'."""
 
-    def __init__(self, message: str, outside: int, unrepresentable: int) -> None:
+    def __init__(self, message: str, outside: int, unrepresentable: int, items: list[str]) -> None:
         super().__init__(message)
         self.outside = outside
         self.unrepresentable = unrepresentable
+        self.items = items
 
 
 def stimulus_for_name(stem: str, by_external: dict[str, int]) -> tuple[str | None, list[str]]:
@@ -88,7 +90,7 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
                        f" {exporter.extension} files; name each file after its stimulus instead"])
     result = ImportReading([], TransferReport())
     problems: list[str] = []
-    outside: list[str] = []  # also in `problems`: the ones `clip` would lift
+    outside: list[str] = []  # the labels `clip` would take, also in `problems` (with the option named)
     unrepresentable: list[str] = []
     unrepresentable_count = 0
     for file in files:
@@ -112,8 +114,10 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
         problems.append(f"{unrepresentable[0]} (add --skip-unrepresentable to import the rest and list"
                         " what was left out)")
     if problems and len(problems) == len(outside) + bool(unrepresentable and not skip_unrepresentable):
-        raise ImportNeedsChoice(str(refused(problems)), len(outside),
-                                0 if skip_unrepresentable else unrepresentable_count)
+        if skip_unrepresentable:
+            unrepresentable, unrepresentable_count = [], 0
+        raise ImportNeedsChoice(str(refused(problems)), len(outside), unrepresentable_count,
+                                (outside + unrepresentable)[:SHOWN_ITEMS])
     if problems:
         raise refused(problems)
     for external in sorted({r["stimulus"] for r in result.rows} - set(durations)):
@@ -168,6 +172,10 @@ def _prepared(row: Row, external: str, by_external: dict[str, int], durations: d
     it is refused (a problem is recorded, and also in `outside` when `clip` would take it) or clipped away
     (the report says so)."""
     origin: Origin = row.get("origin") or Origin("?")
+    wrong = wrong_kind({k: v for k, v in row.items() if k != "stimulus"}, "annotations")
+    if wrong:   # a list where a label is expected, true where a time is: refused, not converted
+        problems.append(f"{origin}: field '{wrong[0]}' found {wrong[1]}; expected {wrong[2]}")
+        return None
     who = row.get("annotator") or annotator
     if not who:
         problems.append(f"{origin}: the label has no annotator; give one with --annotator")
@@ -183,9 +191,8 @@ def _prepared(row: Row, external: str, by_external: dict[str, int], durations: d
     if start is not None and (start < 0 or (duration is not None and end > duration + DURATION_SLACK_S)):
         limit = f"0-{duration:g} s" if duration is not None else "times from 0 s"
         if not clip:
-            problems.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit});"
-                            " add --clip to cut labels to the stimulus")
-            outside.append(problems[-1])
+            outside.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit})")
+            problems.append(f"{outside[-1]}; add --clip to cut labels to the stimulus")
             return None
         top = duration if duration is not None else end
         new_start, new_end = min(max(start, 0.0), top), min(max(end, 0.0), top)

@@ -71,6 +71,17 @@ def value_fits(value: Any, dtype: Any) -> bool:
     return True
 
 
+def wrong_kind(record: dict[str, Any], table: str) -> tuple[str, str, str] | None:
+    """(field, found, expected) for the first of `record`'s fields (named as `table`'s columns) whose value
+    is of the wrong kind for its column, or None when all fit."""
+    schema = FRAME_SCHEMAS[table]
+    for column, value in record.items():
+        dtype = schema.get(column)
+        if dtype is not None and not value_fits(value, dtype):
+            return column, _shown(value), KIND_OF.get(dtype, str(dtype))
+    return None
+
+
 def _where(plan: ImportPlan, table: str, stimulus: Any) -> tuple[str, int | None, str]:
     """(file, line, what) for a row of `table` about `stimulus`: where that stimulus was read when the reader
     said so, else the source file, with the table and stimulus named."""

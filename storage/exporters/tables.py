@@ -102,9 +102,11 @@ class CsvExporter(_Table):
 
     def read(self, path: Path) -> Reading:
         try:
-            data = pl.read_csv(check_regular(path), schema_overrides=SCHEMA, infer_schema=False)
+            # all as text: `_rows` reads the times and names the line of one that is not a number
+            data = pl.read_csv(check_regular(path), infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
-            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a CSV file")) from None
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{first}>", "a CSV file")) from None
         return _rows(data, Path(path).name, 2)
 
 

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.files import open_regular, read_regular_bytes
-from storage.importers.plan import FRAME_SCHEMAS, ImportPlan
-from storage.validation import KIND_OF, value_fits
+from storage.importers.plan import ImportPlan
+from storage.validation import wrong_kind
 
 ShouldCancel = Callable[[], bool]
 
@@ -227,10 +227,9 @@ def read_annotation_sidecar(root: Path, plan: ImportPlan, log: ProblemLog) -> No
         if missing:
             log.add(str(ANNOTATION_SIDECAR), line, missing[0], "<missing>", "a non-empty value")
             continue
-        wrong = [k for k in _SIDECAR_FIELDS if not value_fits(record.get(k), FRAME_SCHEMAS["annotations"][k])]
+        wrong = wrong_kind({k: record.get(k) for k in _SIDECAR_FIELDS}, "annotations")
         if wrong:
-            log.add(str(ANNOTATION_SIDECAR), line, wrong[0], record.get(wrong[0]),
-                    KIND_OF[FRAME_SCHEMAS["annotations"][wrong[0]]])
+            log.add(str(ANNOTATION_SIDECAR), line, wrong[0], f"<{wrong[1]}>", wrong[2])
             continue
         start, end = record.get("start_s"), record.get("end_s")
         if (start is None) != (end is None) or (start is not None and not (

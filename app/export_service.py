@@ -17,7 +17,7 @@ from storage.annotations import NATURAL_KEY, Annotation, AnnotationError, Annota
 from storage.errors import ImportFailed
 from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, per_stimulus_targets, tier_of
 from storage.exporters.registry import get_exporter
-from storage.exporters.report import Origin, TransferReport, describe, without_cycle_collection
+from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, without_cycle_collection
 from storage.store import Store
 
 # --filter keys: annotation fields and stimulus fields
@@ -104,12 +104,13 @@ def _representable(exporter: Exporter, rows: list[Row], out: Path, report: Trans
         return Origin(target.name if target else out.name, tier_of(row))
 
     if not skip:
-        shown = "; ".join(f"{loss.row['stimulus']}, tier '{tier_of(loss.row)}', {describe(loss.row)}: {loss.reason}"
-                          for loss in losses[:SHOWN_LOSSES])
+        items = [f"{loss.row['stimulus']}, tier '{tier_of(loss.row)}', {describe(loss.row)}: {loss.reason}"
+                 for loss in losses[:SHOWN_ITEMS]]
         more = f" (and {len(losses) - SHOWN_LOSSES} more)" if len(losses) > SHOWN_LOSSES else ""
-        raise ExportRefused(f"{exporter.title} cannot hold {len(losses)} of the {len(rows)} labels: {shown}{more}."
-                            " Nothing was written. Export to CSV, Parquet or JSON lines, which hold everything,"
-                            " or leave these out and list them (--skip-unrepresentable).", unrepresentable=len(losses))
+        raise ExportRefused(f"{exporter.title} cannot hold {len(losses)} of the {len(rows)} labels:"
+                            f" {'; '.join(items[:SHOWN_LOSSES])}{more}. Nothing was written. Export to CSV, Parquet"
+                            " or JSON lines, which hold everything, or leave these out and list them"
+                            " (--skip-unrepresentable).", unrepresentable=len(losses), items=items)
     dropped = {id(loss.row) for loss in losses if loss.whole_label}
     for loss in losses:
         where = origin(loss.row)

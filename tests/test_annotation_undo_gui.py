@@ -119,11 +119,15 @@ def test_an_annotation_file_imported_twice_adds_nothing_and_undo_takes_back_the_
                               for s in ("d1", "d2")))
     win = window_for(two_dyads, annotator="ana")
     _shown(qtbot, win, "d1")
-    win.import_annotation_file(labels)
+    first = win.import_annotation_file(labels)
     qtbot.waitUntil(lambda: "Imported 2 labels" in win.status_message.text(), timeout=5000)
     assert [(a.label, a.start_s) for a in win.media_page.annotation.tiers.labels()] == [("laugh", 1.0)]
-    win.import_annotation_file(labels)
+    reports = [first, win.import_annotation_file(labels)]
     qtbot.waitUntil(lambda: "nothing was added" in win.status_message.text(), timeout=5000)
     assert len(_live(two_dyads)) == 3
+    for report in reports:  # the import reports are read and closed, back to the window
+        report.close()
+    win.activateWindow()
+    qtbot.waitUntil(win.isActiveWindow, timeout=5000)
     _ctrl_z_from_the_table(qtbot, win)
     assert _live(two_dyads) == [("d2", "laugh", 1.0, 1.5), ("d2", "sigh", 4.0, 5.0)]

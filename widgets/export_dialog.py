@@ -1,4 +1,6 @@
-"""Annotate > Export annotations: pick a format, an annotator (or everyone) and where to write."""
+"""Annotate > Export annotations: pick a format, an annotator (or everyone) and where to write; the export
+runs on the worker, asks before leaving out what the format cannot hold, and shows what it wrote per file
+and tier and what it left out."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +11,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
+from app.export_service import ExportResult
+from storage.exporters.report import TransferReport
+from widgets.palette import colour
 from widgets.tasks import TaskRunner
+from widgets.transfer_report_dialog import TransferChoice, TransferPanel, labels
 
 
 @dataclass
@@ -17,7 +23,8 @@ class ExportBackend:
     formats: list[tuple[str, str]]               # (name, extension with the dot)
     dataset: str
     annotators: list[str]
-    export: Callable[[str, Path, str], Path]      # format, out, annotator ('' = everyone) -> written path
+    # format, out, annotator ('' = everyone), leave out what the format cannot hold -> what was written
+    export: Callable[[str, Path, str, bool], ExportResult]
 
 
 class ExportDialog(QDialog):
@@ -43,7 +50,13 @@ class ExportDialog(QDialog):
         row.addWidget(browse)
         self.report = QLabel("Writes to a temporary file, then renames it; never overwrites the dataset's own files.")
         self.report.setWordWrap(True)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.written: Path | None = None
+        self.transfer = TransferPanel("export", runner, "export", self)
+        self.transfer.reported.connect(self._done)
+        self.transfer.failed.connect(lambda _message: self.export_button.setEnabled(True))
+        self.transfer.cancelled.connect(lambda: self.export_button.setEnabled(True))
+        self.transfer.hide()
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.export_button = buttons.addButton("Export", QDialogButtonBox.ButtonRole.AcceptRole)
         self.export_button.clicked.connect(self.start)
         buttons.rejected.connect(self.reject)
@@ -54,6 +67,7 @@ class ExportDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.report)
+        layout.addWidget(self.transfer, 1)
         layout.addWidget(buttons)
 
     def _browse(self) -> None:
@@ -66,16 +80,24 @@ class ExportDialog(QDialog):
         name, _extension = self.format.currentData()
         out = Path(self.out.text().strip()).expanduser()
         if not self.out.text().strip():
-            self.report.setText("<span style='color:#c62828'>Choose where to write.</span>")
+            self.report.setText(f"<span style='color:{colour('error')}'>Choose where to write.</span>")
+            self.report.show()
             return
         annotator = self.annotator.currentData()
         self.export_button.setEnabled(False)
-        self.runner.submit("export", lambda: self.backend.export(name, out, annotator), self._done, self._failed)
+        self.report.hide()  # the panel says what is happening from here on
+        self.transfer.show()
+        self.resize(max(self.width(), 760), max(self.height(), 460))
 
-    def _done(self, path: Path) -> None:
-        self.exported.emit(str(path))
-        self.accept()
+        def work(choice: TransferChoice) -> ExportResult:
+            return self.backend.export(name, out, annotator, choice.skip_unrepresentable)
 
-    def _failed(self, exc: BaseException) -> None:
+        def finish(result: ExportResult) -> tuple[str, TransferReport]:
+            self.written = result.path
+            return f"Wrote {labels(result.report.written)} to {result.path}", result.report
+
+        self.transfer.start(work, finish)
+
+    def _done(self, _report: TransferReport) -> None:
         self.export_button.setEnabled(True)
-        self.report.setText(f"<span style='color:#c62828'>{exc}</span>")
+        self.exported.emit(str(self.written))

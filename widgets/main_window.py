@@ -603,11 +603,12 @@ class MainWindow(QMainWindow):
         self.select_stimulus_id(stimulus_id)
         self.media_page.player.clock.seek(t)
 
-    def open_export(self) -> None:
+    def open_export(self):
         from widgets.export_dialog import ExportDialog
         dialog = ExportDialog(self._export_backend(), self.runner, self)
         dialog.exported.connect(lambda path: self.show_status(f"Exported annotations to {path}"))
         dialog.show()
+        return dialog
 
     def open_annotation_import(self) -> None:
         from PySide6.QtWidgets import QFileDialog
@@ -615,33 +616,40 @@ class MainWindow(QMainWindow):
         if path:
             self.import_annotation_file(Path(path))
 
-    def import_annotation_file(self, path: Path) -> None:
+    def import_annotation_file(self, path: Path):
         """Read an exported annotation file into the current dataset (a per-recording file goes to the
         selected stimulus): read on a worker, then added through the annotation model (one undo step per
-        stimulus); the result, or why nothing was added, is reported in the status bar."""
+        stimulus). A dialog asks whether to clip or skip what the reader refuses that way, then shows what
+        was read, written and left out per tier; the status bar says the result. Returns the dialog."""
         from app.annotation_files import read_annotation_file
-        from app.export_service import import_prepared
+        from app.export_service import land_reading
         from storage.exporters.registry import get_exporter
+        from widgets.transfer_report_dialog import TransferDialog, labels
         fmt = ANNOTATION_FORMATS_BY_SUFFIX.get(path.suffix.lower())
         if fmt is None or self.session.dataset_id is None:
             self.show_status(f"{path.name}: not an annotation format Thinslice reads")
-            return
+            return None
         dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id)
         # a per-recording file (ELAN, Praat, Audacity) is the selected stimulus's; a table names its stimuli
         per_recording = get_exporter(fmt).per_stimulus
         current = self.stimulus_view.detail.external_id if self.stimulus_view.detail and per_recording else None
 
-        def done(reading) -> None:
-            try:
-                count = len(import_prepared(self.annotation_model, reading.rows, path.name))
-            except ThinsliceError as exc:
-                self.show_status(str(exc))
-                return
-            self.show_status(f"Imported {count} labels from {path.name}" if count else
-                             f"{path.name}: every label is already in the store; nothing was added")
+        def read(choice):
+            return read_annotation_file(self.annotations, fmt, path, dataset, self.session.annotator, None, current,
+                                        clip=choice.clip, skip_unrepresentable=choice.skip_unrepresentable)
 
-        self.runner.submit("annotation-import", lambda: read_annotation_file(
-            self.annotations, fmt, path, dataset, self.session.annotator, None, current), done)
+        def land(reading):
+            count = len(land_reading(self.annotation_model, reading, path.name))
+            said = (f"Imported {labels(count)} from {path.name}" if count else
+                    f"{path.name}: every label is already in the store; nothing was added")
+            self.show_status(said)
+            return said, reading.report
+
+        dialog = TransferDialog(f"Import annotations from {path.name}", "import", self.runner, "annotation-import", self)
+        dialog.panel.failed.connect(self.show_status)
+        dialog.panel.start(read, land)
+        dialog.show()
+        return dialog
 
     def _export_backend(self):
         from app.export_service import export_annotations
@@ -651,8 +659,9 @@ class MainWindow(QMainWindow):
         dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id) if self.session.dataset_id else None
         return ExportBackend(formats=[(e.name, e.extension) for e in exporters()], dataset=dataset or name,
                              annotators=[a for a in self.annotations.annotators()],
-                             export=lambda fmt, out, annotator: export_annotations(
-                                 self.store, fmt, out, dataset=dataset, annotator=annotator or None).path)
+                             export=lambda fmt, out, annotator, skip: export_annotations(
+                                 self.store, fmt, out, dataset=dataset, annotator=annotator or None,
+                                 skip_unrepresentable=skip))
 
     def _annotations_changed(self, stimulus_id: int) -> None:
         """After an edit (or on selection): the history dock and the header's count, read on a worker."""

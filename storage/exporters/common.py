@@ -34,11 +34,13 @@ Row = dict[str, Any]
 
 class ExportRefused(ThinsliceError):
     """An export that would overwrite a file of the dataset itself, has nothing to write, or would lose
-    what the format cannot hold (then `unrepresentable` counts the labels that leaving it out would touch)."""
+    what the format cannot hold (then `unrepresentable` counts the labels that leaving it out would touch,
+    and `items` names the first of them, each 'where: what')."""
 
-    def __init__(self, message: str, unrepresentable: int = 0) -> None:
+    def __init__(self, message: str, unrepresentable: int = 0, items: list[str] | None = None) -> None:
         super().__init__(message)
         self.unrepresentable = unrepresentable
+        self.items = items or []
 
 
 @dataclass(frozen=True)

@@ -162,3 +162,20 @@ def test_a_link_to_dev_zero_is_refused_not_read(db, tmp_path, capsys):
     linked.symlink_to("/dev/zero")
     message = refused(db, capsys, "import", "generic", str(linked), *SEGMENTS)
     assert "zero.csv" in message and "device" in message
+
+
+@pytest.mark.parametrize("damage", ["[" * 200_000 + "]" * 200_000, '"a\\ud800"'])
+def test_a_release_file_nested_too_deep_or_with_a_lone_surrogate_is_refused(db, tmp_path, capsys, damage):
+    from test_import_echomind import make_release
+    make_release(tmp_path / "echomind", cases=2, audio=False)
+    understanding = tmp_path / "echomind" / "data_synthesis" / "MCQ" / "understanding.json"
+    understanding.write_text(understanding.read_text().replace('"Which best describes the voice?"', damage, 1))
+    message = refused(db, capsys, "import", "echomind", str(tmp_path / "echomind"))
+    assert "understanding.json" in message
+    release = tmp_path / "friendbench" / "validation"
+    (release / "data").mkdir(parents=True)
+    (release / "data" / "metadata.csv").write_text("clip_id,label,transcript\nc1,familiar,t1.json\n")
+    (release / "data" / "t1.json").write_text('{"segments": [{"speaker": "A", "start": 0.1, "end": 0.5, '
+                                              f'"transcript": {damage}}}]}}')
+    message = refused(db, capsys, "import", "friendbench", str(tmp_path / "friendbench"))
+    assert "t1.json" in message

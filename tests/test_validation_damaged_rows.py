@@ -22,7 +22,9 @@ from resources.sample_build import ncp as ncp_sample
 from storage.store import Store
 from test_import_echomind import make_release
 from test_import_exploretom import write_csv as exploretom_csv
+from test_import_seamless import COWORKERS, SEAMLESS, build_corpus
 
+REFERENCE_DATA = Path(__file__).resolve().parents[2] / "shared" / "reference-data"
 TABLES = ("dataset", "stimulus", "media", "segment", "model", "run", "prediction", "judgment", "human_rating",
           "annotation", "label", "trace_step", "goal_atom")
 NESTED = "[" * 3000 + "]" * 3000   # past the JSON parser's depth
@@ -104,6 +106,12 @@ RELEASES = {
     "echomind": (lambda root: make_release(root, cases=2, audio=False), ".",
                  ["data_synthesis/MCQ/understanding.json", "data_synthesis/script_info_synthesis.json"], []),
 }
+
+
+if REFERENCE_DATA.exists():   # the Seamless reader needs the corpus's real metadata tables to pair people
+    RELEASES["seamless"] = (lambda root: build_corpus(REFERENCE_DATA / SEAMLESS, root), ".",
+                            ["assets/participants.csv", "assets/interactions.csv", "assets/relationships.csv",
+                             f"improvised/{COWORKERS[0].split('_I')[0]}/{COWORKERS[0]}.json"], [])
 
 
 @pytest.fixture(scope="module")

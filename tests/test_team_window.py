@@ -107,3 +107,29 @@ def test_a_reconnection_to_a_server_that_does_not_answer_never_holds_the_window(
     with team_server.connect(url) as con:
         values = [r[0] for r in con.execute("SELECT value FROM thinslice.annotation").fetchall()]
     assert values == ["while away"]
+
+
+def test_the_window_sends_at_its_start_what_was_changed_while_it_was_closed(pg_server, tmp_path, qtbot,  # noqa: F811
+                                                                           window_for):
+    from app.annotation_model import AnnotationModel
+    from storage.annotations import AnnotationStore
+    from storage.store import Store
+    url = pg_server.new_database()
+    ana_url = pg_server.add_member(url, "ana")
+    path = tmp_path / "ana.duckdb"
+    ana = Client(path, ana_url, "ana")
+    ana.show("a")
+    label = ana.model.add_label("vocal", "laugh", 1.0, 2.0)
+    ana.close()
+    store = Store.open(path)
+    alone = AnnotationModel(AnnotationStore(store), annotator="ana")   # the window is closed: another tool edits
+    alone.load(label.stimulus_id)
+    alone.relabel([label.id], "sigh")
+    win = window_for(store, annotator="ana")
+
+    def on_server() -> list[str]:
+        with team_server.connect(url) as con:
+            return [r[0] for r in con.execute("SELECT label FROM thinslice.annotation").fetchall()]
+    qtbot.waitUntil(lambda: "online" in win.team.label.text() and "waiting" not in win.team.label.text(),
+                    timeout=5000)
+    qtbot.waitUntil(lambda: on_server() == ["sigh"], timeout=3000)

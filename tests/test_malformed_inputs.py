@@ -179,3 +179,18 @@ def test_a_release_file_nested_too_deep_or_with_a_lone_surrogate_is_refused(db, 
                                               f'"transcript": {damage}}}]}}')
     message = refused(db, capsys, "import", "friendbench", str(tmp_path / "friendbench"))
     assert "t1.json" in message
+
+
+@pytest.mark.parametrize("line, verdict", [
+    ("They are not familiar with each other, I think.\n", "stranger"),
+    ("The two speakers overlap and laugh, which strangers rarely do; I say familiar.\n", None),
+    ("They chat about the weather; nothing personal.\n", None)])
+def test_a_4mb_reply_gets_the_verdict_of_its_short_form(line, verdict):
+    from app.benchmarks.friendbench import parse_familiarity
+    huge = line * (4 * 1024 * 1024 // len(line))
+    assert parse_familiarity(line) == parse_familiarity(huge) == verdict
+    # one marked verdict at the very end of a long reply still decides it
+    assert parse_familiarity(huge + "Final answer: familiar") == "familiar"
+    # and a reply that points one way until its last clause, with no marker, is settled by neither
+    if verdict == "stranger":
+        assert parse_familiarity(huge + "Or perhaps they are friends.") is None

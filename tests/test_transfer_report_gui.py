@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from annotation_files_fixtures import make_store, stored
 from app.export_service import import_annotations
@@ -80,10 +81,15 @@ def test_cancel_at_the_question_leaves_the_store_unchanged(qtbot, clip_store, wi
     grid.write_text(textgrid(30.0, "vocal cues", [(0.0, 25.0, "laugh"), (25.0, 30.0, "sigh")]))
     win = window_for(clip_store, annotator="ana")
     _ready(qtbot, win)
-    panel = win.import_annotation_file(grid).panel
+    dialog = win.import_annotation_file(grid)
+    panel = dialog.panel
     qtbot.waitUntil(lambda: panel.question.isVisible(), timeout=10000)
     assert "these 2 labels lie outside" in panel.question_text.text().lower()
-    qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+    dialog.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is panel.clip_button, timeout=5000)  # the way on is ready
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is panel.cancel_button
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)
     assert not panel.question.isVisible()
     assert "nothing was imported; the store is unchanged" in panel.headline.text()
     qtbot.waitUntil(lambda: not win.runner.busy(), timeout=10000)

@@ -117,6 +117,7 @@ class TransferPanel(QWidget):
         assert self._work is not None
         self.choice = choice
         self.question.hide()
+        self._show_report_parts(False)  # the labels in question go while the re-run works
         self._say(f"Working on the {self.verb}…")
         work = self._work
         self.runner.submit(self.key, lambda: work(choice), self._finished, self._refused)

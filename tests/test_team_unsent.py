@@ -115,11 +115,11 @@ def test_a_leads_consensus_labels_made_before_joining_arrive(pg_server, tmp_path
         consensus.add_label("vocal", "laugh", 0.0, 1.0, value=f"adjudicated by {member}")
         store.close()
     from app.team import join_team
-    for name, member_url_ in (("lea", lead_url), ("ben", member_url)):
+    for name, address in (("lea", lead_url), ("ben", member_url)):
         store = Store.open(tmp_path / f"{name}.duckdb")
-        join_team(store, member_url_, name)
+        join_team(store, address, name)
         store.close()
-        client = Client(tmp_path / f"{name}.duckdb", member_url_, name, fresh=False)
+        client = Client(tmp_path / f"{name}.duckdb", address, name, fresh=False)
         client.close()
     # the lead's arrives; a member's own consensus label is not theirs to send (the server would refuse it)
     assert _server_labels(url) == [(pg_schema.CONSENSUS, "laugh", "adjudicated by lea", False)]

@@ -50,6 +50,9 @@ DURATIONS: dict[str, tuple[str, ...]] = {"media": ("duration_s",), "predictions"
 # Numbers that must at least be finite (a media offset may be negative: the file starts before the clip).
 FINITE: dict[str, tuple[str, ...]] = {"media": ("offset_s",)}
 
+# value kinds that always fit a column of that type (str needs its surrogate check, so it is not among them)
+_PLAIN_KINDS: dict[Any, tuple[type, ...]] = {pl.Float64: (float, int, type(None)), pl.Int32: (int, type(None)),
+                                             pl.Boolean: (bool, type(None))}
 KIND_OF = {pl.String: "text", pl.Float64: "a number", pl.Int32: "a whole number", pl.Boolean: "true or false"}
 
 
@@ -97,13 +100,25 @@ def check_row_types(plan: ImportPlan, table: str, rows: list[dict[str, Any]]) ->
     column, instead of letting a list become the text "[a, b]" or true become the time 1.0."""
     schema = FRAME_SCHEMAS[table]
     problems = []
-    for index, row in enumerate(rows):
-        for column, value in row.items():
-            dtype = schema.get(column)
-            if dtype is not None and not value_fits(value, dtype):
+    for column in sorted(c for c in {k for row in rows for k in row} if c in schema):
+        dtype = schema[column]
+        values = [row.get(column) for row in rows]
+        # the kinds present first (fast); only a column holding a suspect value is looked at value by value
+        kinds = set(map(type, values))
+        if kinds <= set(_PLAIN_KINDS.get(dtype, ())):
+            continue
+        if dtype == pl.String and kinds <= {str, type(None)}:
+            text = "".join(v for v in values if v is not None)
+            if text.isascii() or not LONE_SURROGATE.search(text):
+                continue
+        for index, value in enumerate(values):
+            if not value_fits(value, dtype):
+                row = rows[index]
                 file, line, about = _where(plan, table, row.get("stimulus", row.get("external_id")))
                 problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about}, row {index + 1})",
                                            KIND_OF.get(dtype, str(dtype))))
+                if len(problems) >= 50:
+                    raise ImportFailed(problems)
     if problems:
         raise ImportFailed(problems)
 

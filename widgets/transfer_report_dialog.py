@@ -24,7 +24,7 @@ from storage.exporters.report import TransferReport
 from widgets.palette import colour
 from widgets.tasks import TaskRunner
 
-COLUMNS = ("File", "Tier", "Read", "Written", "Left out", "Why")
+COLUMNS = ("File", "Tier", "Read", "Written", "Left out", "Left out why, or changed how")
 FITTED_ROWS = 12  # a report of up to this many tiers is shown whole, with no scroll bar
 
 
@@ -235,7 +235,6 @@ class TransferDialog(QDialog):
         self.panel = TransferPanel(verb, runner, key, self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
-        self.close_button = buttons.button(QDialogButtonBox.StandardButton.Close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.panel, 1)
         layout.addWidget(buttons)

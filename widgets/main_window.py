@@ -4,17 +4,16 @@ from __future__ import annotations
 import getpass
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea, QToolBar,
                                QVBoxLayout, QWidget)
 
-from app.live.service import LiveService
 from app import keymap as keys
 from app.changes import Change, ChangeChannel, Topic
 from app.keymap import default_keymap
-from app.ncp import detail_traces
 from app.session import Session
 from storage import lookups, queries
 from app.annotation_model import AnnotationModel
@@ -32,7 +31,6 @@ from widgets.filter_bar import FilterBarView
 from widgets.help_overlay import HelpOverlay
 from widgets.history_panel import HistoryPanel
 from widgets.keys import KeyDispatcher, bind_shortcuts
-from widgets.live_panel import LivePanel
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
@@ -47,12 +45,23 @@ from widgets.settings_store import SettingsStore
 from widgets.tasks import CancelToken, TaskRunner
 from widgets.team_dialog import TeamLink
 
+if TYPE_CHECKING:
+    from widgets.live_panel import LivePanel
+
 MAX_COMPARED_MODELS = 4
 ANNOTATION_FORMATS_BY_SUFFIX = {".eaf": "eaf", ".textgrid": "textgrid", ".txt": "audacity", ".csv": "csv",
                                 ".jsonl": "jsonl", ".parquet": "parquet", ".json": "echomind"}
 ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json)"
 # worker keys of the actions a user starts; one succeeding clears an error left from an earlier one
 USER_ACTIONS = frozenset({"detail", "facets", "agreement", "annotation-import", "compare-traces"})
+
+
+def _detail_traces(detail: StimulusDetail) -> list:
+    """`app.ncp.detail_traces`, imported when the first NCP task is shown: the NCP rules bring polars and
+    every benchmark's module, which the window's first paint does not need."""
+    from app.ncp import detail_traces
+
+    return detail_traces(detail)
 
 
 def error_message(exc: BaseException) -> str:
@@ -108,7 +117,7 @@ class MainWindow(QMainWindow):
         self.scene_view.attach_annotations(self.scene_annotations)
         self.media_page = MediaStimulusPage(self.annotation_model)
         self.stimulus_view.register_page(MEDIA_KINDS, self.media_page)
-        self.ncp_page = NcpTaskPage(detail_traces)
+        self.ncp_page = NcpTaskPage(_detail_traces)
         self.stimulus_view.register_page(["ncp_task", "story"], self.ncp_page)
         self.predictions = PredictionsPanel()
         self.status_message = QLabel()
@@ -192,13 +201,14 @@ class MainWindow(QMainWindow):
 
         from app.dashboard import load_frames
         self.compare = CompareView()
-        self.live = LivePanel(LiveService(self.store, self.changes), settings=self.settings,
-                              runner=self.runner)
+        self._live: LivePanel | None = None  # built when its dock is first shown (see `live`)
+        self._live_host = QWidget()
+        QVBoxLayout(self._live_host).setContentsMargins(0, 0, 0, 0)
         self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store), runner=self.runner)
         self.failures = FailurePanel(runner=self.runner)
         self.compare_dock = self._dock("Compare", "CompareDock", self.compare, Qt.DockWidgetArea.RightDockWidgetArea,
                                        scrollable=True)
-        self.live_dock = self._dock("Live model", "LiveDock", self.live, Qt.DockWidgetArea.RightDockWidgetArea,
+        self.live_dock = self._dock("Live model", "LiveDock", self._live_host, Qt.DockWidgetArea.RightDockWidgetArea,
                                     scrollable=True)
         self.tabifyDockWidget(self.predictions_dock, self.compare_dock)
         self.tabifyDockWidget(self.compare_dock, self.live_dock)
@@ -232,11 +242,34 @@ class MainWindow(QMainWindow):
         self.dashboard.framesLoaded.connect(self.failures.set_frames)
         self.dashboard.drillDown.connect(self.drill_down)
         self.failures.drillDown.connect(self.drill_down)
-        for view in (self.dashboard, self.failures, self.live):
+        for view in (self.dashboard, self.failures):
             view.statusMessage.connect(self.show_status)
+        self.live_dock.visibilityChanged.connect(self._live_dock_shown)
         # a stored live answer (a batch's too) reaches the table, facets, dashboard and detail through the
         # change channel the service publishes on (see _changed)
-        self.table_model.idsLoaded.connect(lambda _n: self.live.set_batch_ids([int(i) for i in self.table_model.ids]))
+        self.table_model.idsLoaded.connect(lambda _n: self._live is not None and self._live.set_batch_ids(
+            [int(i) for i in self.table_model.ids]))
+
+    @property
+    def live(self) -> LivePanel:
+        """The live-model panel, built when its dock is first shown or it is first asked for: its client,
+        prompts and the benchmarks' rules behind them are not needed for the window's first paint."""
+        return self._live if self._live is not None else self._build_live()
+
+    def _build_live(self) -> LivePanel:
+        from app.live.service import LiveService
+        from widgets.live_panel import LivePanel
+
+        self._live = LivePanel(LiveService(self.store, self.changes), settings=self.settings, runner=self.runner)
+        self._live.statusMessage.connect(self.show_status)
+        self._live_host.layout().addWidget(self._live)
+        self._live.set_batch_ids([int(i) for i in self.table_model.ids])
+        self._live.set_detail(self.stimulus_view.detail)
+        return self._live
+
+    def _live_dock_shown(self, shown: bool) -> None:
+        if shown and self._live is None and self.isVisible():
+            self._build_live()
 
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea,
               scrollable: bool = False) -> QDockWidget:
@@ -446,7 +479,8 @@ class MainWindow(QMainWindow):
         self.stimulus_view.set_detail(detail)
         self.predictions.set_detail(detail)
         self.compare.set_detail(detail, response_audio)
-        self.live.set_detail(detail)
+        if self._live is not None:
+            self._live.set_detail(detail)
         if detail is not None:
             missing = [m.path.name for m in detail.media if not m.present]
             self.show_status(f"{len(missing)} media file(s) missing: {', '.join(missing[:3])}" if missing else "")

@@ -102,6 +102,12 @@ def read_regular_bytes(path: Path | str, max_bytes: int = DEFAULT_MAX_BYTES) -> 
         return handle.read()
 
 
+def utf16_hint(data: bytes) -> str:
+    """Words to add to a "not UTF-8" refusal when the bytes start with a UTF-16 byte-order mark (as a table
+    saved as "Unicode text" does), else ''."""
+    return " (it is UTF-16 text: save it as UTF-8)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+
+
 def read_regular_text(path: Path | str, max_bytes: int = DEFAULT_MAX_BYTES, encoding: str = "utf-8") -> str:
     """The text of a regular file of at most `max_bytes`; text that is not in `encoding` is refused in one
     line naming the byte where decoding failed."""
@@ -109,4 +115,5 @@ def read_regular_text(path: Path | str, max_bytes: int = DEFAULT_MAX_BYTES, enco
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        raise FileRefused(Path(path), f"byte {exc.start} is not {encoding} text; expected {encoding}") from None
+        raise FileRefused(Path(path), f"byte {exc.start} is not {encoding} text{utf16_hint(data)}; "
+                                      f"expected {encoding}") from None

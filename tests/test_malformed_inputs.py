@@ -62,7 +62,7 @@ def table(tmp_path: Path, name: str, text: str | bytes) -> Path:
 def test_a_table_that_is_not_utf8_is_said_to_be_so(db, tmp_path, capsys):
     path = table(tmp_path, "segs.csv", "clip,who,t0,t1,said\nc1,A,0,1,hi\n".encode("utf-16"))
     message = refused(db, capsys, "import", "generic", str(path), *SEGMENTS)
-    assert "segs.csv" in message and "UTF-8" in message
+    assert "segs.csv" in message and "UTF-8" in message and "UTF-16" in message
     assert "\\x00" not in message and "\\xff" not in message
 
 
@@ -194,3 +194,13 @@ def test_a_4mb_reply_gets_the_verdict_of_its_short_form(line, verdict):
     # and a reply that points one way until its last clause, with no marker, is settled by neither
     if verdict == "stranger":
         assert parse_familiarity(huge + "Or perhaps they are friends.") is None
+
+
+def test_an_annotation_table_in_utf16_is_said_to_be_so(db, tmp_path, capsys):
+    path = table(tmp_path, "segs.csv", "clip,who,t0,t1,said\nc1,A,0,1,hi\n")
+    assert dispatch(["import", "generic", str(path), *SEGMENTS, "--dataset", "d", "--db", str(db)]) == 0
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes("stimulus,annotator,label_set,label,start_s,end_s\nc1,a,cues,laugh,0.1,0.2\n".encode("utf-16"))
+    capsys.readouterr()
+    message = refused(db, capsys, "annotations", "import", "csv", str(labels), "--dataset", "d")
+    assert "labels.csv" in message and "UTF-16" in message and "s\x00t" not in message and "s t i" not in message

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.files import check_regular, read_regular_bytes
+from storage.files import check_regular, read_regular_bytes, read_regular_text
 from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
 from storage.exporters.report import Origin, Reading
 
@@ -103,7 +103,8 @@ class CsvExporter(_Table):
     def read(self, path: Path) -> Reading:
         try:
             # all as text: `_rows` reads the times and names the line of one that is not a number
-            data = pl.read_csv(check_regular(path), infer_schema=False)
+            text = read_regular_text(path).removeprefix("\ufeff")
+            data = pl.read_csv(text.encode("utf-8"), infer_schema=False)
         except (OSError, pl.exceptions.PolarsError) as exc:
             first = (str(exc).splitlines() or [type(exc).__name__])[0]
             raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{first}>", "a CSV file")) from None

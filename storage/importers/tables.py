@@ -23,6 +23,7 @@ from typing import Any
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
+from storage.files import utf16_hint
 from storage.importers.common import ProblemLog, read_json, read_jsonl
 
 LINE = "__line"
@@ -93,8 +94,8 @@ def _decode(raw: bytes, name: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8>",
-                                      "UTF-8 text")) from None
+        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8"
+                                      f"{utf16_hint(raw)}>", "UTF-8 text")) from None
 
 
 def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) -> Table:

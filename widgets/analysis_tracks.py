@@ -553,7 +553,8 @@ class AnalysisTracksView(QWidget):
             row.image.setZValue(-10)
             row.plot.addItem(row.image)
         if tiles is None or not show_image:
-            row.image.clear()
+            if row.image.image is not None:  # clearing an empty image would still repaint the row
+                row.image.clear()
         else:
             t0, t1, width = self._view()
             found = tiles.query(t0, t1, width, compute=False)

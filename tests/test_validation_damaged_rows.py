@@ -223,8 +223,6 @@ def test_a_damaged_annotation_row_imports_or_fails_naming_its_file(format_name, 
     check()
 
 
-@pytest.mark.xfail(reason="the JSON-lines annotation reader (storage/exporters/native.py) parses without catching "
-                          "RecursionError; its owner is finishing those readers", strict=False)
 def test_annotation_json_nested_past_the_parser_fails_naming_its_file(exported, db, tmp_path, capsys):
     capsys.readouterr()
     target = tmp_path / "labels.jsonl"

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
+from storage.importers.common import JsonRefused, loads_json
 from storage.files import check_regular, read_regular_bytes
 from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, Loss, Row, atomic_write, blank_row,
                                       fields_lost, write_text)
@@ -86,10 +87,12 @@ class FriendBenchExporter:
                 if record[label_set]:
                     rows.append(blank_row(**base, label_set=label_set, label=record[label_set]))
             try:
-                ranges = json.loads(record["ranges"] or "[]")
+                ranges = loads_json(record["ranges"] or "[]")
             except json.JSONDecodeError as exc:
                 raise ImportFailed(RowProblem(name, line, "ranges", f"<invalid JSON: {exc.msg}>",
                                               "a JSON list of ranges")) from None
+            except JsonRefused as exc:
+                raise ImportFailed(RowProblem(name, line, "ranges", f"<{exc}>", "a JSON list of ranges")) from None
             for item in ranges:
                 rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS}))
         reading = Reading(rows)
@@ -124,8 +127,8 @@ class EchoMindExporter:
     def read(self, path: Path) -> Reading:
         name = Path(path).name
         try:
-            data = json.loads(read_regular_bytes(path).decode("utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            data = loads_json(read_regular_bytes(path).decode("utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, JsonRefused) as exc:
             raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a JSON list of cases")) from None
         if not isinstance(data, list):
             raise ImportFailed(RowProblem(name, None, None, f"<{type(data).__name__}>", "a JSON list of cases"))

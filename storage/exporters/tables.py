@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
+from storage.importers.common import JsonRefused, loads_json
 from storage.files import check_regular, read_regular_bytes, read_regular_text
 from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
 from storage.exporters.report import Origin, Reading
@@ -136,9 +137,12 @@ class JsonLinesExporter(_Table):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = loads_json(line)
             except json.JSONDecodeError as exc:
                 raise ImportFailed(RowProblem(Path(path).name, number, None, f"<invalid JSON: {exc.msg}>",
+                                              "one JSON object per line")) from None
+            except JsonRefused as exc:
+                raise ImportFailed(RowProblem(Path(path).name, number, None, f"<{exc}>",
                                               "one JSON object per line")) from None
             if not isinstance(record, dict):
                 raise ImportFailed(RowProblem(Path(path).name, number, None, f"<{type(record).__name__}>",

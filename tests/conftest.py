@@ -81,6 +81,45 @@ def _isolated_settings(tmp_path, monkeypatch):
     yield
 
 
+@pytest.fixture(autouse=True)
+def _widgets_live_until_closed(request):
+    """Keeps each widget a test hands to `qtbot.addWidget` referenced until pytest-qt has closed it.
+
+    pytest-qt holds those widgets only weakly. A window made in a test has no parent, so Python owns it,
+    and its wrapper usually sits in a reference cycle (a dict of its own bound methods, say): once the
+    test body returns, the cycle collector frees it whenever it next runs. pytest-qt processes events
+    after every test, so that was often in the middle of Qt painting the window, which then deleted
+    itself under its own paint event ("QPaintDevice: Cannot destroy paint device that is being painted",
+    then a segmentation fault in whatever paint call came next).
+    """
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    qtbot = request.getfixturevalue("qtbot")
+    register = qtbot.addWidget
+    kept = []
+
+    def add_and_keep(widget, **kwargs):
+        kept.append(widget)
+        register(widget, **kwargs)
+
+    qtbot.addWidget = add_and_keep
+    yield
+    kept.clear()  # pytest-qt has closed them by now; a closed window is never painted
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """Before pytest-qt closes a test's widgets: forget those the application already deleted itself
+    (a presentation that left on Escape), which are still referenced now but have nothing to close."""
+    registered = getattr(item, "qt_widgets", None)
+    if registered:
+        import shiboken6
+        item.qt_widgets = [(ref, before_close) for ref, before_close in registered
+                           if ref() is None or shiboken6.isValid(ref())]
+    yield
+
+
 @pytest.fixture
 def reference_data() -> Path:
     if not REFERENCE_DATA.exists():

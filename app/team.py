@@ -42,6 +42,7 @@ from typing import Any
 import psycopg
 
 from app.annotation_model import AnnotationModel
+from app.team_membership import LAST_EVENT_KEY, LEAD_KEY, MEMBER_KEY, URL_KEY, joined
 from app.annotations import EditCommand, EditLabelSet, RenameLabel
 from storage import pg_schema, team_server
 from storage.annotations import (EDITABLE_FIELDS, Annotation, AnnotationError, AnnotationStore, Label,
@@ -50,7 +51,6 @@ from storage.store import Store
 from storage.team_local import SEEN_KEY, LocalChange, Queued, StimulusKey, TeamLocal
 from storage.team_server import TeamError, TeamRefused
 
-URL_KEY, MEMBER_KEY, LEAD_KEY, LAST_EVENT_KEY = "url", "member", "lead", "last_event"
 NETWORK_ERRORS = (TeamError, psycopg.OperationalError, psycopg.InterfaceError)
 
 
@@ -84,13 +84,6 @@ class Report:
     conflicts: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
-
-
-def joined(store: Store) -> tuple[str, str] | None:
-    """(url without password, member) of the team this store has joined, or None for a local project."""
-    local = TeamLocal(store)
-    url, member = local.get(URL_KEY), local.get(MEMBER_KEY)
-    return (url, member) if url and member else None
 
 
 def init_team(url: str) -> list[int]:

@@ -11,13 +11,17 @@ password (libpq's password file or service file holds it).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QMessageBox,
                                QPushButton, QVBoxLayout, QWidget)
 
 from app.annotation_model import AnnotationModel
-from app.team import TeamSession, TeamStatus, join_team, joined, leave_team
+from app.team_membership import joined
+
+if TYPE_CHECKING:  # app.team loads the PostgreSQL client: only a store that has joined a team needs it
+    from app.team import TeamSession, TeamStatus
 from storage.errors import ThinsliceError
 from storage.store import Store
 from widgets.tasks import TaskRunner
@@ -45,6 +49,7 @@ class TeamLink(QObject):
 
     def start(self) -> None:
         """Start (or restart) the session of the team the store has joined."""
+        from app.team import TeamSession
         self.stop()
         self.session = TeamSession(self.store, self.model, post=self._work.emit)
         self.session.status_listeners.append(self._status.emit)
@@ -60,6 +65,7 @@ class TeamLink(QObject):
         def joined_now(result: tuple[str, bool]) -> None:
             self.start()
             on_joined(result)
+        from app.team import join_team
         self.runner.submit("team-join", lambda: join_team(self.store, url, member), joined_now, on_error)
 
     def stop(self) -> None:
@@ -137,6 +143,7 @@ class TeamDialog(QDialog):
 
     def leave(self) -> None:
         self.link.stop()
+        from app.team import leave_team
         leave_team(self.link.store)
         self.state.setText("A local project.")
         self.leave_button.setEnabled(False)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import statistics
+import time
 
 import pytest
 
@@ -85,13 +86,21 @@ def test_clock_and_playhead_follow_libvlc_while_playing(qtbot, panel, numbered_m
     # Compare whenever libVLC reports a new time: that is when its coarse report is fresh.
     gaps = []
     last_seen = [panel.video.master_time()]
+    last_look = [time.monotonic()]
 
     def collect() -> bool:
+        now = time.monotonic()
         media_time = panel.video.master_time()
         if media_time is not None and media_time != last_seen[0]:
             last_seen[0] = media_time
-            gaps.append(panel.clock.position - media_time)
+            # libVLC's new time came out at some moment since the previous look, and the clock ran on
+            # meanwhile; on a loaded machine that look can be long ago. Count only the part of the gap
+            # that this delay, measured here, cannot explain.
+            gap = panel.clock.position - media_time
+            unseen = (now - last_look[0]) * panel.clock.rate
+            gaps.append(0.0 if gap - unseen <= 0.0 <= gap else min(abs(gap), abs(gap - unseen)))
             assert panel.waveform.playhead == pytest.approx(panel.clock.position, abs=0.05)
+        last_look[0] = now
         return panel.clock.position > 2.2
 
     qtbot.waitUntil(collect, timeout=6000)

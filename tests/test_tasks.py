@@ -82,3 +82,28 @@ def test_synchronous_mode_runs_at_once_on_the_calling_thread(qtbot):
     assert done == [threading.get_ident()]
     tasks.submit("k", lambda: 1 / 0, done.append)
     assert len(errors) == 1 and isinstance(errors[0], ZeroDivisionError)
+
+
+def test_finished_work_leaves_nothing_of_its_callbacks_alive(qtbot, runner):
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    class Owner:  # stands for a view whose method a result was handed to
+        def __init__(self) -> None:
+            self.got = []
+
+        def show(self, value) -> None:
+            self.got.append(value)
+
+    owners = [Owner() for _ in range(5)]
+    refs = [weakref.ref(o) for o in owners]
+    for i, owner in enumerate(owners):
+        runner.submit(f"job-{i}", lambda i=i: i, owner.show, on_progress=owner.show, with_progress=False)
+    qtbot.waitUntil(lambda: not runner.busy() and all(o.got for o in owners), timeout=5000)
+    assert [o.got for o in owners] == [[0], [1], [2], [3], [4]]
+    del owner, owners
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    assert [r() for r in refs] == [None] * 5

@@ -132,6 +132,10 @@ class TaskRunner(QObject):
             self._relays.discard(relay)
             if self._tokens.get(key) is token:
                 del self._tokens[key]
+            # The relay's connections hold these closures and the closures hold the relay: a cycle through C++
+            # that Python's collector cannot see. Deleting the relay once it has said its last word frees both,
+            # and with them the callbacks (and the widgets they name) of finished work.
+            relay.deleteLater()
 
         def deliver(result: Any) -> None:
             finish()

@@ -57,6 +57,8 @@ TICK_MS = 30
 # Waveforms that are ready this soon after a switch wait for the other lanes and appear together:
 # one repaint instead of one per lane, each of which would also slow the decoding still under way.
 GATHER_LANES_MS = 200
+# the least height of one voice's waveform lane: its trace and its name stay legible under many tracks
+WAVE_LANE_MIN_PX = 26
 # The analysis tracks start this long after the waveform is in, if the stimulus is still the same: Praat
 # holds the interpreter for a whole analysis, so started at once it would stall the next switch of someone
 # flipping through stimuli.
@@ -255,6 +257,8 @@ class PlayerPanel(QWidget):
         self.clock.reset(max(durations) if durations else None)
         self.waveform.clear_selection()
         self.waveform.set_lanes([name for name, _ in layout.lanes])
+        # however many analysis tracks are on, each voice's waveform keeps a readable lane and its name
+        self.waveform.setMinimumHeight(WAVE_LANE_MIN_PX * len(layout.lanes) + 34)
         self.waveform.set_duration(self.clock.duration or 1.0)
         self.transcript.set_speaker_colours(
             {name: LANE_COLOURS[i % len(LANE_COLOURS)] for i, (name, _) in enumerate(layout.lanes)}

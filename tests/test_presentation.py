@@ -46,6 +46,8 @@ def present(qtbot, win, dataset: str, external_id: str, models: int = 3):
     win.select_stimulus_id(found[0])
     qtbot.waitUntil(lambda: win.compare.detail is not None and win.compare.detail.external_id == external_id,
                     timeout=15000)
+    # the table marks the stimulus's row once its page of rows has arrived from the worker
+    qtbot.waitUntil(lambda: win.table.currentIndex().row() >= 0, timeout=15000)
     become_active(qtbot, win)
     click_row(qtbot, win, win.table.currentIndex().row())
     qtbot.waitUntil(lambda: win.compare.detail is not None and win.compare.detail.external_id == external_id,

@@ -200,3 +200,30 @@ def dyad_store(tmp_path):
     write_plan(store, plan)
     yield store
     store.close()
+
+
+@pytest.fixture(scope="session")
+def sample_store_file(tmp_path_factory) -> Path:
+    """A store with the bundled sample imported once per run; tests open copies of it (`sample_store_copy`)."""
+    from app.sample import import_sample
+    from storage.store import Store
+
+    path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
+    store = Store.open(path)
+    import_sample(store)
+    store.close()
+    return path
+
+
+@pytest.fixture
+def sample_store_copy(sample_store_file, tmp_path):
+    """A store of this test's own on a copy of the imported sample, closed after the test."""
+    import shutil
+
+    from storage.store import Store
+
+    path = tmp_path / "sample-copy.duckdb"
+    shutil.copy(sample_store_file, path)
+    store = Store.open(path)
+    yield store
+    store.close()

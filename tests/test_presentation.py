@@ -2,40 +2,23 @@
 Space, each benchmark's answers read as they should, and no HTML entity shows as text."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication, QLabel
 
-from app.sample import import_sample
 from storage import lookups
-from storage.store import Store
 from test_window_keys import become_active, click_row, press
 
 ENTITIES = ("&#x27;", "&#39;", "&amp;", "&quot;", "&lt;", "&gt;")
 
 
-@pytest.fixture(scope="module")
-def sample_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
-    store = Store.open(path)
-    import_sample(store)
-    store.close()
-    return path
-
-
 @pytest.fixture
-def window(window_for, sample_file, tmp_path, qtbot):
-    path = tmp_path / "copy.duckdb"
-    shutil.copy(sample_file, path)
-    store = Store.open(path)
-    win = window_for(store, annotator="pat")
+def window(window_for, sample_store_copy, qtbot):
+    win = window_for(sample_store_copy, annotator="pat")
     yield win
     if win.compare.presentation is not None:
         win.compare.presentation.leave()
     win.close()
-    store.close()
 
 
 def present(qtbot, win, dataset: str, external_id: str, models: int = 3):

@@ -4,33 +4,17 @@ from __future__ import annotations
 import pytest
 
 from app.page_labels import applies_to, describe_target, label_sets_for, target_turn, turn_target
-from app.sample import import_sample
 from storage import lookups
 from storage.annotations import LabelSet
-from storage.store import Store
 
 SCENE = "flat-s01-e02-sc1"
 
 
-@pytest.fixture(scope="module")
-def sample_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
-    store = Store.open(path)
-    import_sample(store)
-    store.close()
-    return path
-
-
 @pytest.fixture
-def window(window_for, sample_file, tmp_path, qtbot):
-    import shutil
-    path = tmp_path / "copy.duckdb"
-    shutil.copy(sample_file, path)
-    store = Store.open(path)
-    win = window_for(store, annotator="cy")
+def window(window_for, sample_store_copy, qtbot):
+    win = window_for(sample_store_copy, annotator="cy")
     yield win
     win.close()
-    store.close()
 
 
 def show(window, qtbot, dataset: str, external_id: str):

@@ -15,7 +15,7 @@ from app.cli import dispatch
 from fixtures_store import friendbench_like_plan, make_store
 from storage.errors import ImportFailed
 from storage.importers.echomind import EchoMindImporter
-from storage.importers.tables import read_table
+from storage.tables import read_table
 from storage.store import Store
 from test_import_echomind import add_model_outputs, dump, make_release
 

@@ -28,7 +28,7 @@ from app.ncp_live import NcpTask, run_live_ncp_task
 from live_server import Reply, ScriptedServer, tool_call
 from resources.sample_build import ncp as ncp_sample
 from storage.importers.common import ImportOptions
-from storage.importers.tables import read_table
+from storage.tables import read_table
 from storage.queries import stimulus_detail
 from storage.store import Store
 

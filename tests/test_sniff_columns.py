@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from storage.importers.common import ProblemLog
 from storage.importers.sniff import sniff_columns, sniff_frame, unit_scale
-from storage.importers.tables import read_table
+from storage.tables import read_table
 
 
 def test_renamed_columns_are_found_by_name_and_values():

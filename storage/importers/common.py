@@ -1,5 +1,5 @@
 """Pieces every importer shares: options, the problem log, safe media paths, JSON and JSON-lines files, and
-the annotation sidecar (tables are read by `storage.importers.tables`)."""
+the annotation sidecar (tables are read by `storage.tables`)."""
 from __future__ import annotations
 
 import json

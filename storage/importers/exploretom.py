@@ -36,7 +36,7 @@ from storage.importers.common import (
     ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl,
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
-from storage.importers.tables import LINE, read_table
+from storage.tables import LINE, read_table
 from storage.steps import read_steps
 
 STORY_COLUMNS = ("infilled_story", "story_structure", "raw_story")

@@ -36,7 +36,7 @@ from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.seamless import (AUDIO_SUFFIXES, LABEL_SET_FILES, VIDEO_SUFFIXES, parse_transcript,
                                         probe_media, segment_rows, transcript_text)
 from storage.importers.sniff import Guess, require_fields, sniff_frame, unit_scale
-from storage.importers.tables import TABLE_SUFFIXES, Table, read_table
+from storage.tables import TABLE_SUFFIXES, Table, read_table
 from storage.importers.words import FALSE_WORDS, FAMILIAR_WORDS, MODALITY_WORDS, STRANGER_WORDS, TRUE_WORDS
 
 GENDER_WORDS = {

@@ -24,7 +24,7 @@ from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, che
                                       resolve_media)
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
-from storage.importers.tables import LINE, TABLE_SUFFIXES, read_table
+from storage.tables import LINE, TABLE_SUFFIXES, read_table
 from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 
 _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",

@@ -34,7 +34,7 @@ from storage.importers.common import (ImportOptions, ProblemLog, check_cancel, d
                                       read_json, resolve_media)
 from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
-from storage.importers.tables import Table, read_table
+from storage.tables import Table, read_table
 
 PARTICIPANT_ID = re.compile(r"^(V\d+)_S(\d+)_I(\d+)_P(\d+[A-Za-z]*)$")
 SNAP_RADIUS_S = 5.0

@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.tables import Table
+from storage.tables import Table
 from storage.importers.words import BOOLEAN_WORDS, CONDITION_WORDS, FAMILIARITY_WORDS
 
 # Field -> column-name synonyms, compared after `normalise_name`. The fields of `common.MAP_FIELDS` plus

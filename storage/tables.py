@@ -1,5 +1,7 @@
-"""Reading one table file as text: CSV, TSV, JSON lines, JSON or Parquet, with each row's line. The one table
-reader every importer uses.
+"""Reading one table file as text: CSV, TSV, JSON lines, JSON or Parquet, with each row's line. The one reader
+of every table a user names: the release importers and the annotation readers alike, so that one kind of
+damage (a ragged row, UTF-16 text, a quote never closed) gets one message, naming file and line, wherever the
+table came in.
 
 Every column is a string (numbers as written, booleans as true/false, nested JSON values dumped) and an empty
 field is null. Each row keeps where it came from: its 1-based line in a delimited or JSON-lines file (the CSV

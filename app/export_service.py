@@ -167,7 +167,7 @@ def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
             reading.report.count_written(origin.file, origin.tier)
         else:
             reading.report.leave_out(origin, "already in the store or earlier in the file (the same stimulus,"
-                                     " annotator, set, label, times and value)", describe(row))
+                                     " annotator, set, label, times, value and medium)", describe(row))
 
 
 def keep_vocabularies(model: AnnotationModel, reading: ImportReading) -> None:

@@ -31,8 +31,10 @@ _COLUMNS = ("id, stimulus_id, annotator, label_set, label, start_s, end_s, value
             " created_at, updated_at, deleted_at")
 SCOPES = ("interval", "whole", "both")
 _REMEMBERED_ROWS = 1024
-# Two labels with the same natural key are the same label: an import never adds one twice.
-NATURAL_KEY = ("stimulus_id", "annotator", "label_set", "label", "start_s", "end_s", "value")
+# Two labels with the same natural key are the same label: an import never adds one twice. The media role is
+# part of it (two speakers laughing at once are two labels), and so is the value, which holds what an AgentViSS
+# scene label is attached to (a role's name or `turn:N`, see app/page_labels.py).
+NATURAL_KEY = ("stimulus_id", "annotator", "label_set", "label", "start_s", "end_s", "value", "media_role")
 NEW_ROW_SCHEMA = {"stimulus_id": pl.Int64, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
                   "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
                   "media_role": pl.String, "meta": pl.String}  # meta: JSON of what another tool said

@@ -210,9 +210,11 @@ class TeamSession:
         self._keys: dict[int, StimulusKey] = {}
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
                                               user=member, on_attempt=self._attempting)
-        kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": [], "id": 0}')
-        self._last_event, self._datasets_read = int(kept["id"]), list(kept["datasets"])
-        self._kept = (self._datasets_read, self._last_event)   # the position whose events are written here
+        # a position kept as an event id (before reading went by commit) is read again from the start
+        kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": []}')
+        self._horizon, self._datasets_read = int(kept.get("horizon", 0)), list(kept["datasets"])
+        self._kept = (self._datasets_read, self._horizon)   # the position whose events are written here
+        self._position_dirty = False
         self._datasets = set(self._datasets_read)
 
     # -- where work runs --------------------------------------------------------------------------
@@ -525,41 +527,52 @@ class TeamSession:
             self._net(self._refresh_presence)
 
     def catch_up(self) -> int:
-        """Bring in every server event on this store's datasets since the last one seen; returns how many
-        were read (written here where the model lives). The position is kept in the store once their labels
-        are written and at `stop`: reading an event twice (after a crash) writes nothing twice, as each copy
-        knows its revision."""
+        """Bring in every server event on this store's datasets not yet read; returns how many were read
+        (written here where the model lives). Reading goes by commit, not by id: each catch-up reads the
+        events of every transaction from the last commit horizon on (`team_server.commit_horizon`), so an
+        edit whose transaction commits after a later-numbered one is still read. An event read twice writes
+        nothing twice, as each copy knows its revision. The position is kept in the store once the labels
+        are written and at `stop`."""
         read = 0
         with self._lock:
             try:
                 con = self._connection()
                 datasets = sorted(self.local.datasets())
                 if datasets != self._datasets_read:   # a dataset new here: its labels from the beginning
-                    self._last_event, self._datasets_read = 0, datasets
+                    self._horizon, self._datasets_read = 0, datasets
                     self._datasets = set(datasets)
                     self._report_unmatched(con)
                     self._listener.listen_again()
+                horizon, after_id = team_server.commit_horizon(con), 0
                 while True:
-                    events = team_server.events_since(con, self._last_event, datasets)
+                    events = team_server.events_since(con, self._horizon, datasets, after_id)
                     if not events:
                         break
-                    self._last_event = int(events[-1]["id"])
+                    after_id = int(events[-1]["id"])
                     read += len(events)
-                    position = (self._datasets_read, self._last_event)
-                    self._here(lambda events=events, position=position: self._absorb_events(events, *position))
+                    self._here(lambda events=events: self._absorb_events(events))
+                self._horizon = horizon
+                position = (self._datasets_read, horizon)
+                self._here(lambda: self._reached(*position))
             except NETWORK_ERRORS:
                 self._lost()
         return read
 
-    def _absorb_events(self, events: list[dict[str, Any]], datasets: list[str], position: int) -> None:
-        """Write the server events' labels here; `position` is the last of them, read on `datasets`."""
-        changed = sum(self._absorb(event["row"], event["member"]) for event in events)
-        self._kept = (datasets, position)
-        if changed:
-            self._keep_position(datasets, position)
+    def _absorb_events(self, events: list[dict[str, Any]]) -> None:
+        """Write the server events' labels here."""
+        if sum(self._absorb(event["row"], event["member"]) for event in events):
+            self._position_dirty = True
 
-    def _keep_position(self, datasets: list[str], position: int) -> None:
-        self.local.put({LAST_EVENT_KEY: json.dumps({"datasets": datasets, "id": position})})
+    def _reached(self, datasets: list[str], horizon: int) -> None:
+        """Every event before `horizon` on `datasets` is written here: keep that (in the store when labels
+        were written since it was last kept)."""
+        self._kept = (datasets, horizon)
+        if self._position_dirty:
+            self._position_dirty = False
+            self._keep_position(datasets, horizon)
+
+    def _keep_position(self, datasets: list[str], horizon: int) -> None:
+        self.local.put({LAST_EVENT_KEY: json.dumps({"datasets": datasets, "horizon": horizon})})
 
     def _report_unmatched(self, con: psycopg.Connection) -> None:
         """Say which datasets the team labels that this store does not have (never matched by guess)."""

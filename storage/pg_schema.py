@@ -266,7 +266,142 @@ GRANT USAGE ON ALL SEQUENCES IN SCHEMA {SCHEMA} TO {MEMBER_ROLE};
 REVOKE UPDATE, DELETE, TRUNCATE ON {SCHEMA}.annotation_event, {SCHEMA}.label_set_event FROM PUBLIC;
 """
 
-MIGRATIONS: list[str] = [V1]
+# Version 2: catch-up by commit order. Event ids are taken when a transaction writes, not when it commits, so
+# a reader that had gone past a later id could miss an earlier one committed after it; each event therefore
+# carries its transaction's id, and a reader re-reads from the oldest transaction that could still have been
+# running at its last read (`pg_snapshot_xmin`), which commits in any order cannot slip under.
+V2 = f"""
+ALTER TABLE {SCHEMA}.annotation_event ADD COLUMN xact xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE INDEX ON {SCHEMA}.annotation_event (xact);
+"""
+
+
+def _value_rule() -> str:
+    """The CHECK of what a label on the server may hold: the import path's rule (`storage.validation`), so a
+    row one member's raw SQL could write is one every member's store can hold. NaN and the infinities are
+    named, as PostgreSQL counts NaN greater than every number."""
+    from storage.validation import CONTROL_CHARACTERS, NAME_COLUMNS
+    # PostgreSQL text never holds NUL, and its regular expressions refuse a NUL escape: the class starts at 1
+    pattern = CONTROL_CHARACTERS.replace("\\x00", "\\x01")
+    names = [c for c in NAME_COLUMNS["annotations"] if c != "stimulus"] + ["dataset", "stimulus"]
+    texts = " AND ".join(f"coalesce({c}, '') !~ '{pattern}'" for c in names)
+    times = ("start_s IS NULL OR (start_s <> 'NaN' AND end_s <> 'NaN' AND start_s >= 0"
+             " AND end_s < 'Infinity' AND end_s >= start_s)")
+    return f"({times}) AND {texts}"
+
+
+# Version 3: the same value rule on the server as in every store, so no member's row can stop the others' sync.
+# NOT VALID: a row written before stays (clients skip and report it) until someone changes it.
+V3 = f"""
+ALTER TABLE {SCHEMA}.annotation ADD CONSTRAINT storable CHECK ({_value_rule()}) NOT VALID;
+"""
+
+# Version 4: history only the server writes. Members lose INSERT on the history tables; the triggers that
+# record an annotation's write and a label set's change, and the function that records a conflict, write it
+# with the owner's rights, naming the member the server saw.
+V4 = f"""
+REVOKE INSERT ON {SCHEMA}.annotation_event, {SCHEMA}.label_set_event FROM {MEMBER_ROLE};
+DROP POLICY add_own ON {SCHEMA}.annotation_event;
+DROP POLICY lead_writes ON {SCHEMA}.label_set_event;
+
+CREATE OR REPLACE FUNCTION {SCHEMA}.record() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, member, action,
+                                           base_revision, before, after)
+    VALUES (coalesce(nullif(current_setting('thinslice.edit_uid', true), '')::UUID, gen_random_uuid()),
+            NEW.uid, NEW.dataset, NEW.stimulus, NEW.updated_by,   -- set by `stamp` as the writing role
+            CASE WHEN TG_OP = 'INSERT' THEN 'create'
+                 WHEN NEW.deleted AND NOT OLD.deleted THEN 'delete'
+                 WHEN OLD.deleted AND NOT NEW.deleted THEN 'restore'
+                 ELSE 'update' END,
+            CASE WHEN TG_OP = 'INSERT' THEN 0 ELSE OLD.revision END,
+            CASE WHEN TG_OP = 'INSERT' THEN NULL ELSE to_jsonb(OLD) END, to_jsonb(NEW));
+    PERFORM set_config('thinslice.edit_uid', '', true);   -- one edit uid names one event
+    RETURN NULL;
+END $$;
+
+-- A conflict: an edit of a label this member may write, built on a revision the label no longer has. Only
+-- then is it recorded, in the caller's name, beside the version it lost to.
+CREATE FUNCTION {SCHEMA}.record_conflict(edit JSONB) RETURNS {SCHEMA}.annotation LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    current {SCHEMA}.annotation;
+BEGIN
+    SELECT * INTO current FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID FOR UPDATE;
+    IF NOT FOUND OR current.revision = (edit->>'base_revision')::INTEGER THEN
+        RAISE EXCEPTION 'edit % is no conflict', edit->>'edit_uid' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF NOT (current.annotator = session_user OR (current.annotator = '{CONSENSUS}'
+            AND pg_has_role(session_user, '{LEAD_ROLE}', 'MEMBER'))) THEN
+        RAISE EXCEPTION 'annotation % is not yours to change', current.uid USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO {SCHEMA}.annotation_event (edit_uid, annotation_uid, dataset, stimulus, member, action,
+                                           base_revision, before, after)
+    VALUES ((edit->>'edit_uid')::UUID, current.uid, current.dataset, current.stimulus, session_user, 'conflict',
+            (edit->>'base_revision')::INTEGER, to_jsonb(current), edit->'after');
+    RETURN current;
+END $$;
+REVOKE ALL ON FUNCTION {SCHEMA}.record_conflict(JSONB) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION {SCHEMA}.record_conflict(JSONB) TO {MEMBER_ROLE};
+
+CREATE OR REPLACE FUNCTION {SCHEMA}.apply_edit(edit JSONB) RETURNS JSONB LANGUAGE plpgsql AS $$
+DECLARE
+    current {SCHEMA}.annotation;
+    updated {SCHEMA}.annotation;
+    base INTEGER := (edit->>'base_revision')::INTEGER;
+    state JSONB := edit->'after';
+    known BOOLEAN;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext((edit->>'uid')));
+    IF EXISTS (SELECT 1 FROM {SCHEMA}.annotation_event WHERE edit_uid = (edit->>'edit_uid')::UUID) THEN
+        SELECT * INTO current FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID;
+        RETURN jsonb_build_object('status', 'duplicate', 'row', to_jsonb(current));
+    END IF;
+    SELECT * INTO current FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID FOR UPDATE;
+    known := FOUND;
+    IF known AND current.revision <> base THEN
+        -- someone else's version got there first: keep it, and keep this one in the history beside it
+        current := {SCHEMA}.record_conflict(edit);
+        RETURN jsonb_build_object('status', 'conflict', 'row', to_jsonb(current));
+    END IF;
+    PERFORM set_config('thinslice.edit_uid', edit->>'edit_uid', true);
+    IF NOT known THEN
+        IF EXISTS (SELECT 1 FROM {SCHEMA}.annotation WHERE uid = (edit->>'uid')::UUID) THEN
+            RAISE EXCEPTION 'annotation % is not yours to change', edit->>'uid'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        INSERT INTO {SCHEMA}.annotation (uid, dataset, stimulus, annotator, label_set, label, start_s, end_s,
+                                         value, note, media_role, deleted)
+        VALUES ((edit->>'uid')::UUID, edit->>'dataset', edit->>'stimulus', edit->>'annotator',
+                state->>'label_set', state->>'label', (state->>'start_s')::DOUBLE PRECISION,
+                (state->>'end_s')::DOUBLE PRECISION, state->>'value', state->>'note', state->>'media_role',
+                coalesce((state->>'deleted')::BOOLEAN, false))
+        RETURNING * INTO updated;
+    ELSE
+        UPDATE {SCHEMA}.annotation SET label_set = state->>'label_set', label = state->>'label',
+               start_s = (state->>'start_s')::DOUBLE PRECISION, end_s = (state->>'end_s')::DOUBLE PRECISION,
+               value = state->>'value', note = state->>'note', media_role = state->>'media_role',
+               deleted = coalesce((state->>'deleted')::BOOLEAN, false)
+         WHERE uid = current.uid
+        RETURNING * INTO updated;
+    END IF;
+    RETURN jsonb_build_object('status', 'ok', 'row', to_jsonb(updated));
+END $$;
+
+-- a label set's change writes its own history event (members no longer insert them)
+CREATE FUNCTION {SCHEMA}.record_label_set() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO {SCHEMA}.label_set_event (name, member, document)
+    VALUES (coalesce(NEW.name, OLD.name), session_user, CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.document END);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER record AFTER INSERT OR UPDATE OR DELETE ON {SCHEMA}.label_set
+    FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.record_label_set();
+"""
+
+MIGRATIONS: list[str] = [V1, V2, V3, V4]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -38,6 +38,12 @@ class TeamRefused(TeamError):
     """The team server refused a write (not this member's label, not a lead, history is read-only)."""
 
 
+class TeamValueRefused(TeamRefused):
+    """The team server refused an edit for what it holds (a value no store may hold, text PostgreSQL
+    cannot keep): sending it again changes nothing, so it waits in the outbox until a later edit of the
+    label replaces it."""
+
+
 def public_url(url: str) -> str:
     """`url` without its password (the form kept in the store and shown to the user)."""
     try:
@@ -112,7 +118,8 @@ def migrate(con: psycopg.Connection, target: int = pg_schema.LATEST_VERSION) -> 
 
 def add_member(con: psycopg.Connection, name: str, *, lead: bool = False, password: str | None = None) -> None:
     """Make `name` a member (a login role in `thinslice_member`; with `lead`, also `thinslice_lead`). The
-    password, if given, goes to the server only (as SCRAM); otherwise the administrator sets it."""
+    password, if given, is turned into a SCRAM verifier here, by libpq, and only that is sent: no statement
+    the server logs can reveal the password. Without one the administrator sets it."""
     if not name or name == pg_schema.CONSENSUS:
         raise TeamError(f"A member needs a name other than '{pg_schema.CONSENSUS}'.")
     role = sql.Identifier(name)
@@ -120,7 +127,8 @@ def add_member(con: psycopg.Connection, name: str, *, lead: bool = False, passwo
         if con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name]).fetchone() is None:
             con.execute(sql.SQL("CREATE ROLE {} LOGIN").format(role))
         if password:
-            con.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(password)))
+            verifier = con.pgconn.encrypt_password(password.encode(), name.encode(), b"scram-sha-256")
+            con.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(role, sql.Literal(verifier.decode())))
         con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(pg_schema.MEMBER_ROLE), role))
         if lead:
             con.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(pg_schema.LEAD_ROLE), role))
@@ -140,30 +148,41 @@ def whoami(con: psycopg.Connection) -> tuple[str, bool]:
 # -- edits and history ----------------------------------------------------------------------------
 def apply_edit(con: psycopg.Connection, edit: dict[str, Any]) -> dict[str, Any]:
     """Send one edit (see `apply_edit` in `storage.pg_schema`); returns {status, row}. Connection errors
-    pass through as psycopg errors (the caller queues the edit); refusals raise `TeamRefused`."""
+    pass through as psycopg errors (the caller queues the edit); refusals raise `TeamRefused`, and those
+    for the edit's values `TeamValueRefused`."""
+    whose = f"the edit of {edit.get('annotator')}'s label '{edit.get('after', {}).get('label')}'"
     try:
         with con.transaction():
             result = con.execute(f"SELECT {S}.apply_edit(%s::jsonb)", [json.dumps(edit)]).fetchone()[0]
-    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.CheckViolation,
-            psycopg.errors.RaiseException) as exc:
-        raise _refused(exc, f"the edit of {edit.get('annotator')}'s label") from None
+    except (psycopg.errors.CheckViolation, psycopg.errors.DataError) as exc:
+        raise TeamValueRefused(str(_refused(exc, whose))) from None
+    except (psycopg.errors.InsufficientPrivilege, psycopg.errors.RaiseException) as exc:
+        raise _refused(exc, whose) from None
     return result
 
 
 EVENT_COLUMNS = ("e.id, e.edit_uid::text, e.annotation_uid::text, e.dataset, e.stimulus, e.member, e.happened_at,"
                  " e.action, e.before, e.after, to_jsonb(a)")
+EVENT_NAMES = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
+               "before", "after", "row")
 
 
-def events_since(con: psycopg.Connection, after_id: int, datasets: list[str],
+def commit_horizon(con: psycopg.Connection) -> int:
+    """The oldest transaction that may still be running: every event of an older one is committed (or never
+    will be) and visible from now on. A reader that has read everything visible re-reads from here next time,
+    so an event whose id was taken before one it has read but committed after is not missed."""
+    return int(con.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").fetchone()[0])
+
+
+def events_since(con: psycopg.Connection, horizon: int, datasets: list[str], after_id: int = 0,
                  limit: int = 5000) -> list[dict[str, Any]]:
-    """Annotation events on `datasets` with an id above `after_id`, oldest first, each with the annotation
-    as it is now."""
+    """Annotation events on `datasets` of transactions from `horizon` on (see `commit_horizon`) with an id
+    above `after_id` (paging), oldest id first, each with the annotation as it is now."""
     rows = con.execute(f"SELECT {EVENT_COLUMNS} FROM {S}.annotation_event e JOIN {S}.annotation a"
-                       " ON a.uid = e.annotation_uid WHERE e.id > %s AND e.dataset = ANY(%s) ORDER BY e.id LIMIT %s",
-                       [after_id, datasets, limit]).fetchall()
-    names = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
-             "before", "after", "row")
-    return [dict(zip(names, r)) for r in rows]
+                       " ON a.uid = e.annotation_uid WHERE e.xact >= %s::text::xid8 AND e.id > %s"
+                       " AND e.dataset = ANY(%s) ORDER BY e.id LIMIT %s",
+                       [str(horizon), after_id, datasets, limit]).fetchall()
+    return [dict(zip(EVENT_NAMES, r)) for r in rows]
 
 
 def history(con: psycopg.Connection, dataset: str, stimulus: str) -> list[dict[str, Any]]:
@@ -171,9 +190,7 @@ def history(con: psycopg.Connection, dataset: str, stimulus: str) -> list[dict[s
     rows = con.execute(f"SELECT {EVENT_COLUMNS} FROM {S}.annotation_event e JOIN {S}.annotation a"
                        " ON a.uid = e.annotation_uid WHERE e.dataset = %s AND e.stimulus = %s ORDER BY e.id DESC",
                        [dataset, stimulus]).fetchall()
-    names = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
-             "before", "after", "row")
-    return [dict(zip(names, r)) for r in rows]
+    return [dict(zip(EVENT_NAMES, r)) for r in rows]
 
 
 def annotations(con: psycopg.Connection) -> list[dict[str, Any]]:
@@ -193,7 +210,7 @@ def label_sets(con: psycopg.Connection) -> dict[str, dict[str, Any]]:
 
 
 def save_label_set(con: psycopg.Connection, name: str, document: dict[str, Any] | None) -> None:
-    """Store (None: delete) a label set, with its history event; only a lead may (`TeamRefused`)."""
+    """Store (None: delete) a label set (the server writes its history event); only a lead may (`TeamRefused`)."""
     try:
         with con.transaction():
             if document is None:
@@ -203,8 +220,6 @@ def save_label_set(con: psycopg.Connection, name: str, document: dict[str, Any] 
                             " ON CONFLICT (name) DO UPDATE SET document = excluded.document,"
                             f" revision = {S}.label_set.revision + 1, updated_by = current_user, updated_at = now()",
                             [name, json.dumps(document)])
-            con.execute(f"INSERT INTO {S}.label_set_event (name, document) VALUES (%s, %s::jsonb)",
-                        [name, json.dumps(document) if document is not None else None])
     except psycopg.errors.InsufficientPrivilege as exc:
         raise _refused(exc, f"the change of the label set '{name}' (only a lead edits label sets)") from None
 

@@ -11,6 +11,7 @@ from app.import_service import plan_import, plan_report, run_import
 from storage.errors import ImportFailed
 from storage.importers.common import MAP_FIELDS, ImportOptions
 from storage.importers.registry import detect_importer, importers
+from storage.store import Store, default_store_path
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,7 +19,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="thinslice import", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Import a benchmark release or a results table. One set of --map options applies to every "
-                    "file of a release.",
+                    "file of a release. A results table that names stimuli already in --dataset adds its answers "
+                    "to them and leaves the stimuli as they are; only new ids become new stimuli.",
         epilog=f"fields a column can be mapped to (--map FIELD=COLUMN):\n{fields}")
     parser.add_argument("kind", nargs="?", help="importer kind (see --list), or 'auto' to detect")
     parser.add_argument("path", nargs="?", type=Path, help="release folder or file")
@@ -28,8 +30,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--map", action="append", default=[], metavar="FIELD=COLUMN",
                         help="map a target field to a source column")
     parser.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
-                        help="importer option, e.g. window_s=20 snap_to_turn=true (Seamless)")
-    parser.add_argument("--dry-run", action="store_true", help="report what would be imported; write nothing")
+                        help="importer option: stimuli_exist=true (generic: every stimulus id must already be in "
+                             "--dataset; refuse new ones), scale_max=N (generic: judges' scale), benchmark=NAME "
+                             "(generic: the rules of a new dataset), window_s=20 snap_to_turn=true (Seamless)")
+    parser.add_argument("--replace-stimuli", action="store_true",
+                        help="let the files replace stored stimuli's values they state differently (truth, "
+                             "title, text, metadata, media, transcript, goal); without it such an import is "
+                             "refused and the differences listed. Values a file does not state are always kept")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="report what would be imported and what it would do to the store "
+                             "(stimuli added, named and changed); write nothing")
     parser.add_argument("--skip-bad", action="store_true", help="skip malformed rows and list each one")
     parser.add_argument("--allow-outside-root", action="store_true",
                         help="accept media paths outside the dataset folder")
@@ -70,13 +80,22 @@ def import_main(argv: list[str]) -> int:
         raise ImportFailed(f"unknown field(s) in --map: {', '.join(unknown)}; known: {', '.join(MAP_FIELDS)}")
     extra = {k: _option_value(v) for k, v in _parse_pairs(args.set, "set").items()}
     options = ImportOptions(dataset_name=args.dataset, mapping=mapping, skip_bad=args.skip_bad,
-                            allow_outside_root=args.allow_outside_root, extra=extra)
+                            allow_outside_root=args.allow_outside_root, extra=extra,
+                            replace_stimuli=args.replace_stimuli)
     if not args.path.exists():
         raise ImportFailed(f"{args.path} does not exist")
     kind = detect_importer(args.path).kind if args.kind == "auto" else args.kind
     if args.dry_run:
-        report = {"kind": kind, **plan_report(plan_import(kind, args.path, options)), "written": False}
+        store = _existing_store(args.db)
+        try:
+            report = {"kind": kind, **plan_report(plan_import(kind, args.path, options, store), store),
+                      "written": False}
+        finally:
+            if store is not None:
+                store.close()
         print(json.dumps(report, indent=2))
+        if "effect" in report:
+            print(report["effect"]["summary"], file=sys.stderr)
         return 0
     store = open_cli_store(args.db, create=args.create)
     try:
@@ -85,5 +104,13 @@ def import_main(argv: list[str]) -> int:
     finally:
         store.close()
     print(json.dumps({"kind": kind, "dataset": summary.dataset, "written": summary.written,
-                      "notes": summary.notes, "skipped": summary.skipped}, indent=2))
+                      "effect": summary.effect.as_dict(), "notes": summary.notes, "skipped": summary.skipped},
+                     indent=2))
+    print(summary.effect.sentence(), file=sys.stderr)
     return 0
+
+
+def _existing_store(db: Path | None) -> Store | None:
+    """The store a dry run compares with, opened for reading only; None when there is none yet."""
+    path = Path(db).expanduser() if db is not None else default_store_path()
+    return Store.open(path, read_only=True, create=False) if path.exists() else None

@@ -12,6 +12,7 @@ from pathlib import Path
 from app.benchmarks import interpret_plan
 from app.ncp import score_dataset_stories, score_dataset_traces
 from storage.importers.common import ImportOptions
+from storage.importers.effect import plan_effect, read_known_stimuli
 from storage.importers.plan import ImportPlan
 from storage.importers.registry import detect_importer, get_importer
 from storage.importers.writer import ImportSummary, write_plan
@@ -21,12 +22,20 @@ from storage.validation import check_values
 Progress = Callable[[float, str], None]
 
 
-def plan_import(kind: str, path: Path, options: ImportOptions) -> ImportPlan:
+def plan_import(kind: str, path: Path, options: ImportOptions, store: Store | None = None) -> ImportPlan:
     """Read `path` with the importer for `kind` ('auto' detects), interpret it with its benchmark's rules, and
-    return what would be written."""
+    return what would be written.
+
+    With the `store` it will be written to, a table of results aimed at a stored dataset is read as that
+    dataset's benchmark, and its answers to stored stimuli are scored against the stored truth."""
     path = Path(path)
     importer = detect_importer(path) if kind == "auto" else get_importer(kind)
-    plan = interpret_plan(importer.plan(path, options), options.skip_bad)
+    plan = importer.plan(path, options)
+    if store is not None:
+        benchmark = read_known_stimuli(store.cursor(), plan)
+        if benchmark is not None and plan.importer == "generic":
+            plan.dataset.benchmark = benchmark
+    plan = interpret_plan(plan, options.skip_bad)
     check_values(plan, options.skip_bad)   # the writer checks again; here so a dry run shows the same refusals
     return plan
 
@@ -36,9 +45,9 @@ def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
     """Plan and write one import in a single transaction, then score the NCP attempts it brought."""
     progress = progress or (lambda _f, _m: None)
     progress(0.0, f"reading {Path(path).name}")
-    plan = plan_import(kind, path, options)
+    plan = plan_import(kind, path, options, store)
     summary = write_plan(store, plan, progress=lambda f, m: progress(0.3 + 0.6 * f, m),
-                         should_cancel=options.should_cancel)
+                         should_cancel=options.should_cancel, replace_stimuli=options.replace_stimuli)
     _after_import(store, summary)
     progress(1.0, "done")
     return summary
@@ -51,15 +60,21 @@ def _after_import(store: Store, summary: ImportSummary) -> None:
     score_dataset_stories(store, summary.dataset_id)
 
 
-def plan_report(plan: ImportPlan) -> dict:
-    """What a plan would write: the dataset, rows per table, the mapping used, notes and the skipped rows."""
-    return {"dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
-            "notes": plan.notes, "skipped": [str(p) for p in plan.problems]}
+def plan_report(plan: ImportPlan, store: Store | None = None) -> dict:
+    """What a plan would write: the dataset, rows per table, the mapping used, notes and the skipped rows; with
+    the store it would go to, also what it would do there (`effect`: stimuli added, named and changed)."""
+    report = {"dataset": plan.dataset.name, "counts": plan.counts(), "mapping": plan.mapping,
+              "notes": plan.notes, "skipped": [str(p) for p in plan.problems]}
+    if store is not None:
+        report["effect"] = plan_effect(store.cursor(), plan).as_dict()
+    return report
 
 
-def dry_run_report(kind: str, path: Path, options: ImportOptions, preview_rows: int = 20) -> dict:
+def dry_run_report(kind: str, path: Path, options: ImportOptions, preview_rows: int = 20,
+                   store: Store | None = None) -> dict:
     """What an import would write (`plan_report`) plus a preview of a table file."""
-    return {**table_preview(path, options, preview_rows), **plan_report(plan_import(kind, path, options))}
+    return {**table_preview(path, options, preview_rows),
+            **plan_report(plan_import(kind, path, options, store), store)}
 
 
 def table_preview(path: Path, options: ImportOptions | None = None, n: int = 20) -> dict:

@@ -193,7 +193,7 @@ def test_any_task_imports_or_fails_clearly(tmp_path, shared_store, patch):
     folder = _task_folder(tmp_path, {**GOOD_TASK, **patch})
     before = counts(shared_store)
     try:
-        write_plan(shared_store, plan_import("ncp", folder, ImportOptions(dataset_name="fuzz")))
+        write_plan(shared_store, plan_import("ncp", folder, ImportOptions(dataset_name="fuzz")), replace_stimuli=True)
     except ImportFailed as exc:
         assert "t1.json" in str(exc)
         assert counts(shared_store) == before

@@ -198,7 +198,7 @@ def test_malformed_participant_json_imports_or_fails_naming_the_file(corpus_temp
         next(root.rglob(f"{STRANGERS[1]}.json")).write_text(json.dumps(broken), encoding="utf-8")
         before = shared_store.cursor().execute("SELECT count(*) FROM segment").fetchone()[0]
         try:
-            write_plan(shared_store, plan(root, dataset_name="S"))
+            write_plan(shared_store, plan(root, dataset_name="S"), replace_stimuli=True)
         except ImportFailed as exc:
             assert f"{STRANGERS[1]}.json" in str(exc)
             assert shared_store.cursor().execute("SELECT count(*) FROM segment").fetchone()[0] == before

@@ -152,7 +152,8 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
     """Resolve each MCQ's answer key to a letter, then parse and score every MCQ answer in the plan.
 
     A key that names no option is a problem of its question (read from `plan.origins`), which is left out.
-    Answers added without their questions are scored from the options and key their records repeat.
+    Answers added without their questions are scored against the stored question (`plan.known_stimuli`), or
+    else from the options and key their records repeat.
     """
     stimuli = plan.frame("stimuli")
     keys: dict[str, tuple[dict[str, str], str | None]] = {}
@@ -180,6 +181,11 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
         plan.frames["stimuli"] = stimuli.with_columns(
             pl.Series("ground_truth", truths, dtype=stimuli["ground_truth"].dtype),
             pl.Series("meta", metas, dtype=stimuli["meta"].dtype))
+    if plan.known_stimuli is not None:   # answers attached to questions already stored (keys are letters)
+        for external, kind, key, meta_text in plan.known_stimuli.select(
+                "external_id", "kind", "ground_truth", "meta").iter_rows():
+            if kind == MCQ_KIND and external not in keys:
+                keys[external] = ((json.loads(meta_text) if meta_text else {}).get("options") or {}, key)
     predictions = plan.frame("predictions")
     if predictions.height:
         answers, correct, metas = [], [], []

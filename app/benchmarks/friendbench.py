@@ -178,7 +178,10 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
     predictions = plan.frame("predictions")
     if not predictions.height:
         return
-    truth = dict(plan.frame("stimuli").select("external_id", "ground_truth").iter_rows())
+    truth = dict(plan.frame("stimuli").select("external_id", "ground_truth").drop_nulls().iter_rows())
+    if plan.known_stimuli is not None:   # answers attached to clips already stored
+        for external, stored in plan.known_stimuli.select("external_id", "ground_truth").iter_rows():
+            truth.setdefault(external, stored)
     answers, correct, metas, unparsed = [], [], [], 0
     for stimulus, raw, given, flag, meta_text in predictions.select(
             "stimulus", "raw_output", "answer", "correct", "meta").iter_rows():

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.files import open_regular, read_regular_bytes
+from storage.files import open_regular, read_regular_bytes, utf16_hint
 from storage.importers.plan import ImportPlan
 from storage.validation import wrong_kind
 
@@ -63,6 +63,9 @@ class ImportOptions:
     skip_bad: bool = False
     allow_outside_root: bool = False
     extra: dict[str, Any] = field(default_factory=dict)     # importer-specific, e.g. window_s for seamless
+    # stated values of stored stimuli that differ (truth, title, media ...) replace the stored ones; without
+    # it such an import is refused and the differences listed
+    replace_stimuli: bool = False
     should_cancel: ShouldCancel = lambda: False
 
 
@@ -167,8 +170,8 @@ def read_json(path: Path, log_name: str | None = None) -> Any:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8>",
-                                      "UTF-8 text"))
+        raise ImportFailed(RowProblem(name, line, None, f"<byte 0x{raw[exc.start]:02x} that is not UTF-8"
+                                      f"{utf16_hint(raw)}>", "UTF-8 text"))
     try:
         return loads_json(text)
     except json.JSONDecodeError as exc:
@@ -178,26 +181,32 @@ def read_json(path: Path, log_name: str | None = None) -> Any:
         raise ImportFailed(RowProblem(name, exc.line, None, f"<{exc}>", "JSON of text and values a store can hold"))
 
 
-def read_jsonl(path: Path, log: ProblemLog) -> list[tuple[int, dict[str, Any]]]:
-    """Records of a JSON-lines file (a regular file only) with their line numbers; bad lines go to the log."""
+def read_jsonl(path: Path, log: ProblemLog, name: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """Records of a JSON-lines file (a regular file only) with their line numbers; bad lines go to the log.
+    A UTF-16 file is refused whole, at its first line, as the table reader refuses one. Problems name the
+    file `name` (default: its file name)."""
+    name = name or path.name
     records = []
     with open_regular(path) as fh:
         for number, raw in enumerate(fh, start=1):
+            if number == 1 and utf16_hint(raw):
+                raise ImportFailed(RowProblem(name, 1, None, f"<byte 0x{raw[0]:02x} that is not UTF-8"
+                                              f"{utf16_hint(raw)}>", "UTF-8 text"))
             if not raw.strip():
                 continue
             try:
-                value = loads_json(raw.decode("utf-8"))
+                value = loads_json(raw.decode("utf-8-sig" if number == 1 else "utf-8"))
             except UnicodeDecodeError:
-                log.add(path.name, number, None, "<bytes that are not UTF-8>", "UTF-8 text")
+                log.add(name, number, None, "<bytes that are not UTF-8>", "UTF-8 text")
                 continue
             except json.JSONDecodeError as exc:
-                log.add(path.name, number, None, f"<invalid JSON: {exc.msg}>", "one JSON object per line")
+                log.add(name, number, None, f"<invalid JSON: {exc.msg}>", "one JSON object per line")
                 continue
             except JsonRefused as exc:
-                log.add(path.name, number, None, f"<{exc}>", "JSON of text and values a store can hold")
+                log.add(name, number, None, f"<{exc}>", "JSON of text and values a store can hold")
                 continue
             if not isinstance(value, dict):
-                log.add(path.name, number, None, f"<{type(value).__name__}>", "a JSON object")
+                log.add(name, number, None, f"<{type(value).__name__}>", "a JSON object")
                 continue
             records.append((number, value))
     return records

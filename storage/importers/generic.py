@@ -8,8 +8,10 @@ their names and values.
 
 Every column is read as text and converted with polars expressions, so a million-row file is checked
 and planned without a Python loop over rows; only the bad rows are visited, to name their lines.
-Predictions, judgments and ratings also create a bare stimulus for each id they mention, unless
-`options.extra["stimuli_exist"]` is true (adding outputs to a dataset imported earlier).
+Predictions, judgments and ratings name their stimuli without describing them: each id becomes a stimulus row
+that states only what the table has (a mapped label or split), so ids the dataset already holds keep their kind,
+truth, title, media and metadata, and only new ids become new (generic) stimuli. With
+`options.extra["stimuli_exist"]` true, every id must already be in the dataset and a new one is refused.
 """
 from __future__ import annotations
 
@@ -86,7 +88,8 @@ class GenericImporter:
         plan = ImportPlan(
             DatasetInfo(name=options.dataset_name or f"Generic {path.stem}",
                         benchmark=str(options.extra.get("benchmark", "generic")), root=root, source=str(path)),
-            importer=self.kind, importer_version=self.version, mapping=mapping)
+            importer=self.kind, importer_version=self.version, mapping=mapping,
+            only_existing_stimuli=bool(options.extra.get("stimuli_exist")))
         kind = table_kind(mapping)
         typed = _typed(frame, mapping, path.name, log, kind)
         check_cancel(options)
@@ -202,9 +205,8 @@ def _duplicates(frame: pl.DataFrame, keys: list[str], file: str, log: ProblemLog
 
 
 def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, options: ImportOptions) -> None:
-    if options.extra.get("stimuli_exist"):
-        return
-    exprs = [pl.col("stimulus").alias("external_id"), pl.lit("generic").alias("kind")]
+    # kind and the other fields stay empty: a results table does not say what its stimuli are
+    exprs = [pl.col("stimulus").alias("external_id")]
     if "label" in typed.columns:
         exprs.append(pl.col("label").alias("ground_truth"))
     if "split" in typed.columns:
@@ -292,11 +294,9 @@ def _stimuli(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], opt
     typed = _report(typed, pl.col("stimulus").is_null(), "stimulus", "stimulus", file, log, "a stimulus id")
     typed = _duplicates(typed, ["stimulus"], file, log, "stimulus")
     plan.add("stimuli", typed.select(
-        pl.col("stimulus").alias("external_id"), pl.lit("generic").alias("kind"),
+        pl.col("stimulus").alias("external_id"),
         _col(typed, "label").alias("ground_truth"), _col(typed, "split").alias("split"),
         _col(typed, "text").alias("text")))
-    if options.extra.get("stimuli_exist"):
-        plan.frames.pop("stimuli")
 
 
 def _segments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,

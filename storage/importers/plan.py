@@ -96,6 +96,13 @@ class ImportPlan:
     # where a stimulus was read (file, line or record, field), for problems found only when the plan is
     # interpreted (an answer key naming no option, a goal sentence of no known form)
     origins: dict[str, tuple[str, int | None, str | None]] = field(default_factory=dict)
+    # every stimulus the plan names must already be in the dataset (answers added to a release): a new id
+    # is refused rather than made into a stimulus
+    only_existing_stimuli: bool = False
+    # stored stimuli the plan names without describing them (external_id, kind, ground_truth, meta), read
+    # from the store before the plan is interpreted, so that answers attached to them are scored by their
+    # benchmark's rules against the stored truth
+    known_stimuli: pl.DataFrame | None = None
 
     def frame(self, table: str) -> pl.DataFrame:
         return self.frames.get(table, empty_frame(table))

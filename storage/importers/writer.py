@@ -16,6 +16,7 @@ import polars as pl
 
 from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
+from storage.importers.effect import CHILD_DEFAULTS, CHILD_TABLES, STIMULUS_FIELDS, PlanEffect, StimuliWouldChange, plan_effect
 from storage.importers.plan import ImportPlan
 from storage.store import Store
 from storage.validation import check_values
@@ -33,6 +34,7 @@ class ImportSummary:
     written: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)   # rows left out with --skip-bad, each with where and why
+    effect: PlanEffect = field(default_factory=PlanEffect)   # stimuli added, named and changed; results added
 
 
 def _check_unique(frame: pl.DataFrame, keys: list[str], table: str) -> list[RowProblem]:
@@ -103,50 +105,97 @@ class _Writer:
                                            f"{r[-1]} rows for the same {', '.join(keys.values())} ({r[:-1]})",
                                            "each to appear once") for r in rows])
 
+    def replace_differing(self, incoming: str, sql_table: str, group: list[str], columns: list[str]) -> int:
+        """Make `sql_table`'s rows of each group (a stimulus, a prediction's trace, ...) that `incoming` brings
+        equal to the incoming rows, touching only groups whose rows differ as sets: rows of an unchanged group
+        keep their ids. Returns how many incoming rows were written."""
+        keys = ", ".join(group)
+        match = " AND ".join(f"t.{g} IS NOT DISTINCT FROM d.{g}" for g in group)
+        text = ", ".join(f"CAST({c} AS VARCHAR)" for c in columns)
+        self.cur.execute(
+            f"CREATE OR REPLACE TEMP TABLE groups_in AS SELECT DISTINCT {keys} FROM {incoming}")
+        self.cur.execute(
+            f"CREATE OR REPLACE TEMP TABLE groups_differing AS SELECT DISTINCT {keys} FROM ("
+            f" (SELECT {keys}, {text} FROM {incoming} EXCEPT ALL SELECT t.{', t.'.join(group)}, {text}"
+            f"  FROM {sql_table} t SEMI JOIN groups_in d ON {match})"
+            f" UNION ALL"
+            f" (SELECT t.{', t.'.join(group)}, {text} FROM {sql_table} t SEMI JOIN groups_in d ON {match}"
+            f"  EXCEPT ALL SELECT {keys}, {text} FROM {incoming}))")
+        self.cur.execute(f"DELETE FROM {sql_table} t WHERE EXISTS (SELECT 1 FROM groups_differing d WHERE {match})")
+        cols = ", ".join(columns)
+        self.cur.execute(f"INSERT INTO {sql_table} ({keys}, {cols}) SELECT {keys}, {cols} FROM {incoming} t"
+                         f" SEMI JOIN groups_differing d ON {match}")
+        return int(self.scalar(f"SELECT count(*) FROM {incoming} t SEMI JOIN groups_differing d ON {match}"))
+
+    def upsert_keyed(self, incoming: str, sql_table: str, keys: list[str], values: list[str]) -> int:
+        """Store each incoming row by its key: a stored row with the same key and other values is replaced, a
+        stored row with the same values is left as it is (its id kept). Returns how many rows were written."""
+        match = " AND ".join(f"t.{k} = i.{k}" for k in keys)
+        same = " AND ".join(f"t.{v} IS NOT DISTINCT FROM i.{v}" for v in values)
+        self.cur.execute(f"DELETE FROM {sql_table} t WHERE EXISTS (SELECT 1 FROM {incoming} i WHERE {match}"
+                         f" AND NOT ({same}))")
+        cols = ", ".join(keys + values)
+        written = int(self.scalar(f"SELECT count(*) FROM {incoming} i WHERE NOT EXISTS"
+                                  f" (SELECT 1 FROM {sql_table} t WHERE {match})"))
+        self.cur.execute(f"INSERT INTO {sql_table} ({cols}) SELECT {cols} FROM {incoming} i WHERE NOT EXISTS"
+                         f" (SELECT 1 FROM {sql_table} t WHERE {match})")
+        return written
+
     # -- tables ---------------------------------------------------------------------------------
-    def dataset(self) -> int:
+    def dataset(self, effect: PlanEffect) -> int:
         info = self.plan.dataset
-        found = self.cur.execute("SELECT id FROM dataset WHERE name = ?", [info.name]).fetchall()
-        existing = found[0] if found else None
         # a folder that says it is synthetic is marked so, whatever the importer knew
         synthetic = info.synthetic or (Path(info.root) / "SYNTHETIC.md").is_file()
         values = [info.benchmark, str(info.root), info.source, synthetic, self.plan.importer,
                   self.plan.importer_version, json.dumps(info.meta)]
-        if existing:
-            if not self.plan.frame("media").height:
-                # a plan without media (say, one more model's outputs) keeps the dataset's benchmark and root
-                self.cur.execute("UPDATE dataset SET imported_at=current_timestamp WHERE id=?", [existing[0]])
-                return int(existing[0])
+        found = self.cur.execute("SELECT id FROM dataset WHERE name = ?", [info.name]).fetchall()
+        if not found:
+            return int(self.scalar(
+                "INSERT INTO dataset (name, benchmark, root, source, synthetic, importer, importer_version, meta)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", [info.name, *values]))
+        dataset_id = int(found[0][0])
+        # Only a release brings the dataset's own description (its media say where its root is); a table of
+        # results, or a release whose description is unchanged, leaves the dataset's row as it is.
+        if self.plan.frame("media").height and self.plan.importer != "generic":
             self.cur.execute(
                 "UPDATE dataset SET benchmark=?, root=?, source=?, synthetic=?, importer=?, importer_version=?,"
-                " meta=?, imported_at=current_timestamp WHERE id=?", [*values, existing[0]])
-            return int(existing[0])
-        return int(self.scalar(
-            "INSERT INTO dataset (name, benchmark, root, source, synthetic, importer, importer_version, meta)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id", [info.name, *values]))
+                " meta=?, imported_at=current_timestamp WHERE id=? AND (benchmark, root, source, synthetic,"
+                " importer, importer_version, CAST(meta AS VARCHAR)) IS DISTINCT FROM (?, ?, ?, ?, ?, ?, ?)",
+                [*values, dataset_id, *values])
+        return dataset_id
 
-    def stimuli(self, dataset_id: int) -> None:
+    def stimuli(self, dataset_id: int, effect: PlanEffect, replace_stimuli: bool) -> None:
+        if effect.changes and not replace_stimuli:
+            raise StimuliWouldChange(effect.changes)
+        if effect.new_stimuli and self.plan.only_existing_stimuli:
+            more = f" and {effect.new_stimuli - len(effect.new_ids)} more" if effect.new_stimuli > len(effect.new_ids) else ""
+            raise ImportFailed(RowProblem(
+                self.plan.dataset.source, None, "stimulus", f"{effect.new_stimuli} ids not in the dataset"
+                f" ({', '.join(repr(i) for i in effect.new_ids)}{more})",
+                f"ids of stimuli already in {self.plan.dataset.name!r} (stimuli_exist=true)"))
         frame = self.plan.frame("stimuli")
-        existing = self.scalar("SELECT count(*) FROM stimulus WHERE dataset_id = ?", [dataset_id])
-        if frame.height and not existing:
+        if frame.height:
             self.register("f_stimuli", frame)
+            # new ids become stimuli; a field the plan leaves empty was not stated (a results table names
+            # its stimuli without describing them), so a new stimulus gets the generic kind
             self.cur.execute(
                 "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta)"
-                " SELECT ?, f.external_id, f.kind, f.ground_truth, f.split, f.title, f.text, f.meta FROM f_stimuli f",
-                [dataset_id])
-            self.written["stimuli"] = frame.height
-        elif frame.height:
-            self.register("f_stimuli", frame)
-            self.cur.execute(
-                "UPDATE stimulus SET kind=f.kind, ground_truth=f.ground_truth, split=f.split, title=f.title,"
-                " text=f.text, meta=f.meta FROM f_stimuli f"
-                " WHERE stimulus.dataset_id=? AND stimulus.external_id=f.external_id", [dataset_id])
-            self.cur.execute(
-                "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta)"
-                " SELECT ?, f.external_id, f.kind, f.ground_truth, f.split, f.title, f.text, f.meta"
-                " FROM f_stimuli f WHERE NOT EXISTS (SELECT 1 FROM stimulus s"
+                " SELECT ?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title, f.text,"
+                " f.meta FROM f_stimuli f WHERE NOT EXISTS (SELECT 1 FROM stimulus s"
                 " WHERE s.dataset_id=? AND s.external_id=f.external_id)", [dataset_id, dataset_id])
-            self.written["stimuli"] = frame.height
+            self.written["stimuli"] = effect.new_stimuli
+        if effect.changes:
+            # asked for (replace_stimuli): the stated values replace the stored ones, the rest stay
+            changed = [c.stimulus for c in effect.changes if c.field in STIMULUS_FIELDS]
+            if changed and frame.height:
+                self.cur.execute(
+                    "UPDATE stimulus SET kind=coalesce(f.kind, stimulus.kind),"
+                    " ground_truth=coalesce(f.ground_truth, stimulus.ground_truth),"
+                    " split=coalesce(f.split, stimulus.split), title=coalesce(f.title, stimulus.title),"
+                    " text=coalesce(f.text, stimulus.text), meta=coalesce(f.meta, stimulus.meta) FROM f_stimuli f"
+                    " WHERE stimulus.dataset_id=? AND stimulus.external_id=f.external_id"
+                    " AND list_contains(?, f.external_id)", [dataset_id, changed])
+            self.written["stimuli_changed"] = len(effect.changed_stimuli)
         # every later table refers to stimuli by external id through this map
         self.cur.execute("CREATE OR REPLACE TEMP TABLE stim_map AS SELECT id AS stimulus_id, external_id"
                          " FROM stimulus WHERE dataset_id=?", [dataset_id])
@@ -162,22 +211,20 @@ class _Writer:
                 raise ImportFailed([RowProblem("import", None, "stimulus", repr(u[0]),
                                                "an id of a stimulus in this dataset") for u in unknown])
 
-    _DEFAULTS = {"offset_s": "coalesce(f.offset_s, 0)", "present": "coalesce(f.present, false)",
-                 "ord": "coalesce(f.ord, 0)"}
-
-    def replace_per_stimulus(self, table: str, sql_table: str, columns: list[str]) -> None:
+    def children(self, table: str) -> None:
+        """A stimulus's media, transcript or goal: rewritten only for stimuli whose rows differ (new ones, or
+        stored ones the user asked to replace), so an unchanged stimulus keeps its rows and their ids."""
         frame = self.plan.frame(table)
         if not frame.height:
             return
-        name = f"f_{table}"
-        self.register(name, frame)
-        self.cur.execute(f"DELETE FROM {sql_table} WHERE stimulus_id IN (SELECT m.stimulus_id FROM stim_map m"
-                         f" JOIN (SELECT DISTINCT stimulus FROM {name}) f ON f.stimulus = m.external_id)")
-        cols = ", ".join(columns)
-        sel = ", ".join(self._DEFAULTS.get(c, f"f.{c}") for c in columns)
-        self.cur.execute(f"INSERT INTO {sql_table} (stimulus_id, {cols}) SELECT m.stimulus_id, {sel}"
-                         f" FROM {name} f JOIN stim_map m ON m.external_id = f.stimulus")
-        self.written[table] = frame.height
+        sql_table, columns = CHILD_TABLES[table]
+        self.register(f"f_{table}", frame)
+        sel = ", ".join(f"{CHILD_DEFAULTS.get(c, f'f.{c}')} AS {c}" for c in columns)
+        self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table}_in AS SELECT m.stimulus_id, {sel}"
+                         f" FROM f_{table} f JOIN stim_map m ON m.external_id = f.stimulus")
+        written = self.replace_differing(f"{table}_in", sql_table, ["stimulus_id"], list(columns))
+        if written:
+            self.written[table] = written
 
     def models(self) -> None:
         names = [self.plan.frame(t).select("model") for t in
@@ -221,7 +268,7 @@ class _Writer:
                  " coalesce(f.vision_mode, '') AND r.context = coalesce(f.context, '')"
                  " JOIN stim_map s ON s.external_id = f.stimulus")
 
-    def predictions(self) -> None:
+    def predictions(self, effect: PlanEffect) -> None:
         frame = self.plan.frame("predictions")
         if frame.height:
             self.register("f_predictions", frame)
@@ -238,17 +285,23 @@ class _Writer:
                              " meta) SELECT * FROM pred_in")
             self.written["predictions"] = frame.height
         elif frame.height:
+            # a stored answer of the same model, condition and stimulus is replaced only where it differs
             self.cur.execute(
                 "UPDATE prediction SET raw_output=p.raw_output, answer=p.answer, correct=p.correct,"
                 " latency_s=p.latency_s, meta=p.meta FROM pred_in p"
                 " WHERE prediction.run_id=p.run_id AND prediction.stimulus_id=p.stimulus_id"
-                " AND prediction.run_id IN (SELECT DISTINCT run_id FROM pred_in)")
+                " AND prediction.run_id IN (SELECT DISTINCT run_id FROM pred_in)"
+                " AND (prediction.raw_output, prediction.answer, prediction.correct, prediction.latency_s,"
+                " CAST(prediction.meta AS VARCHAR)) IS DISTINCT FROM (p.raw_output, p.answer, p.correct,"
+                " p.latency_s, CAST(p.meta AS VARCHAR))")
             self.cur.execute(
                 "INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
                 " SELECT p.* FROM pred_in p ANTI JOIN (SELECT run_id, stimulus_id FROM prediction"
                 " WHERE run_id IN (SELECT DISTINCT run_id FROM pred_in)) e"
                 " ON e.run_id = p.run_id AND e.stimulus_id = p.stimulus_id")
-            self.written["predictions"] = frame.height
+            written = effect.results_added.get("predictions", 0) + effect.results_replaced.get("predictions", 0)
+            if written:
+                self.written["predictions"] = written
         # judgments and traces may arrive without an answer: they still hang off a prediction
         for table in ("judgments", "trace_steps"):
             other = self.plan.frame(table)
@@ -272,12 +325,10 @@ class _Writer:
             f" {self._RUN_JOIN} JOIN prediction p ON p.run_id = r.run_id AND p.stimulus_id = s.stimulus_id")
         self.refuse_duplicates("judg_in", "judgments", {"prediction_id": "prediction", "judge": "judge",
                                                          "criterion": "criterion"})
-        self.cur.execute(
-            "DELETE FROM judgment WHERE EXISTS (SELECT 1 FROM judg_in j WHERE j.prediction_id ="
-            " judgment.prediction_id AND j.judge = judgment.judge AND j.criterion = judgment.criterion)")
-        self.cur.execute("INSERT INTO judgment (prediction_id, judge, criterion, score, scale_max, rationale)"
-                         " SELECT * FROM judg_in")
-        self.written["judgments"] = frame.height
+        written = self.upsert_keyed("judg_in", "judgment", ["prediction_id", "judge", "criterion"],
+                                    ["score", "scale_max", "rationale"])
+        if written:
+            self.written["judgments"] = written
 
     def human_ratings(self) -> None:
         frame = self.plan.frame("human_ratings")
@@ -290,12 +341,10 @@ class _Writer:
             " JOIN stim_map s ON s.external_id = f.stimulus")
         self.refuse_duplicates("human_in", "human ratings", {"stimulus_id": "stimulus", "rater": "rater",
                                                              "condition": "condition"})
-        self.cur.execute(
-            "DELETE FROM human_rating WHERE EXISTS (SELECT 1 FROM human_in h WHERE h.stimulus_id ="
-            " human_rating.stimulus_id AND h.rater = human_rating.rater AND h.condition = human_rating.condition)")
-        self.cur.execute("INSERT INTO human_rating (stimulus_id, rater, condition, answer, correct,"
-                         " response_time_s) SELECT * FROM human_in")
-        self.written["human_ratings"] = frame.height
+        written = self.upsert_keyed("human_in", "human_rating", ["stimulus_id", "rater", "condition"],
+                                    ["answer", "correct", "response_time_s"])
+        if written:
+            self.written["human_ratings"] = written
 
     def labels(self) -> None:
         sets = self.plan.frame("label_sets")
@@ -332,12 +381,12 @@ class _Writer:
             " AND r.prompt_setting = coalesce(f.prompt_setting, '') AND r.vision_mode ="
             " coalesce(f.vision_mode, '') AND r.context = coalesce(f.context, '')"
             " LEFT JOIN prediction p ON p.run_id = r.run_id AND p.stimulus_id = s.stimulus_id")
-        self.cur.execute(
-            "DELETE FROM trace_step WHERE EXISTS (SELECT 1 FROM trace_in t WHERE t.stimulus_id ="
-            " trace_step.stimulus_id AND t.prediction_id IS NOT DISTINCT FROM trace_step.prediction_id)")
-        self.cur.execute("INSERT INTO trace_step (stimulus_id, prediction_id, step_index, action, args, kwargs)"
-                         " SELECT * FROM trace_in")
-        self.written["trace_steps"] = frame.height
+        # a task's reference trace is part of the stimulus (a changed one was refused unless replacing was
+        # asked for); a model's trace belongs to its answer; either is rewritten only where it differs
+        written = self.replace_differing("trace_in", "trace_step", ["stimulus_id", "prediction_id"],
+                                         ["step_index", "action", "args", "kwargs"])
+        if written:
+            self.written["trace_steps"] = written
 
     def aggregate_results(self, dataset_id: int) -> None:
         frame = self.plan.frame("aggregate_results")
@@ -345,21 +394,25 @@ class _Writer:
             return
         self.register("f_agg", frame)
         self.cur.execute(
-            "DELETE FROM aggregate_result WHERE dataset_id = ? AND EXISTS (SELECT 1 FROM f_agg f JOIN model m"
-            " ON m.name = f.model WHERE m.id = aggregate_result.model_id AND f.source = aggregate_result.source"
-            " AND coalesce(f.metric_group, '') = aggregate_result.metric_group"
-            " AND f.metric = aggregate_result.metric)", [dataset_id])
-        self.cur.execute(
-            "INSERT INTO aggregate_result (dataset_id, model_id, source, metric_group, metric, value, value_text)"
-            " SELECT ?, m.id, f.source, coalesce(f.metric_group, ''), f.metric, f.value, f.value_text"
+            "CREATE OR REPLACE TEMP TABLE agg_in AS SELECT ? AS dataset_id, m.id AS model_id, f.source,"
+            " coalesce(f.metric_group, '') AS metric_group, f.metric, f.value, f.value_text"
             " FROM f_agg f JOIN model m ON m.name = f.model", [dataset_id])
-        self.written["aggregate_results"] = frame.height
+        written = self.upsert_keyed("agg_in", "aggregate_result", ["dataset_id", "model_id", "source",
+                                                                   "metric_group", "metric"],
+                                    ["value", "value_text"])
+        if written:
+            self.written["aggregate_results"] = written
 
 
 def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = None,
                should_cancel: ShouldCancel | None = None, datasetless: bool = False,
-               skip_bad: bool = False) -> ImportSummary:
+               skip_bad: bool = False, replace_stimuli: bool = False) -> ImportSummary:
     """Write `plan` in one transaction. Raises `ImportFailed` or `ImportCancelled`; the store is then unchanged.
+
+    Only what the plan adds is written: stimuli it names that are already stored keep every value it does not
+    state, and a stated value that differs from the stored one (a different ground truth, other media) refuses
+    the import with `StimuliWouldChange` unless `replace_stimuli`. Rows equal to stored ones are left as they
+    are, ids included (see `storage.importers.effect`).
 
     Every plan's values are checked first (`storage.validation.check_values`): impossible ones fail the write,
     or with `skip_bad` their rows are left out and listed. `datasetless` writes only the plan's label sets
@@ -381,21 +434,18 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
         w = _Writer(cur, plan, progress, should_cancel)
         try:
             w.step(0.0, "dataset")
-            dataset_id = w.dataset()
+            effect = plan_effect(cur, plan)
+            dataset_id = w.dataset(effect)
             w.step(0.05, "stimuli")
-            w.stimuli(dataset_id)
+            w.stimuli(dataset_id, effect, replace_stimuli)
             w.step(0.15, "media and transcripts")
-            w.replace_per_stimulus("media", "media", ["role", "path", "present", "offset_s", "duration_s",
-                                                      "sample_rate"])
-            w.replace_per_stimulus("segments", "segment", ["ord", "speaker", "start_s", "end_s", "text",
-                                                           "words", "media_role"])
-            w.replace_per_stimulus("goal_atoms", "goal_atom", ["ord", "holders", "entity", "property",
-                                                               "value", "text"])
+            for table in CHILD_TABLES:
+                w.children(table)
             w.step(0.25, "models and runs")
             w.models()
             w.runs(dataset_id)
             w.step(0.35, "predictions")
-            w.predictions()
+            w.predictions(effect)
             w.step(0.65, "judgments")
             w.judgments()
             w.step(0.75, "human ratings")
@@ -410,4 +460,4 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
         finally:
             w.release()
     return ImportSummary(plan.dataset.name, dataset_id, w.written, list(plan.notes),
-                         [str(p) for p in plan.problems])
+                         [str(p) for p in plan.problems], effect)

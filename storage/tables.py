@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import mmap
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -60,33 +61,58 @@ class Table:
         return zip(self.frame[LINE].to_list(), self.data.iter_rows(named=True))
 
 
+FORMS = ("delimited", "jsonl", "json", "parquet")
+
+
+def form_of(path: Path) -> str | None:
+    """The form a file's suffix says it is in (one of `FORMS`), or None."""
+    suffix = Path(path).suffix.lower()
+    if suffix in DELIMITED_SUFFIXES:
+        return "delimited"
+    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet"}.get(suffix)
+
+
 def read_table(path: Path, name: str | None = None, log: ProblemLog | None = None,
-               n_rows: int | None = None) -> Table:
+               n_rows: int | None = None, *, form: str | None = None) -> Table:
     """Read a table file; malformed rows go to `log` (without one, the first fails the read).
 
-    Raises `ImportFailed` naming `name` (default: the file name) for a file that cannot be read at all: not
-    there, not UTF-8, no header, not JSON, not Parquet. `n_rows` reads only the first rows (for a preview).
+    `form` (one of `FORMS`) is how to read it when its content, not its suffix, said so; by default the
+    suffix decides. Raises `ImportFailed` naming `name` (default: the file name) for a file that cannot be
+    read at all: not there, not UTF-8, no header, not JSON, not Parquet. `n_rows` reads only the first rows
+    (for a preview).
     """
     path = Path(path)
     name = name or path.name
     log = log if log is not None else ProblemLog(skip_bad=False, limit=1)
     suffix = path.suffix.lower()
+    form = form or form_of(path)
     if not path.is_file():
         raise ImportFailed(RowProblem(name, None, None, "<no such file>", "an existing file"))
-    if suffix in DELIMITED_SUFFIXES:
+    if form == "delimited":
         return _read_delimited(path, name, log, n_rows)
-    if suffix in (".jsonl", ".ndjson"):
-        inner = ProblemLog(skip_bad=True)
-        records = read_jsonl(path, inner)
-        for p in inner.problems:
-            log.add(name, p.line, p.field, p.found, p.expected)
+    if form == "jsonl":
+        records = read_jsonl(path, log, name)
         return _records_table(name, records[:n_rows] if n_rows else records)
-    if suffix == ".json":
+    if form == "json":
         return _records_table(name, _json_records(path, name, log)[:n_rows or None])
-    if suffix == ".parquet":
+    if form == "parquet":
         return _read_parquet(path, name, n_rows)
     raise ImportFailed(RowProblem(name, None, None, f"<a {suffix or 'suffix-less'} file>",
                                   "a .csv, .tsv, .jsonl, .json or .parquet table"))
+
+
+def finite_number(text: str | None, name: str, line: int | None, column: str) -> float | None:
+    """The number a text field of a table holds, None for an empty one; anything else (words, nan, inf) is
+    refused naming file, line and column, as the importers refuse a number column's bad value."""
+    if text is None or not text.strip():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ImportFailed(RowProblem(name, line, column, repr(text), "a number, finite"))
+    return value
 
 
 # -- delimited ----------------------------------------------------------------------------------------

@@ -1,13 +1,17 @@
 """Audacity label track text: `start<TAB>end<TAB>label` per line, times in seconds.
 
 A file holds one stimulus. A point label has start = end. A frequency line `\\<TAB>low<TAB>high` after a
-label gives that label's frequency range in Hz (kept in `meta` as `low_hz`/`high_hz`). When the exported
+label gives that label's frequency range in Hz (kept in `meta` as `low_hz`/`high_hz`); a negative frequency is
+Audacity's "undefined" (it writes -1 for a bound the selection did not set), so that bound is not kept, and
+one the label lacks is written as -1. When the exported
 labels come from one annotator and one label set the text is the label alone (what a user wants to see in
 Audacity); otherwise, or when there are whole-stimulus labels or media roles, it is prefixed with the
 tier name the other formats use, `[annotator | set] ` (`[annotator | set | role=audio:A] ` for one
 medium's labels, `[annotator | set | whole] ` for a whole-stimulus label, spanning the stimulus) so that
-the labels can be told apart and read back. Reading takes what Audacity itself reads: `.` or `,` as the decimal separator, and a
-line whose second field is not a time as a point label.
+the labels can be told apart and read back. Reading takes what Audacity itself reads: `.` or `,` as the decimal
+separator, a line whose second field is not a time as a point label, and an end before the start (Audacity
+writes none, but reads one, an end of -1 too, by swapping the two: `SelectedRegion::setTimes`) as the label
+between them, which the report names.
 """
 from __future__ import annotations
 
@@ -20,12 +24,14 @@ from storage.files import read_regular_bytes
 from storage.exporters.common import (ExportContext, Loss, Row, blank_row, by_stimulus, fields_lost, files_to_read,
                                       per_stimulus_targets, span_end, tier_name, write_text)
 from storage.exporters.report import Origin, Reading
+from storage.exporters.sniff import head_text, score
 
 _PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)(?: \| role=(?P<role>.*?))?(?P<whole> \| whole)?\]"
                        r" (?P<label>.*)$", re.S)
 _TIME = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?")
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
 CARRIED_META = ("low_hz", "high_hz")
+UNDEFINED_HZ = -1   # Audacity's SelectedRegion::UndefinedFrequency: no bound at this end of the range
 
 
 def _time(text: str) -> float | None:
@@ -52,7 +58,8 @@ def label_track(rows: Sequence[Row], prefixed: bool, duration_s: float | None) -
         lines.append(f"{_seconds(start)}\t{_seconds(stop)}\t{text}")
         meta = row.get("meta") or {}
         if meta.get("low_hz") is not None or meta.get("high_hz") is not None:
-            lines.append(f"\\\t{meta.get('low_hz', 0)}\t{meta.get('high_hz', 0)}")
+            low, high = (UNDEFINED_HZ if meta.get(k) is None else meta[k] for k in ("low_hz", "high_hz"))
+            lines.append(f"\\\t{low}\t{high}")
     return "".join(line + "\n" for line in lines)
 
 
@@ -90,6 +97,12 @@ class AudacityExporter:
             reading.report.merge(found.report)
         return reading
 
+    def detect(self, path: Path) -> float:
+        """Tab-separated label lines that start with a time (and frequency lines), as far as the head shows."""
+        lines = [line for line in head_text(path).splitlines() if line.strip()]
+        return score(path, self.extension, bool(lines) and "\t" in lines[0] and all(
+            line.startswith("\\") or _time(line.split("\t")[0]) is not None for line in lines))
+
 
 def read_label_track(path: Path) -> Reading:
     """Labels of one Audacity label file; the file names no stimulus (the importer places it by name)."""
@@ -102,6 +115,7 @@ def read_label_track(path: Path) -> Reading:
     reading = Reading([])
     reading.report.count_read(path.name, None, 0)
     previous: Row | None = None
+    swapped: list[int] = []   # lines whose end came before their start
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -111,7 +125,11 @@ def read_label_track(path: Path) -> Reading:
             if previous is None or low is None or high is None:
                 raise ImportFailed(RowProblem(path.name, number, "frequency range", repr(line[:60]),
                                               "\\<TAB>low<TAB>high in Hz after a label line"))
-            previous["meta"] = {**(previous["meta"] or {}), "low_hz": low, "high_hz": high}
+            if 0 <= high < low:
+                low, high = high, low   # Audacity keeps a range in order
+            bounds = {k: v for k, v in (("low_hz", low), ("high_hz", high)) if v >= 0}
+            if bounds:
+                previous["meta"] = {**(previous["meta"] or {}), **bounds}
             continue
         start = _time(fields[0])
         end = _time(fields[1]) if len(fields) > 1 else None
@@ -122,8 +140,8 @@ def read_label_track(path: Path) -> Reading:
         if end is None:
             end = start   # Audacity reads a line with one time as a point label
         if end < start:
-            raise ImportFailed(RowProblem(path.name, number, "end", f"{end:g} before the start {start:g}",
-                                          "an end at or after the start"))
+            start, end = end, start
+            swapped.append(number)
         origin = Origin(path.name, None, None, number)
         match = _PREFIXED.match(label)
         if match:
@@ -134,4 +152,8 @@ def read_label_track(path: Path) -> Reading:
             previous = blank_row(label=label, start_s=start, end_s=end, origin=origin)
         reading.rows.append(previous)
         reading.report.count_read(path.name, None)
+    if swapped:
+        shown = ", ".join(str(n) for n in swapped[:5]) + (f" and {len(swapped) - 5} more" if len(swapped) > 5 else "")
+        reading.report.note(f"{path.name}: {len(swapped)} labels end before they start (line {shown}); read as"
+                            " Audacity reads them, from the earlier time to the later")
     return reading

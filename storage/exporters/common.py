@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, Protocol
 
 from storage.errors import ThinsliceError
 from storage.exporters.report import Reading, TransferReport
+from storage.records import MediaRef
 
 ROW_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note", "media_role",
               "meta")
@@ -45,13 +46,14 @@ class ExportRefused(ThinsliceError):
 
 @dataclass(frozen=True)
 class ExportContext:
-    """What an exporter may need beyond the rows. `durations` is keyed by the stimulus's own id."""
+    """What an exporter may need beyond the rows. `durations` and `media` are keyed by the stimulus's own id."""
 
     dataset_name: str | None = None
     benchmark: str | None = None
     root: Path | None = None
     stimulus_ids: tuple[str, ...] = ()
     durations: Mapping[str, float] = field(default_factory=dict)
+    media: Mapping[str, Sequence[MediaRef]] = field(default_factory=dict)  # each stimulus's files, absolute paths
     source_files: frozenset[Path] = frozenset()   # resolved paths
     report: TransferReport = field(default_factory=TransferReport)  # where the writer tallies what it wrote
 
@@ -70,6 +72,9 @@ class Exporter(Protocol):
 
     def read(self, path: Path) -> Reading:
         """Read a file (or folder) in this format (written by this exporter or by the other tool) into rows."""
+
+    def detect(self, path: Path) -> float:
+        """How sure this reader is, from the file's content, that it reads the file `path` (0 to 1)."""
 
 
 @dataclass(frozen=True)

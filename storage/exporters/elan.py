@@ -25,6 +25,7 @@ from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_
                                               plan_hierarchy)
 from storage.exporters.eaf_reader import ATTACHED_TYPE, STIMULUS_PROPERTY, read_eaf
 from storage.exporters.report import Reading
+from storage.exporters.sniff import head_text, score
 
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role", "note", "value")
 # ELAN's own descriptions of the four constraints, as it writes them into every file
@@ -167,3 +168,6 @@ class ElanExporter:
                 reading.vocabularies.setdefault(name, []).extend(e for e in entries
                                                                  if e not in reading.vocabularies[name])
         return reading
+
+    def detect(self, path: Path) -> float:
+        return score(path, self.extension, "<ANNOTATION_DOCUMENT" in head_text(path, 4096))

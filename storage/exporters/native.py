@@ -11,19 +11,24 @@ note, media_role, meta}]}, in the order of the release's own case ids; it holds 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.common import JsonRefused, loads_json
-from storage.files import check_regular, read_regular_bytes
+from storage.importers.common import JsonRefused, loads_json, read_json
+from storage.files import check_regular
 from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, Loss, Row, atomic_write, blank_row,
                                       fields_lost, write_text)
 from storage.exporters.report import Origin, Reading
+from storage.exporters.sniff import has_columns, head_text, score, table_columns
+from storage.tables import read_table
 
 RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role", "meta")
+NEEDED = ("clip_id", "annotator", "ranges")  # a FriendBench table's own columns; the others are label sets
+_CASE = re.compile(r'"case_id"\s*:')
 
 
 class FriendBenchExporter:
@@ -70,17 +75,14 @@ class FriendBenchExporter:
 
     def read(self, path: Path) -> Reading:
         name = Path(path).name
-        try:
-            data = pl.read_csv(check_regular(path), infer_schema=False)
-        except (OSError, pl.exceptions.PolarsError) as exc:
-            raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a CSV file")) from None
-        for column in ("clip_id", "annotator", "ranges"):
-            if column not in data.columns:
-                raise ImportFailed(RowProblem(name, None, column, f"columns {', '.join(data.columns)}",
+        table = read_table(check_regular(path), name, form="delimited")
+        for column in NEEDED:
+            if column not in table.columns:
+                raise ImportFailed(RowProblem(name, None, column, f"columns {', '.join(table.columns)}",
                                               "clip_id, annotator, label set columns and ranges"))
-        whole_sets = [c for c in data.columns if c not in ("clip_id", "annotator", "ranges")]
+        whole_sets = [c for c in table.columns if c not in NEEDED]
         rows: list[Row] = []
-        for line, record in enumerate(data.iter_rows(named=True), start=2):
+        for line, record in table.rows():
             base = {"stimulus": record["clip_id"], "annotator": record["annotator"] or None,
                     "origin": Origin(name, None, None, line)}
             for label_set in whole_sets:
@@ -93,11 +95,17 @@ class FriendBenchExporter:
                                               "a JSON list of ranges")) from None
             except JsonRefused as exc:
                 raise ImportFailed(RowProblem(name, line, "ranges", f"<{exc}>", "a JSON list of ranges")) from None
+            if not isinstance(ranges, list) or not all(isinstance(item, dict) for item in ranges):
+                raise ImportFailed(RowProblem(name, line, "ranges", repr(record["ranges"][:60]),
+                                              "a JSON list of ranges"))
             for item in ranges:
                 rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS}))
         reading = Reading(rows)
         reading.report.count_read(name, None, len(rows))
         return reading
+
+    def detect(self, path: Path) -> float:
+        return score(path, self.extension, has_columns(table_columns(path, "delimited"), NEEDED))
 
 
 class EchoMindExporter:
@@ -126,10 +134,7 @@ class EchoMindExporter:
 
     def read(self, path: Path) -> Reading:
         name = Path(path).name
-        try:
-            data = loads_json(read_regular_bytes(path).decode("utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, JsonRefused) as exc:
-            raise ImportFailed(RowProblem(name, None, None, f"<{exc}>", "a JSON list of cases")) from None
+        data = read_json(check_regular(path), name)
         if not isinstance(data, list):
             raise ImportFailed(RowProblem(name, None, None, f"<{type(data).__name__}>", "a JSON list of cases"))
         rows = []
@@ -142,3 +147,9 @@ class EchoMindExporter:
         reading = Reading(rows)
         reading.report.count_read(name, None, len(rows))
         return reading
+
+    def detect(self, path: Path) -> float:
+        """A JSON list whose first object names a `case_id` and its `annotations`."""
+        text = head_text(path).lstrip()
+        return score(path, self.extension, text.startswith("[") and text[1:].lstrip().startswith("{")
+                     and bool(_CASE.search(text)) and '"annotations"' in text)

@@ -16,7 +16,8 @@ from pathlib import Path
 from storage.exporters.common import (ATTACHED, ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
                                       files_to_read, per_stimulus_targets, write_text)
 from storage.exporters.report import Reading
-from storage.exporters.textgrid_reader import read_textgrid
+from storage.exporters.sniff import head, score
+from storage.exporters.textgrid_reader import decode, read_textgrid
 
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role", "note", "value")
 
@@ -104,3 +105,11 @@ class TextGridExporter:
             reading.rows += found.rows
             reading.report.merge(found.report)
         return reading
+
+    def detect(self, path: Path) -> float:
+        """Praat's header, in any of its encodings: a text file's `File type = "ooTextFile"` (or the
+        chronological form's title), or the binary form's `ooBinaryFile`, then the class TextGrid."""
+        raw = head(path, 256)
+        text = raw.decode("latin-1") if raw.startswith(b"ooBinaryFile") else decode(raw[: len(raw) // 2 * 2])
+        return score(path, self.extension, "TextGrid" in text[:120]
+                     and any(mark in text[:60] for mark in ("ooTextFile", "ooBinaryFile", "chronological TextGrid")))

@@ -1,9 +1,13 @@
-"""The one list of annotation exporters (each also reads its own format back), for the GUI, CLI and tests."""
+"""The one list of annotation exporters (each also reads its own format back and recognises its files by
+content), for the GUI, CLI and tests."""
 from __future__ import annotations
 
-from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row
+from pathlib import Path
 
-__all__ = ["ExportContext", "ExportRefused", "Exporter", "Row", "exporters", "get_exporter"]
+from storage.errors import ImportFailed, RowProblem
+from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, files_to_read
+
+__all__ = ["ExportContext", "ExportRefused", "Exporter", "Row", "detect_format", "exporters", "get_exporter"]
 
 
 def exporters() -> list[Exporter]:
@@ -24,3 +28,24 @@ def get_exporter(name: str) -> Exporter:
             return exporter
     known = ", ".join(e.name for e in exporters())
     raise ExportRefused(f"Unknown export format '{name}'; known formats: {known}")
+
+
+def detect_format(path: Path) -> Exporter:
+    """The reader most sure, by content, that it reads `path`: a file, or a folder of one format's
+    per-recording files (ELAN, Praat, Audacity). Raises `ImportFailed` in one line when none is."""
+    path = Path(path)
+    scored = []
+    for order, exporter in enumerate(exporters()):
+        if path.is_dir():
+            # a folder is read as one per-recording format's files (its extension picks them); a few show which
+            files = files_to_read(path, exporter.extension)[:3] if exporter.per_stimulus else []
+            found = max((exporter.detect(file) for file in files), default=0.0)
+        else:
+            found = exporter.detect(path)
+        scored.append((-found, order, exporter))
+    best, _, exporter = min(scored, key=lambda item: item[:2])
+    if -best <= 0:
+        what = "a folder" if path.is_dir() else "a file" if path.exists() else "nothing"
+        raise ImportFailed(RowProblem(path.name, None, None, f"<{what} in no annotation format Thinslice reads>",
+                                      "one of: " + "; ".join(e.title for e in exporters())))
+    return exporter

@@ -13,14 +13,17 @@ from pathlib import Path
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.common import JsonRefused, loads_json
-from storage.files import check_regular, read_regular_bytes, read_regular_text
+from storage.importers.common import JsonRefused, ProblemLog, loads_json, read_jsonl
+from storage.files import check_regular
 from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
 from storage.exporters.report import Origin, Reading
+from storage.exporters.sniff import has_columns, score, table_columns
+from storage.tables import Table, finite_number, read_table
 
 SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
           "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
           "media_role": pl.String, "meta": pl.String}
+NEEDED = ("stimulus", "label_set", "label")  # the columns that make a table one of labels
 
 
 def frame(rows: Sequence[Row]) -> pl.DataFrame:
@@ -29,39 +32,35 @@ def frame(rows: Sequence[Row]) -> pl.DataFrame:
                          for r in rows], schema=SCHEMA)
 
 
-def _meta(value: object, name: str, line: int) -> dict | None:
+def _meta(value: object, name: str, line: int | None) -> dict | None:
     if value in (None, ""):
         return None
     try:
-        meta = json.loads(value) if isinstance(value, str) else value
+        meta = loads_json(value) if isinstance(value, str) else value
     except json.JSONDecodeError as exc:
         raise ImportFailed(RowProblem(name, line, "meta", f"<invalid JSON: {exc.msg}>", "a JSON object")) from None
+    except JsonRefused as exc:
+        raise ImportFailed(RowProblem(name, line, "meta", f"<{exc}>", "a JSON object")) from None
     if not isinstance(meta, dict):
         raise ImportFailed(RowProblem(name, line, "meta", f"<{type(meta).__name__}>", "a JSON object"))
     return meta or None
 
 
-def _rows(data: pl.DataFrame, name: str, first_line: int) -> Reading:
-    """Rows of a table; `first_line` is the file line (or record number) of its first row."""
-    missing = [c for c in ("stimulus", "label_set", "label") if c not in data.columns]
+def _rows(table: Table) -> Reading:
+    """Rows of a table read by the one table reader, each with its line (or record number)."""
+    name = table.name
+    missing = [c for c in NEEDED if c not in table.columns]
     if missing:
-        raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(data.columns)}",
+        raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(table.columns)}",
                                       f"the columns {', '.join(ROW_FIELDS)}"))
-    columns = [(pl.col(c) if c in data.columns else pl.lit(None)).cast(SCHEMA[c] if c not in ("start_s", "end_s")
-                                                                      else pl.String).alias(c) for c in ROW_FIELDS]
-    records = data.select(columns).to_dicts()
-    reading = Reading(records)
-    for number, row in enumerate(records, start=first_line):
-        row["origin"] = Origin(name, None, None, number)
-        for key in ("start_s", "end_s"):
-            if row[key] is not None:
-                try:
-                    row[key] = float(row[key]) if row[key].strip() else None
-                except ValueError:
-                    raise ImportFailed(RowProblem(name, number, key, repr(row[key]), "a time in seconds")) from None
-        if row["meta"] is not None:
-            row["meta"] = _meta(row["meta"], name, number)
-    reading.report.count_read(name, None, len(records))
+    reading = Reading([])
+    for line, record in table.rows():
+        row = blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, line))
+        row["start_s"] = finite_number(row["start_s"], name, line, "start_s")
+        row["end_s"] = finite_number(row["end_s"], name, line, "end_s")
+        row["meta"] = _meta(row["meta"], name, line)
+        reading.rows.append(row)
+    reading.report.count_read(name, None, len(reading.rows))
     return reading
 
 
@@ -84,10 +83,10 @@ class ParquetExporter(_Table):
         return atomic_write(Path(out_path), context, lambda temp: data.write_parquet(temp))
 
     def read(self, path: Path) -> Reading:
-        try:
-            return _rows(pl.read_parquet(check_regular(path)), Path(path).name, 1)
-        except (OSError, pl.exceptions.PolarsError) as exc:
-            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a Parquet file")) from None
+        return _rows(read_table(check_regular(path), Path(path).name, form="parquet"))
+
+    def detect(self, path: Path) -> float:
+        return score(path, self.extension, has_columns(table_columns(path, "parquet"), NEEDED))
 
 
 class CsvExporter(_Table):
@@ -102,14 +101,10 @@ class CsvExporter(_Table):
         return atomic_write(Path(out_path), context, lambda temp: data.write_csv(temp))
 
     def read(self, path: Path) -> Reading:
-        try:
-            # all as text: `_rows` reads the times and names the line of one that is not a number
-            text = read_regular_text(path).removeprefix("\ufeff")
-            data = pl.read_csv(text.encode("utf-8"), infer_schema=False)
-        except (OSError, pl.exceptions.PolarsError) as exc:
-            first = (str(exc).splitlines() or [type(exc).__name__])[0]
-            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{first}>", "a CSV file")) from None
-        return _rows(data, Path(path).name, 2)
+        return _rows(read_table(check_regular(path), Path(path).name, form="delimited"))
+
+    def detect(self, path: Path) -> float:
+        return score(path, self.extension, has_columns(table_columns(path, "delimited"), NEEDED))
 
 
 class JsonLinesExporter(_Table):
@@ -129,25 +124,14 @@ class JsonLinesExporter(_Table):
     def read(self, path: Path) -> Reading:
         name = Path(path).name
         reading = Reading([])
-        try:
-            lines = read_regular_bytes(path).decode("utf-8-sig").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ImportFailed(RowProblem(Path(path).name, None, None, f"<{exc}>", "a UTF-8 JSON-lines file")) from None
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = loads_json(line)
-            except json.JSONDecodeError as exc:
-                raise ImportFailed(RowProblem(Path(path).name, number, None, f"<invalid JSON: {exc.msg}>",
-                                              "one JSON object per line")) from None
-            except JsonRefused as exc:
-                raise ImportFailed(RowProblem(Path(path).name, number, None, f"<{exc}>",
-                                              "one JSON object per line")) from None
-            if not isinstance(record, dict):
-                raise ImportFailed(RowProblem(Path(path).name, number, None, f"<{type(record).__name__}>",
-                                              "a JSON object"))
-            reading.rows.append(blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, number)))
-            reading.rows[-1]["meta"] = _meta(record.get("meta"), name, number)
+        # JSON lines as the table reader reads them, but with the values' own kinds (a list where a label is
+        # expected is refused later, not turned into its text)
+        for line, record in read_jsonl(check_regular(path), ProblemLog(skip_bad=False, limit=1), name):
+            row = blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, line))
+            row["meta"] = _meta(record.get("meta"), name, line)
+            reading.rows.append(row)
         reading.report.count_read(name, None, len(reading.rows))
         return reading
+
+    def detect(self, path: Path) -> float:
+        return score(path, self.extension, has_columns(table_columns(path, "jsonl"), NEEDED))

@@ -63,6 +63,9 @@ class ImportOptions:
     skip_bad: bool = False
     allow_outside_root: bool = False
     extra: dict[str, Any] = field(default_factory=dict)     # importer-specific, e.g. window_s for seamless
+    # stated values of stored stimuli that differ (truth, title, media ...) replace the stored ones; without
+    # it such an import is refused and the differences listed
+    replace_stimuli: bool = False
     should_cancel: ShouldCancel = lambda: False
 
 

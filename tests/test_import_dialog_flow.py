@@ -117,11 +117,47 @@ def test_results_for_stimuli_of_another_dataset_are_offered_to_attach_there(qtbo
     assert "Dyads" in dialog.attach.text() and "6 of these 6" in dialog.attach.text()
     with qtbot.waitSignal(dialog.imported, timeout=30000) as blocker:
         dialog.start_import()
-    assert blocker.args == ["Dyads"]
+    assert blocker.args == ["Dyads", "6 predictions added to 6 existing stimuli, 0 new stimuli, 0 stimuli changed"]
     after = info_summary(store.cursor())["datasets"]
     assert len(after) == len(before) == 1
     assert after[0]["counts"]["predictions"] == before[0]["counts"]["predictions"] + 6
     assert after[0]["counts"]["stimuli"] == before[0]["counts"]["stimuli"]
+    win.close()
+    store.close()
+
+
+def test_a_table_that_would_change_stored_stimuli_says_so_and_imports_only_when_asked(qtbot, tmp_path):
+    from store_rows import changed_rows, store_rows
+
+    win, store = open_window(qtbot, tmp_path)
+    truths = store.cursor().execute("SELECT external_id, ground_truth FROM stimulus ORDER BY 1 LIMIT 3").fetchall()
+    flipped = {"familiar": "stranger", "stranger": "familiar"}
+    table = tmp_path / "truths.csv"
+    pl.DataFrame({"clip": [c for c, _ in truths], "truth": [flipped[t] for _, t in truths]}).write_csv(table)
+    dialog = win.open_import()
+    dialog.kind.setCurrentIndex(dialog.kind.findData("generic"))
+    dialog.dataset.setText("Dyads")
+    dialog.path_edit.setText(str(table))
+    fields = {dialog.mapping.item(r, 0).text(): r for r in range(dialog.mapping.rowCount())}
+    for field, column in (("stimulus", "clip"), ("label", "truth")):
+        dialog.mapping.item(fields[field], 1).setText(column)
+    dialog.check()
+    qtbot.waitUntil(lambda: "stimuli changed" in dialog.report.text(), timeout=15000)
+    assert "0 new stimuli, 3 stimuli changed" in dialog.report.text()
+    assert f"would change {truths[0][0]} (truths.csv) ground_truth" in dialog.report.text()
+    assert dialog.replace.isVisibleTo(dialog) and not dialog.replace.isChecked()
+    before = store_rows(store)
+    dialog.start_import()
+    qtbot.waitUntil(lambda: "Import refused" in dialog.report.text(), timeout=30000)
+    assert "3 stored stimuli would change" in dialog.report.text() and "replace the stored values" in dialog.report.text()
+    assert "--replace-stimuli" not in dialog.report.text()
+    assert changed_rows(before, store_rows(store)) == {}
+    dialog.replace.setChecked(True)
+    with qtbot.waitSignal(dialog.imported, timeout=30000) as blocker:
+        dialog.start_import()
+    assert blocker.args[1] == "no results added to 3 existing stimuli, 0 new stimuli, 3 stimuli changed"
+    changes = changed_rows(before, store_rows(store))
+    assert set(changes) == {"stimulus"}
     win.close()
     store.close()
 

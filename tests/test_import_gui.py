@@ -27,11 +27,14 @@ def test_import_dialog_checks_then_imports_a_mapped_table(qtbot, tmp_path, windo
     dialog.check()
     qtbot.waitUntil(lambda: "predictions" in dialog.report.text(), timeout=15000)
     assert "12 predictions" in dialog.report.text()
+    said = "12 predictions added to 12 existing stimuli, 0 new stimuli, 0 stimuli changed"
+    assert said in dialog.report.text()
     assert dialog.preview.columnCount() == 3 and dialog.preview.rowCount() == 12
     before = info_summary(store.cursor())["datasets"][0]["counts"]["predictions"]
     with qtbot.waitSignal(dialog.imported, timeout=30000) as blocker:
         dialog.start_import()
-    assert blocker.args == ["Dyads"]
+    assert blocker.args == ["Dyads", said]
+    assert win.status_message.text() == f"Imported Dyads: {said}."
     after = info_summary(store.cursor())["datasets"][0]["counts"]["predictions"]
     assert after == before + 12
     win.close()

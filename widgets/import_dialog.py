@@ -31,7 +31,7 @@ class ImportBackend:
 
 
 class ImportDialog(QDialog):
-    imported = Signal(str)   # dataset name
+    imported = Signal(str, str)   # dataset name, what the import did ("2 predictions added to …")
 
     def __init__(self, backend: ImportBackend, runner: TaskRunner, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -61,6 +61,10 @@ class ImportDialog(QDialog):
         self.attach.setVisible(False)
         self.attach.setToolTip("Add these results to the dataset that already holds their stimuli")
         self._attach_to: str | None = None
+        self.replace = QCheckBox("replace the stored values listed above (otherwise the import is refused)")
+        self.replace.setVisible(False)
+        self.replace.setToolTip("The file states values of stored stimuli that differ from the store's; "
+                                "values it does not state are kept either way")
         self.mapping = QTableWidget(len(backend.map_fields), 2)
         self.mapping.setHorizontalHeaderLabels(["Field", "Source column"])
         self.mapping.verticalHeader().setVisible(False)
@@ -94,6 +98,7 @@ class ImportDialog(QDialog):
         form.addRow("Dataset", self.dataset)
         form.addRow("", self.skip_bad)
         form.addRow("", self.attach)
+        form.addRow("", self.replace)
         tables = QHBoxLayout()
         tables.addWidget(self.mapping, 1)
         tables.addWidget(self.preview, 2)
@@ -131,9 +136,11 @@ class ImportDialog(QDialog):
             if column:
                 mapping[self.mapping.item(row, 0).text()] = column
         values = {"dataset_name": self.dataset.text().strip() or None, "mapping": mapping,
-                  "skip_bad": self.skip_bad.isChecked(), "extra": {}}
+                  "skip_bad": self.skip_bad.isChecked(), "extra": {},
+                  "replace_stimuli": self.replace.isVisible() and self.replace.isChecked()}
         if self.attach.isVisible() and self.attach.isChecked() and self._attach_to:
-            values["dataset_name"], values["extra"] = self._attach_to, {"stimuli_exist": True}
+            # answers added to the stimuli the dataset holds; those stimuli stay as they are
+            values["dataset_name"] = self._attach_to
         return values
 
     def path(self) -> Path:
@@ -146,6 +153,8 @@ class ImportDialog(QDialog):
         self._show_preview([], [])
         self.attach.setVisible(False)
         self._attach_to = None
+        self.replace.setVisible(False)
+        self.replace.setChecked(False)
         self.report.setText("Check the new file (dry run) to see its columns, mapping and counts.")
         self.import_button.setEnabled(True)
         self.cancel_button.setText("Cancel")
@@ -169,7 +178,7 @@ class ImportDialog(QDialog):
             try:
                 chosen = self.backend.detect(path) if kind == "auto" else kind
                 report = {"kind": chosen, **preview, **self.backend.dry_run(chosen, path, options)}
-                if self.backend.attach_offer is not None and not options["extra"]:
+                if self.backend.attach_offer is not None and not self._attach_to:
                     report["attach"] = self.backend.attach_offer(chosen, path, options)
                 return report
             except Exception as exc:  # noqa: BLE001 (shown beside the columns the user can map)
@@ -195,6 +204,8 @@ class ImportDialog(QDialog):
                                 f"{offer['total']} stimuli (instead of a new dataset)")
             self.attach.setChecked(True)
             self.attach.setVisible(True)
+            self.check()   # say what the import would do to that dataset
+            return
         if "error" in result:
             self._show_error(result["error"])
             return
@@ -202,8 +213,17 @@ class ImportDialog(QDialog):
         notes = "".join(f"<br/>{n}" for n in result.get("notes", []))
         skipped = "".join(f"<br/><span style='color:{colour('error')}'>skipped {_escape(s)}</span>"
                           for s in result.get("skipped", []))
+        effect = result.get("effect") or {}
+        changes = effect.get("changes") or []
+        self.replace.setVisible(bool(changes))
+        said = f"<br/><b>{_escape(effect['summary'])}</b>" if effect else ""
+        if changes:
+            more = effect["changed_stimuli"] - len({c.split(" ")[0] for c in changes})
+            said += "".join(f"<br/><span style='color:{colour('error')}'>would change {_escape(c)}</span>"
+                            for c in changes)
+            said += f"<br/>… and {more} more stimuli" if more > 0 else ""
         self.report.setText(f"<b>{result['kind']}</b> → dataset <b>{result['dataset']}</b>: {counts or 'nothing'}"
-                            f"{notes}{skipped}")
+                            f"{said}{notes}{skipped}")
         for row in range(self.mapping.rowCount()):
             field = self.mapping.item(row, 0).text()
             if not self.mapping.item(row, 1).text() and field in result.get("mapping", {}):
@@ -212,6 +232,15 @@ class ImportDialog(QDialog):
     def _show_error(self, exc: BaseException) -> None:
         self.progress.setVisible(False)
         self.import_button.setEnabled(True)
+        changes = getattr(exc, "changes", None)
+        if changes:   # stored stimuli would change: the way on is the box here, not a command-line option
+            self.replace.setVisible(True)
+            lines = "".join(f"<br/>would change {_escape(str(c))}" for c in changes[:10])
+            more = f"<br/>… and {len(changes) - 10} more values" if len(changes) > 10 else ""
+            self.report.setText(f"<span style='color:{colour('error')}'>Import refused, nothing was written: "
+                                f"{len({c.stimulus for c in changes})} stored stimuli would change.{lines}{more}"
+                                f"<br/>Tick \u201creplace the stored values\u201d to replace them.</span>")
+            return
         self.report.setText(f"<span style='color:{colour('error')}'>{_escape(str(exc))}</span>")
 
     # -- import ---------------------------------------------------------------------------------
@@ -241,7 +270,8 @@ class ImportDialog(QDialog):
         self.progress.setValue(100)
         dataset = summary if isinstance(summary, str) else summary.dataset
         skipped = [] if isinstance(summary, str) else list(summary.skipped)
-        self.imported.emit(dataset)
+        said = "" if isinstance(summary, str) else summary.effect.sentence()
+        self.imported.emit(dataset, said)
         if not skipped:
             self.accept()
             return

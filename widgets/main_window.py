@@ -559,12 +559,13 @@ class MainWindow(QMainWindow):
         def options(values: dict, token: CancelToken | None = None) -> ImportOptions:
             return ImportOptions(dataset_name=values["dataset_name"], mapping=values["mapping"],
                                  skip_bad=values["skip_bad"], should_cancel=token or (lambda: False),
-                                 extra=dict(values.get("extra") or {}))
+                                 extra=dict(values.get("extra") or {}),
+                                 replace_stimuli=bool(values.get("replace_stimuli")))
 
         return ImportBackend(
             kinds=[(i.kind, i.title) for i in importers()],
             detect=lambda path: detect_importer(path).kind,
-            dry_run=lambda kind, path, values: dry_run_report(kind, path, options(values)),
+            dry_run=lambda kind, path, values: dry_run_report(kind, path, options(values), store=self.store),
             run=lambda kind, path, values, token, progress: run_import(
                 self.store, kind, path, options(values, token), progress),
             map_fields=MAP_FIELDS,
@@ -577,8 +578,8 @@ class MainWindow(QMainWindow):
         dialog.show()
         return dialog
 
-    def _imported(self, dataset: str) -> None:
-        self.show_status(f"Imported {dataset}.")
+    def _imported(self, dataset: str, said: str = "") -> None:
+        self.show_status(f"Imported {dataset}: {said}." if said else f"Imported {dataset}.")
         self.refresh_datasets()
         for index in range(self.dataset_combo.count()):
             if self.dataset_combo.itemText(index).startswith(dataset):

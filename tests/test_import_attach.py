@@ -184,3 +184,35 @@ def test_the_command_line_documents_the_options_and_its_dry_run_says_what_would_
     assert report["written"] is False
     assert report["effect"]["summary"] == "2 predictions added to 2 existing stimuli, 0 new stimuli, 0 stimuli changed"
     assert report["effect"]["summary"] in dry.stderr
+
+
+def test_a_release_reimported_with_a_changed_truth_is_refused_then_replaces_only_that_clip(tmp_path):
+    import shutil
+    from app.sample import SAMPLE_ROOT
+    release = tmp_path / "friendbench"
+    shutil.copytree(SAMPLE_ROOT / "friendbench", release)
+    store = Store.open(tmp_path / "s.duckdb")
+    run_import(store, "friendbench", release, ImportOptions(dataset_name="FB"))
+    metadata = release / "validation" / "data" / "metadata.csv"
+    lines = metadata.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines[1].startswith("fb_001,familiar,")
+    lines[1] = lines[1].replace("fb_001,familiar,", "fb_001,stranger,", 1)
+    metadata.write_text("".join(lines), encoding="utf-8")
+    before = store_rows(store)
+
+    with pytest.raises(StimuliWouldChange, match=r"fb_001 \(validation/data/metadata.csv:2\) ground_truth: 'familiar' -> 'stranger'"):
+        run_import(store, "friendbench", release, ImportOptions(dataset_name="FB"))
+    assert changed_rows(before, store_rows(store)) == {}
+
+    summary = run_import(store, "friendbench", release, ImportOptions(dataset_name="FB", replace_stimuli=True))
+    assert summary.effect.changed_stimuli == ["fb_001"]
+    changes = changed_rows(before, store_rows(store))
+    gone, came = changes.pop("stimulus")
+    assert [row[2] for row in gone] == [row[2] for row in came] == ["fb_001"]
+    # the clip's answers and ratings are scored again against its new truth; nothing of another clip moves
+    fb_001 = gone[0][0]
+    for table in ("prediction", "human_rating"):
+        if table in changes:
+            column = 2 if table == "prediction" else 1
+            assert {row[column] for side in changes.pop(table) for row in side} == {fb_001}
+    assert changes == {}

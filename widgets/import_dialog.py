@@ -61,7 +61,7 @@ class ImportDialog(QDialog):
         self.attach.setVisible(False)
         self.attach.setToolTip("Add these results to the dataset that already holds their stimuli")
         self._attach_to: str | None = None
-        self.replace = QCheckBox("replace the stored values listed above (otherwise the import is refused)")
+        self.replace = QCheckBox("replace the stored values listed below (otherwise the import is refused)")
         self.replace.setVisible(False)
         self.replace.setToolTip("The file states values of stored stimuli that differ from the store's; "
                                 "values it does not state are kept either way")

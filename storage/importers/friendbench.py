@@ -351,6 +351,7 @@ class _Planner:
             if duration is None and start is not None and end is not None and end >= start:
                 duration = end - start
             self.truth[clip] = truth
+            self.plan.origins[clip] = (table.name, line, None)   # where a later refusal points
             meta: dict[str, Any] = {
                 "site": self.value(row, g, "site"),
                 "gender_composition": _pick(GENDER_WORDS, self.value(row, g, "gender")),

@@ -18,6 +18,7 @@ from storage.errors import ImportFailed
 from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, per_stimulus_targets, tier_of
 from storage.exporters.registry import get_exporter
 from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, without_cycle_collection
+from storage.queries import stimulus_media
 from storage.store import Store
 
 # --filter keys: annotation fields and stimulus fields
@@ -81,9 +82,11 @@ def export_annotations(store: Store, format: str, out: Path | str, dataset: str 
     with without_cycle_collection():
         rows, stimuli = export_rows(annotations, ref, annotator, filters or {})
         durations = annotations.stimulus_durations(stimuli)
+        media = stimulus_media(store.cursor(), list(stimuli), Path(ref.root).expanduser())
         context = ExportContext(dataset_name=ref.name, benchmark=ref.benchmark, root=Path(ref.root),
                                 stimulus_ids=tuple(stimuli.values()),
                                 durations={stimuli[i]: d for i, d in durations.items()},
+                                media={stimuli[i]: tuple(files) for i, files in media.items()},
                                 source_files=source_files(annotations, ref))
         rows = _representable(exporter, rows, Path(out), context.report, skip_unrepresentable)
         written = exporter.export(rows, Path(out), context)

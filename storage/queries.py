@@ -178,6 +178,22 @@ def _json(value: Any, default: Any) -> Any:
         return default
 
 
+def stimulus_media(cur: duckdb.DuckDBPyConnection, stimulus_ids: list[int], root: Path) -> dict[int, list[MediaRef]]:
+    """The media of each of the stimuli (of one dataset, whose folder is `root`), ordered by role, with
+    absolute paths; `present` only where the file is there now."""
+    if not stimulus_ids:
+        return {}
+    found: dict[int, list[MediaRef]] = {}
+    for stimulus_id, role, path, present, offset, duration, rate in cur.execute(
+            "SELECT stimulus_id, role, path, present, offset_s, duration_s, sample_rate FROM media"
+            f" WHERE stimulus_id IN ({', '.join('?' * len(stimulus_ids))}) ORDER BY stimulus_id, role",
+            [int(i) for i in stimulus_ids]).fetchall():
+        full = Path(path) if Path(path).is_absolute() else root / path
+        found.setdefault(int(stimulus_id), []).append(
+            MediaRef(role, full, bool(present) and full.is_file(), offset or 0.0, duration, rate))
+    return found
+
+
 def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> StimulusDetail | None:
     """Everything the detail area and the predictions panel show for one stimulus."""
     head = cur.execute(
@@ -189,13 +205,7 @@ def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> Stimulu
     head = head[0]
     if head is None:
         return None
-    root = Path(head[11])
-    media = []
-    for role, path, present, offset, duration, rate in cur.execute(
-            "SELECT role, path, present, offset_s, duration_s, sample_rate FROM media WHERE stimulus_id = ?"
-            " ORDER BY role", [stimulus_id]).fetchall():
-        full = Path(path) if Path(path).is_absolute() else root / path
-        media.append(MediaRef(role, full, bool(present) and full.is_file(), offset or 0.0, duration, rate))
+    media = stimulus_media(cur, [stimulus_id], Path(head[11])).get(stimulus_id, [])
     segments = []
     for ord_, speaker, start, end, text, words, media_role in cur.execute(
             "SELECT ord, speaker, start_s, end_s, text, words, media_role FROM segment WHERE stimulus_id = ?"

@@ -5,8 +5,9 @@ Included In tier, or a slot ELAN left unaligned) gets the time ELAN proposes, ev
 nearest aligned slots on the same tier, else within the parent annotation. A reference annotation (Symbolic
 Association) takes its parent's span; the annotations of a Symbolic Subdivision split their parent's span
 evenly in their order (PREVIOUS_ANNOTATION). The first linked medium's TIME_ORIGIN (where the document's
-time 0 falls in the medium) is added to every time. An annotation with an empty value is a label with
-empty text, not a gap.
+time 0 falls in the medium) is added to every time, except in a file naming its stimulus (`thinslice:stimulus`,
+as the export writes): its times are the stimulus's own, and TIME_ORIGIN is where the stimulus starts in the
+recording. An annotation with an empty value is a label with empty text, not a gap.
 
 A Symbolic Association tier `<tier> :note` or `<tier> :value` gives its parent labels' notes or values
 (how the ELAN export writes them). The linked media files' names come back as `Reading.media`, so a file can be placed by its recording.
@@ -79,7 +80,7 @@ def read_eaf(path: Path) -> Reading:
     stimulus = next((p.text for p in root.iter("PROPERTY") if p.get("NAME") == STIMULUS_PROPERTY and p.text), None)
     origin_ms = 0.0
     media = header.find("MEDIA_DESCRIPTOR") if header is not None else None
-    if media is not None and media.get("TIME_ORIGIN"):
+    if media is not None and media.get("TIME_ORIGIN") and stimulus is None:
         try:
             origin_ms = float(media.get("TIME_ORIGIN"))
         except ValueError:

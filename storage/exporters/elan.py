@@ -3,7 +3,11 @@
 ELAN tiers cannot hold overlapping annotations, so overlapping labels go to extra tiers named `... #2`.
 Whole-stimulus labels are a tier `annotator | set | whole` with one annotation over the whole stimulus; a
 point label is a zero-length annotation. A tier read from another tool's file keeps its name, and its
-speaker is the tier's PARTICIPANT. The stimulus id is kept in a header PROPERTY `thinslice:stimulus`.
+speaker is the tier's PARTICIPANT. The stimulus id is kept in a header PROPERTY `thinslice:stimulus`, and each of
+its recordings (audio and video; ELAN plays no images) is linked by a MEDIA_DESCRIPTOR with its absolute URL, its
+path relative to the file (which ELAN tries first, so a folder moved whole still opens) and its MIME type; a
+recording the stimulus starts into (a 20 s window of a long session) gets that offset as its TIME_ORIGIN, so
+ELAN plays the window under the labels, whose times stay the stimulus's own.
 A tier read as a dependent tier is written as one again where its labels still fit (`eaf_hierarchy`).
 A label's note and value go on Symbolic Association tiers `<tier> :note` and `<tier> :value` under its tier.
 Label, times (to the millisecond), annotator, label set, media role (`annotator | set | role=audio:A`),
@@ -13,10 +17,12 @@ language do not, and
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
+from urllib.parse import quote
 from xml.sax.saxutils import escape, quoteattr
 
 from storage.exporters.common import (ATTACHED, ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
@@ -25,6 +31,7 @@ from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_
                                               plan_hierarchy)
 from storage.exporters.eaf_reader import ATTACHED_TYPE, STIMULUS_PROPERTY, read_eaf
 from storage.exporters.report import Reading
+from storage.records import MediaRef
 from storage.exporters.sniff import head_text, score
 
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role", "note", "value")
@@ -35,6 +42,10 @@ CONSTRAINTS = {
     "Symbolic_Association": "1-1 association with a parent annotation",
     "Included_In": "Time alignable annotations within the parent annotation's time interval, gaps are allowed",
 }
+# the MIME types ELAN writes for the media it plays (its MediaDescriptor); others are its generic audio/video
+MIME_TYPES = {".wav": "audio/x-wav", ".mp4": "video/mp4", ".m4v": "video/mp4", ".mpg": "video/mpeg",
+              ".mpeg": "video/mpeg", ".mov": "video/quicktime"}
+PLAYABLE = ("audio", "video")  # media roles ELAN can open (`audio:A`, `video`, ...); images it cannot
 _KEEP_CR = {"\r": "&#13;"}  # a bare carriage return would come back as a line feed
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
@@ -43,10 +54,28 @@ def _attrs(values: dict[str, str]) -> str:
     return "".join(f" {name}={quoteattr(value)}" for name, value in values.items())
 
 
-def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, file: str,
+def media_descriptors(media: Sequence[MediaRef], folder: Path) -> list[str]:
+    """The HEADER's MEDIA_DESCRIPTOR elements linking a stimulus's recordings to an EAF file in `folder`."""
+    out = []
+    for medium in media:
+        if medium.role.split(":")[0] not in PLAYABLE:
+            continue
+        path = Path(medium.path).absolute()
+        relative = PurePath(os.path.relpath(path, folder.absolute())).as_posix()
+        attrs = {"MEDIA_URL": path.as_uri(),
+                 "MIME_TYPE": MIME_TYPES.get(path.suffix.lower(), f"{medium.role.split(':')[0]}/*"),
+                 "RELATIVE_MEDIA_URL": quote(relative if relative.startswith("../") else f"./{relative}")}
+        if medium.offset_s:
+            attrs["TIME_ORIGIN"] = str(round(medium.offset_s * 1000))
+        out.append(f"    <MEDIA_DESCRIPTOR{_attrs(attrs)}/>")
+    return out
+
+
+def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, target: Path,
                  context: ExportContext) -> str:
-    """The EAF XML of one stimulus's labels (counted in `context.report` under `file`). Written as text:
-    a corpus of 100,000 labels through an element tree took seconds."""
+    """The EAF XML of one stimulus's labels, to be written to `target` (counted in `context.report` under
+    its name). Written as text: a corpus of 100,000 labels through an element tree took seconds."""
+    file = target.name
     tiers, _ = build_tiers(rows, duration_s, by_speaker=True)
     plan = plan_hierarchy(tiers)
     types = linguistic_types(tiers, plan)
@@ -75,6 +104,7 @@ def eaf_document(stimulus: str, rows: Sequence[Row], duration_s: float | None, f
            ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
            ' xsi:noNamespaceSchemaLocation="http://www.mpi.nl/tools/elan/EAFv3.0.xsd">',
            '  <HEADER MEDIA_FILE="" TIME_UNITS="milliseconds">',
+           *media_descriptors(context.media.get(stimulus, ()), target.parent),
            f'    <PROPERTY NAME="lastUsedAnnotationId">{last_id}</PROPERTY>',
            f'    <PROPERTY NAME="{STIMULUS_PROPERTY}">{escape(stimulus)}</PROPERTY>',
            "  </HEADER>", "  <TIME_ORDER>"]
@@ -150,7 +180,7 @@ class ElanExporter:
         targets = per_stimulus_targets(self, rows, out_path)
         for stimulus, target in targets.items():
             write_text(target, context, eaf_document(stimulus, grouped[stimulus], context.durations.get(stimulus),
-                                                     target.name, context))
+                                                     target, context))
         if any(r.get("start_s") is not None and (abs(round(r["start_s"] * 1000) - r["start_s"] * 1000) > 1e-6
                                                  or abs(round(r["end_s"] * 1000) - r["end_s"] * 1000) > 1e-6)
                for r in rows):

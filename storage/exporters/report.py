@@ -19,10 +19,13 @@ SHOWN_ITEMS = 20  # items listed one by one; the rest are counted
 SHOWN_PROBLEMS = 5  # problems a refusal names
 
 
-def refused(problems: list[str]) -> ImportFailed:
-    """The one-line refusal of an import: the first problems (each 'where: what') and how many more."""
+def refused(problems: list[str], fixes: Iterable[str] = ()) -> ImportFailed:
+    """The one-line refusal of an import: the first problems (each 'where: what'), how many more, and then
+    each way of lifting it once, however many labels it would lift (say '12 labels lie outside their
+    stimulus: add --clip to cut them to it'), never once per label."""
     more = f" (and {len(problems) - SHOWN_PROBLEMS} more)" if len(problems) > SHOWN_PROBLEMS else ""
-    return ImportFailed(f"Import failed, nothing was written: {'; '.join(problems[:SHOWN_PROBLEMS])}{more}")
+    advice = "".join(f". {fix}" for fix in dict.fromkeys(fixes))
+    return ImportFailed(f"Import failed, nothing was written: {'; '.join(problems[:SHOWN_PROBLEMS])}{more}{advice}")
 
 
 def bad_item(origin: Origin, found: str, expected: str) -> ImportFailed:

@@ -4,8 +4,12 @@ Text: UTF-8 (with or without BOM), UTF-16 with a BOM or without one (recognised 
 otherwise Windows-1252 / Latin-1, the fallback Praat uses. Praat reads a text file as a stream of values:
 it skips any word that cannot start the value it wants (so `xmin =`, `item [1]:` and free text are
 ignored), a `!` starting a word comments out the rest of its line, strings are in double quotes with `""`
-for a quote, and a number may be written `+1`, `2.5e-3`, `50%` or `1/3`. Binary (`ooBinaryFile`): big-endian
-doubles and 32-bit counts, strings as a 16-bit length and ASCII bytes, or 0xFFFF, a length, and UTF-16BE.
+for a quote. A number is a word starting with a sign or a digit, read as Praat's `getReal` and `Melder_a8tof`
+read it: `+1`, `2.5e-3`, a percentage `80%` (0.8), hexadecimal `0x3`, a fraction `2/200` (0.01), and whatever
+follows the number in its word is ignored (`0ignored` is 0, `-0.5s` is -0.5); `.5`, `1e` and `1/0` are no
+numbers. A count is read as C's `strtoll` reads it (`3`, `3.0` and `3x` are 3). Binary (`ooBinaryFile`):
+big-endian doubles and 32-bit counts, strings as a 16-bit length and ASCII bytes, or 0xFFFF, a length, and
+UTF-16BE.
 
 Interval tiers give labels (an empty interval is Praat's gap, not a label, and is counted as such); point
 tiers (TextTier) give point labels; a tier `<tier> :note` (`:value`) beside a tier gives the notes (values)
@@ -28,12 +32,17 @@ from storage.exporters.report import Origin, Reading, bad_item
 _BINARY_MAGIC = b"ooBinaryFile"
 # What Praat skips (white space, and words no value can start with: `xmin`, `=`, `item [1]:`) is consumed
 # in front of each value, possessively so that nothing is tried twice; then a string, a `!` comment, or a
-# word that starts a number or a <flag>.
+# word that starts a number (Praat reads it up to the next white space) or a <flag>.
 _TOKEN = re.compile(r"""(?:\s++|[^\s"!<+\-0-9][^\s"]*+)*+
     (?P<value>"(?P<text>(?:[^"]|"")*+)(?P<close>"?)
      |!(?P<comment>[^\n\r]*)
-     |(?P<word>[^\s"]+))""", re.X)
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
+     |(?P<word>[+\-0-9]\S*|[^\s"]+))""", re.X)
+# The start of a word as Melder_a8tof takes it: a decimal number (an exponent, once begun, needs a digit, else
+# the word is no number) with an optional '%', or the hexadecimal number C's strtod reads.
+_DECIMAL = re.compile(r"(?P<number>[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)(?P<broken>[eE])?(?P<percent>%)?")
+_HEXADECIMAL = re.compile(r"(?P<sign>[-+]?)0[xX](?P<digits>[0-9a-fA-F]*(?:\.[0-9a-fA-F]*)?)(?P<exponent>[pP][-+]?\d+)?")
+_COUNT = re.compile(r"[-+]?\d+")   # what C's strtoll takes from the start of a word
+_LONGEST_WORD = 40  # Praat refuses a longer number ("Found long text while looking for a real number")
 
 
 class _Refused(Exception):
@@ -66,21 +75,48 @@ def decode(raw: bytes) -> str:
             return raw.decode("latin-1")  # the five bytes Windows-1252 leaves undefined
 
 
+def _melder_a8tof(text: str) -> float | None:
+    """A number as Praat's `Melder_a8tof` reads the start of `text`; None where Praat finds none (undefined)."""
+    hexadecimal = _HEXADECIMAL.match(text)
+    if hexadecimal:
+        digits = hexadecimal["digits"]
+        if not digits.strip("."):
+            return 0.0   # strtod takes the '0' of a bare '0x'
+        try:
+            value = float.fromhex(f"0x{digits}{hexadecimal['exponent'] or ''}")
+        except OverflowError:
+            value = math.inf   # as strtod gives it; a time must be finite, and is refused as such
+        return -value if hexadecimal["sign"] == "-" else value
+    decimal = _DECIMAL.match(text)
+    if decimal is None or decimal["broken"]:
+        return None
+    value = float(decimal["number"])
+    return value / 100 if decimal["percent"] else value
+
+
 def praat_number(word: str) -> float:
-    """A number written as Praat reads one; ValueError otherwise."""
-    try:  # the usual case, taken without a pattern match: what Python reads as a finite number, Praat does too
-        value = float(word)
-        if "_" not in word and math.isfinite(value) and word[0] in "+-0123456789":
-            return value
-    except ValueError:
-        pass
-    if _NUMBER.fullmatch(word):
-        value = float(word.rstrip("%"))
-        return value / 100 if word.endswith("%") else value
+    """A number written as Praat reads one from a text file (`getReal`); ValueError when Praat finds none."""
+    if len(word) > _LONGEST_WORD or not word.isascii():
+        raise ValueError(word)
+    # the usual case, taken without a pattern match: a word starting with a digit (after its sign, if any)
+    # that Python reads as a finite number is that number to Praat too
+    if "_" not in word and (word[0].isdigit() or (word[0] in "+-" and word[1:2].isdigit())):
+        try:
+            value = float(word)
+            if math.isfinite(value):
+                return value
+        except ValueError:
+            pass
     numerator, slash, denominator = word.partition("/")
-    if slash and _NUMBER.fullmatch(numerator) and _NUMBER.fullmatch(denominator) and float(denominator) != 0:
-        return float(numerator) / float(denominator)
-    raise ValueError(word)
+    if slash:
+        top, bottom = _melder_a8tof(numerator), _melder_a8tof(denominator)
+        if top is None or bottom is None or bottom == 0:
+            raise ValueError(word)
+        return top / bottom
+    value = _melder_a8tof(word)
+    if value is None:
+        raise ValueError(word)
+    return value
 
 
 class _TextStream:
@@ -117,16 +153,20 @@ class _TextStream:
             text, word, offset = self._next("a number")
             if text is not None or word[0] == "<":
                 raise _Refused(self.line(offset), repr(word if text is None else f'"{text[:40]}"'), "a number")
+            if word == "+":
+                continue   # Praat passes over a lone '+' (one stands between a complex number's parts)
             try:
                 return praat_number(word)
             except ValueError:
                 raise _Refused(self.line(offset), repr(word), "a number") from None
 
     def integer(self) -> int:
-        value = self.number()
-        if value != int(value) or value < 0:
-            raise _Refused(self.line(), repr(value), "a count (a whole number)")
-        return int(value)
+        text, word, offset = self._next("a count (a whole number)")
+        count = _COUNT.match(word) if text is None else None
+        if count is None or int(count[0]) < 0:
+            found = repr(word if text is None else f'"{text[:40]}"')
+            raise _Refused(self.line(offset), found, "a count (a whole number)")
+        return int(count[0])
 
     def string(self) -> str:
         while True:

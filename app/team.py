@@ -46,10 +46,11 @@ from app.team_membership import LAST_EVENT_KEY, LEAD_KEY, MEMBER_KEY, URL_KEY, j
 from app.annotations import EditCommand, EditLabelSet, RenameLabel
 from storage import pg_schema, team_server
 from storage.annotations import (EDITABLE_FIELDS, Annotation, AnnotationError, AnnotationStore, Label,
-                                 LabelSetSnapshot)
+                                 LabelSetSnapshot, after_commit)
+from storage.errors import ThinsliceError
 from storage.store import Store
-from storage.team_local import SEEN_KEY, LocalChange, Queued, StimulusKey, TeamLocal
-from storage.team_server import TeamError, TeamRefused
+from storage.team_local import SEEN_KEY, LocalChange, StimulusKey, TeamLocal
+from storage.team_server import TeamError, TeamRefused, TeamValueRefused
 
 NETWORK_ERRORS = (TeamError, psycopg.OperationalError, psycopg.InterfaceError)
 
@@ -84,6 +85,7 @@ class Report:
     conflicts: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)   # server labels this store cannot hold
 
 
 def init_team(url: str) -> list[int]:
@@ -126,13 +128,16 @@ class FromServer(EditCommand):
                  stimulus_id: int, annotation_id: int | None) -> None:
         self.store, self.local, self.member, self.row = store, local, member, row
         self.scope, self.annotation_id = stimulus_id, annotation_id
+        self.written: list[Annotation] = []
 
     def redo(self) -> list[Annotation]:
         row, fields = self.row, {name: self.row.get(name) for name in EDITABLE_FIELDS}
-        written: list[Annotation] = []
+        written = self.written = []   # what is written so far, also when a later step is refused
         if self.annotation_id is None:
             created = self.store.create_many(self.scope, row["annotator"], [fields])[0]
-            written.append(self.store.delete(created.id, self.member) if row["deleted"] else created)
+            written.append(created)
+            if row["deleted"]:
+                written.append(self.store.delete(created.id, self.member))
         else:
             current = self.store.get(self.annotation_id)
             if current.deleted and not row["deleted"]:
@@ -208,6 +213,7 @@ class TeamSession:
         self._con: psycopg.Connection | None = None
         self._shown: int | None = None
         self._keys: dict[int, StimulusKey] = {}
+        self._queuing = threading.local()   # set while this thread queues (its own outbox write is no news)
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
                                               user=member, on_attempt=self._attempting)
         # a position kept as an event id (before reading went by commit) is read again from the start
@@ -245,6 +251,7 @@ class TeamSession:
                 self._set_message(str(exc))
         self._queue_unsent()   # before edits are sent on, so none can be taken for one made without us
         self.model.outbound.append(self._send_on)
+        after_commit(self.store, self._committed)
         self.model.subscribe(self._model_changed)
         if self._thread is not None:
             self._thread.start()
@@ -257,6 +264,7 @@ class TeamSession:
         member on a stimulus. In the window this waits for the server at most half a second."""
         if self._send_on in self.model.outbound:
             self.model.outbound.remove(self._send_on)
+        after_commit(self.store, self._committed, remove=True)
         self.model.unsubscribe(self._model_changed)
         self._stopped = True
         self._shown = None
@@ -350,60 +358,40 @@ class TeamSession:
         self._net(resume)
 
     # -- sending ----------------------------------------------------------------------------------
-    def _send_on(self, command: EditCommand, written: Sequence[Annotation]) -> None:
-        """The model's outbound hook: queue what `command` wrote, then send it if the server is there."""
-        edits: list[tuple[int, str, int, dict[str, Any]]] = []
-        if command.changes_label_sets:
-            for name in _sets_changed(command):
-                body = {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
-                        "document": self.model.store.label_set_document(name)}
-                edits.append((-1, "", 0, body))
-        # a label one command wrote twice (restored, then changed): the second edit builds on the first
-        chained: dict[int, tuple[str, int]] = {}
-        for item in written:
-            if isinstance(command, RenameLabel) and item.annotator not in (self.member, pg_schema.CONSENSUS):
-                continue  # another member's label followed the rename here; the server keeps it theirs
-            edit = self._edit_of(item, chained.get(item.id))
-            chained[item.id] = (edit[1], edit[2])
-            edits.append(edit)
-        if not edits:
+    def _committed(self) -> None:
+        """A write of the store has committed (any model, page, command or import): queue the label changes
+        it made, and in the window send them on the session's thread. What is being written from the server
+        is not sent back. Without the session's thread the queue is sent once the model's command is done
+        (`_send_on`), or by `flush`: sending here, inside the write's caller, could write the server's
+        answer (a conflict's winner) under a command that has not finished."""
+        if self._stopped or self.local.absorbing_here() or getattr(self._queuing, "on", False):
             return
-        if self._thread is not None:
-            # the window: the outbox at once (one local write), and the session's thread sends it
+        try:
+            queued = self._queue_written()
+        except ThinsliceError as exc:   # the write itself is done; its changes are queued with the next one
+            self._set_message(f"The edit is kept here but could not be queued for the team yet: {exc}")
+            return
+        if queued:
+            self._changed_status()
+            if self._thread is not None and self.online:
+                self._net(self.flush)
+
+    def _send_on(self, command: EditCommand, written: Sequence[Annotation]) -> None:
+        """The model's hook once a command is applied: queue the documents of the label sets it changed
+        (labels are queued from the store's history, see `_committed`), and send what waits."""
+        edits = [(-1, "", 0, {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
+                              "document": self.model.store.label_set_document(name)})
+                 for name in _sets_changed(command)] if command.changes_label_sets else []
+        if edits:
             self.local.queue(edits)
             self._changed_status()
-            if self.online:
+        if self._thread is not None:
+            if edits and self.online:
                 self._net(self.flush)
             return
         with self._lock:
-            if self.online and not self.local.waiting_count():
-                self._send_now(edits)
-                return
-            self.local.queue(edits)
-            if self.online:
+            if self.online and self.local.waiting_count():
                 self.flush()
-            else:
-                self._changed_status()
-
-    def _send_now(self, edits: list[tuple[int, str, int, dict[str, Any]]]) -> None:
-        """Send edits straight away (nothing waits ahead of them), queueing only what the server does not
-        answer: the edit stays out of the outbox's two extra writes when all goes well. The link is written
-        first, so a label whose creation the server took is never taken for someone else's new label should
-        this client die before hearing back."""
-        for index, (annotation_id, uid, expected, body) in enumerate(edits):
-            if annotation_id >= 0:
-                self.local.set_revision(annotation_id, uid, expected)
-
-            def done(revision: int | None, annotation_id: int = annotation_id, uid: str = uid,
-                     expected: int = expected) -> None:
-                if revision is not None and revision != expected and annotation_id >= 0:
-                    self.local.set_revision(annotation_id, uid, revision)
-            try:
-                self._deliver(body, done)
-            except (TeamError, psycopg.OperationalError, psycopg.InterfaceError):
-                self.local.queue(edits[index:])
-                self._lost()
-                return
 
     def _key_of(self, stimulus_id: int) -> StimulusKey:
         """How the server names a local stimulus (remembered: a stimulus's dataset and id never change)."""
@@ -412,24 +400,46 @@ class TeamSession:
             key = self._keys[stimulus_id] = self.local.key_of(stimulus_id)
         return key
 
+    def _annotators(self) -> list[str]:
+        """Whose labels this member sends: their own, and a lead also the consensus tier."""
+        return [self.member, *([pg_schema.CONSENSUS] if self.lead else [])]
+
     def _queue_unsent(self) -> None:
-        """Queue what changed here without the session, in order: this member's labels the server has never
-        heard of (made before joining, or by a command that wrote the store without the team session), then
-        every change since the last sync of the labels it has (the command line, another tool, the app
-        closed); a lead's consensus labels too. Each change is queued once: the queue accounts for it."""
-        annotators = [self.member, *([pg_schema.CONSENSUS] if self.lead else [])]
+        """Queue what changed here without the session: this member's labels the server has never heard of
+        (made before joining), then every local history event not yet accounted for, in order."""
         if self.local.get(SEEN_KEY) is None:
             self.local.mark_seen()   # joined before the store kept the mark: from now on
-        # a label the server never heard of goes as it is now, in the place it was made; the two kinds are
-        # different labels, so each label's edits still build on one another in order
-        ordered = [(first, self._edit_of(self.model.store.get(i))) for i, first in self.local.unlinked(annotators)]
-        chained: dict[int, tuple[str, int]] = {}
-        for change in self.local.changed_unseen(annotators):
-            edit = self._change_edit(change, chained.get(change.annotation_id))
-            chained[change.annotation_id] = (edit[1], edit[2])
-            ordered.append((change.event_id, edit))
-        if ordered:
-            self.local.queue([edit for _, edit in sorted(ordered, key=lambda pair: pair[0])])
+        new = [self._edit_of(self.model.store.get(i)) for i in self.local.unlinked(self._annotators())]
+        if new:
+            self.local.queue(new)
+        self._queue_written()
+
+    def _queue_written(self) -> int:
+        """Queue the label changes in the store's history not yet accounted for, in order (a label the server
+        has never heard of goes as a new one), and account for every event read. Returns how many were queued."""
+        annotators = set(self._annotators())
+        self._queuing.on = True
+        try:
+            with self.local.lock:
+                changes = self.local.changed_unseen()
+                if not changes:
+                    return 0
+                edits: list[tuple[int, str, int, dict[str, Any]]] = []
+                chained: dict[int, tuple[str, int]] = {}
+                for change in changes:
+                    link = chained.get(change.annotation_id) or self.local.link(change.annotation_id)
+                    # a label the server has goes whoever's it is (the server refuses, and the copy here
+                    # goes back to the team's, when it is not this member's); one it has never heard of
+                    # only when it is this member's (not a release's tiers), and not once it is deleted
+                    if link is None and (change.annotator not in annotators or change.after["deleted"]):
+                        continue
+                    edit = self._change_edit(change, link)
+                    chained[change.annotation_id] = (edit[1], edit[2])
+                    edits.append(edit)
+                self.local.queue(edits, [change.event_id for change in changes])
+                return len(edits)
+        finally:
+            self._queuing.on = False
 
     def _edit_of(self, item: Annotation, link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
         """(local id, server uid, revision after it, body) of the edit that makes the server's copy of `item`
@@ -450,59 +460,84 @@ class TeamSession:
         return change.annotation_id, uid, base + 1, body
 
     def flush(self) -> int:
-        """Send the outbox in order until it is empty or the server is gone; returns how many were answered."""
+        """Send the outbox in order until it is empty or the server is gone; returns how many were answered.
+
+        An edit the server refused for its values stays, marked; the later edits of its label are sent
+        built on the revision the refused one was built on (each carries the label's whole state), and the
+        first the server takes replaces it."""
         answered = 0
         with self._lock:
+            self._queue_written()   # what a write outside `writing` (a release import) left in the history
+            after, rebased, held = 0, {}, 0
             while True:
-                batch = self.local.waiting(limit=200)
+                batch = [entry for entry in self.local.waiting(limit=200) if entry.seq > after]
                 if not batch:
                     break
                 for entry in batch:
-                    def done(revision: int | None, entry: Queued = entry) -> None:
-                        self.local.sent(entry.seq, entry.annotation_id, entry.body.get("uid", ""), revision)
+                    after = entry.seq
+                    body = entry.body
+                    if body.get("refused"):
+                        rebased.setdefault(entry.annotation_id, body["base_revision"])
+                        held += 1
+                        continue
+                    if entry.annotation_id in rebased:
+                        body = {**body, "base_revision": rebased[entry.annotation_id]}
                     try:
-                        self._deliver(entry.body, done)
+                        result = self._deliver(body)
+                    except TeamValueRefused as exc:
+                        self.local.refuse(entry.seq, str(exc))
+                        rebased.setdefault(entry.annotation_id, body["base_revision"])
+                        held += 1
+                        self.report.refused.append(str(exc))
+                        self._set_message(str(exc))
+                        continue
                     except NETWORK_ERRORS:
                         self._lost()
                         return answered
+                    revision = int(result["row"]["revision"]) if result is not None else None
+                    self.local.sent(entry.seq, entry.annotation_id, body.get("uid", ""), revision)
+                    if entry.annotation_id in rebased and revision is not None:
+                        rebased[entry.annotation_id] = revision
+                    if result is not None and result["status"] == "conflict":
+                        self._conflicted(body, result["row"])
                     answered += 1
-            if answered:
+            if answered or held:
                 self._changed_status()
         return answered
 
-    def _deliver(self, body: dict[str, Any], done: Callable[[int | None], None]) -> None:
-        """Send one edit. `done` hears, as soon as the server has answered, the server revision the label's
-        copy now stands for (None: no label, or refused); then a conflict or refusal is dealt with.
-        Connection errors pass through: the edit is not answered."""
+    def _deliver(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Send one edit; returns the server's answer ({status, row}; None: a label set, or refused for who
+        sent it, which is reported and undone here). Connection errors and refusals for the edit's values
+        (`TeamValueRefused`) pass through: the edit is not answered."""
         con = self._connection()
         if body.get("kind") == "label_set":
             try:
                 team_server.save_label_set(con, body["name"], body["document"])
             except TeamRefused as exc:
-                done(None)
-                self.report.refused.append(str(exc))
-                self._set_message(str(exc))
+                self._refusal(exc)
                 self.catch_up_label_sets([body["name"]])   # the set goes back to what the team has
-                return
-            done(None)
-            return
+            return None
         try:
-            result = team_server.apply_edit(con, body)
+            return team_server.apply_edit(con, body)
+        except TeamValueRefused:
+            raise
         except TeamRefused as exc:
-            done(None)
-            self.report.refused.append(str(exc))
-            self._set_message(str(exc))
+            self._refusal(exc)
             self._take_server_row(body["uid"])
-            return
-        row = result["row"]
-        done(int(row["revision"]))
-        if result["status"] == "conflict":
-            text = (f"Your change of the {body['after'].get('label') or body['after'].get('label_set')} label on"
-                    f" {body['stimulus']} conflicted with {row['updated_by']}'s; theirs is shown, both are in"
-                    " the history.")
-            self.report.conflicts.append(text)
-            self._set_message(text)
-            self._here(lambda: self._absorb(row, row["updated_by"], force=True))
+            return None
+
+    def _refusal(self, exc: TeamRefused) -> None:
+        self.report.refused.append(str(exc))
+        self._set_message(str(exc))
+
+    def _conflicted(self, body: dict[str, Any], row: dict[str, Any]) -> None:
+        """Our edit lost to a newer version on the server: that one replaces ours here, and it is reported."""
+        text = (f"Your change of the {body['after'].get('label') or body['after'].get('label_set')} label on"
+                f" {body['stimulus']} conflicted with {row['updated_by']}'s; theirs is shown, both are in"
+                " the history.")
+        self.report.conflicts.append(text)
+        self._set_message(text)
+        self._here(lambda: self._absorb(row, row["updated_by"], force=True))
 
     def _take_server_row(self, uid: str) -> None:
         """After a refusal: the label goes back to what the server has (when it has it)."""
@@ -599,9 +634,25 @@ class TeamSession:
                 self.report.unmatched.append(text)
                 self._set_message(text)
             return 0
-        self.model.absorb(FromServer(self.model.store, self.local, member, row, stimulus_id,
-                                     found[0] if found is not None else None))
-        return 1
+        problem = _unstorable(row)
+        if problem is None:
+            try:
+                command = FromServer(self.model.store, self.local, member, row, stimulus_id,
+                                     found[0] if found is not None else None)
+                with self.local.absorbing() as written:
+                    try:
+                        self.model.absorb(command)
+                    finally:
+                        written += command.written
+                return 1
+            except ThinsliceError as exc:   # this store refuses it as an import would
+                problem = str(exc)
+        text = (f"{row['annotator']}'s label '{row.get('label')}' on {row['dataset']} / {row['stimulus']} cannot be"
+                f" kept here and was skipped: {problem}")
+        if text not in self.report.skipped:
+            self.report.skipped.append(text)
+            self._set_message(text)
+        return 0
 
     def catch_up_label_sets(self, deleted: Sequence[str] = ()) -> None:
         """Make the local label sets what the team has (a lead's edit of them); of `deleted`, the sets a
@@ -660,6 +711,16 @@ class TeamSession:
             if present != self.present:
                 self.present = present
                 self._changed_status()
+
+
+def _unstorable(row: dict[str, Any]) -> str | None:
+    """Why a server label cannot be written here as it is (times that are not numbers: PostgreSQL hands NaN
+    and the infinities over as text), or None; every other value is judged by the store's own write."""
+    for name in ("start_s", "end_s"):
+        value = row.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"its {name} is {value!r}, not a number"
+    return None
 
 
 def _snapshot(document: dict[str, Any] | None) -> LabelSetSnapshot | None:

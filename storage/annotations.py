@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -739,11 +741,37 @@ def read_label_set_file(path: Path | str) -> dict[str, Any]:
 
 
 # -- the one write path of labels, label sets and history, shared by edits and release imports ----------
+_after_commit: weakref.WeakKeyDictionary[Store, list[Callable[[], None]]] = weakref.WeakKeyDictionary()
+_open_writes: weakref.WeakKeyDictionary[Store, int] = weakref.WeakKeyDictionary()
+_open_writes_lock = threading.Lock()
+
+
+def after_commit(store: Store, listener: Callable[[], None], *, remove: bool = False) -> None:
+    """Call `listener` after every committed `writing` transaction on `store`, on the thread that wrote (a
+    team session sends on every label write from here, whichever model, page or command made it); `remove`
+    stops that."""
+    listeners = _after_commit.setdefault(store, [])
+    if remove:
+        if listener in listeners:
+            listeners.remove(listener)
+    elif listener not in listeners:
+        listeners.append(listener)
+
+
+def writes_open(store: Store) -> int:
+    """How many `writing` transactions on `store` are under way now (their history ids may be taken but
+    not yet committed)."""
+    return _open_writes.get(store, 0)
+
+
 @contextmanager
 def writing(store: Store, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
     """A transaction for a write described by `what` ("The label change"). Any database error (a read-only
     store, a full disk) rolls it back and comes out as one `StoreWriteError`, so a caller never mistakes a
-    refused write for a saved one; our own refusals (`AnnotationError`) pass through as they are."""
+    refused write for a saved one; our own refusals (`AnnotationError`) pass through as they are. Once it
+    has committed, the store's `after_commit` listeners hear of it."""
+    with _open_writes_lock:
+        _open_writes[store] = _open_writes.get(store, 0) + 1
     try:
         with store.transaction() as cur:
             yield cur
@@ -754,6 +782,11 @@ def writing(store: Store, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
             pass
         text = str(exc).strip().splitlines()
         raise StoreWriteError(store.path, what, (text[0] if text else type(exc).__name__)[:200]) from None
+    finally:
+        with _open_writes_lock:
+            _open_writes[store] -= 1
+    for listener in list(_after_commit.get(store, ())):
+        listener()
 
 
 def write_events(cur: duckdb.DuckDBPyConnection,

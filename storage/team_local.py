@@ -4,29 +4,31 @@ The address is kept without a password (`storage.team_server.public_url`). A lab
 from the server has a link: its server uid and the server revision this copy stands for. An edit is queued
 in the outbox (committed) before it is sent, and leaves it only once the server has answered, so an edit
 made while the server is away, or by a client killed before it heard back, is sent when it can be, once
-(the server recognises a resent edit by its uid) and in the order it was made.
+(the server recognises a resent edit by its uid) and in the order it was made. An edit the server refused
+for its values stays in the outbox, marked with the reason, until a later edit of the label replaces it.
 
-The store also keeps how far its own history has been accounted for (the last local history event a team
-edit was queued, sent or brought in for), so a change made without the session (the command line, or a
-command that wrote the store while the app was closed) is found at the next session start, and only once.
-The outbox and link writes take one lock: the window's team thread marks edits sent while its GUI thread
-queues new ones, and both change a label's link.
+What is sent is read from the store's own history: every local history event is accounted for once, either
+queued (a change of a label this member sends), brought in (written from the server, see `absorbing`) or
+not this member's to send. The store keeps how far that has gone (`SEEN_KEY`: every event up to it is
+accounted for); events above it accounted for while another write was still under way (whose event ids may
+be lower, not yet committed) are held in memory until no write is under way, so the mark moves only over
+ids actually accounted for. A change made without the session (the command line, or a command that wrote
+the store while the app was closed) is thus found at the next session start, and only once. The outbox and
+link writes take one lock: the window's team thread marks edits sent while other threads queue new ones.
 """
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from storage.annotations import EDITABLE_FIELDS, writing
+from storage.annotations import EDITABLE_FIELDS, Annotation, writes_open, writing
 from storage.store import Store
 
-SEEN_KEY = "local_event"   # team_state: the last local history event accounted for
-# keeps SEEN_KEY at the newest local history event, in the transaction of the write that accounts for it
-_MARK_SEEN = ("INSERT INTO team_state SELECT ?, CAST(coalesce(max(id), 0) AS VARCHAR) FROM annotation_event"
-              " ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+SEEN_KEY = "local_event"   # team_state: every local history event up to this one is accounted for
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class Queued:
 
 @dataclass(frozen=True)
 class LocalChange:
-    """A change of a label the server has, made here without the session: the label's state after it."""
+    """A local history event not yet accounted for: the label's state after it."""
 
     event_id: int           # the local history event it is
     annotation_id: int
@@ -63,7 +65,37 @@ class TeamLocal:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._lock = threading.Lock()
+        self.lock = threading.RLock()
+        self._done: set[int] = set()          # accounted for above the kept mark
+        self._absorber: int | None = None     # the thread writing labels from the server now
+
+    def absorbing_here(self) -> bool:
+        """Whether this thread is writing labels from the server now (their events are not to be sent)."""
+        return self._absorber == threading.get_ident()
+
+    @contextmanager
+    def absorbing(self) -> Iterator[list[Annotation]]:
+        """Write labels from the server within: the caller adds to the list it gets the labels it wrote, and
+        their history events are accounted for as brought in, never queued. The lock is held throughout,
+        so nothing else accounts for those events first."""
+        with self.lock:
+            before = self.mark_now()
+            written: list[Annotation] = []
+            self._absorber = threading.get_ident()
+            try:
+                yield written
+            finally:
+                self._absorber = None
+                # each write's event is the one that left its label at the revision the write returned (an
+                # edit made here meanwhile, on another thread, has a revision of its own)
+                wrote = {(a.id, a.revision) for a in written}
+                if wrote:
+                    ids = sorted({i for i, _ in wrote})
+                    rows = self.store.cursor().execute(
+                        "SELECT id, annotation_id, CAST(json_extract(after, '$.revision') AS INTEGER)"
+                        f" FROM annotation_event WHERE id > ? AND annotation_id IN ({', '.join('?' * len(ids))})",
+                        [before, *ids]).fetchall()
+                    self.account([int(r[0]) for r in rows if (int(r[1]), r[2]) in wrote])
 
     # -- the project ------------------------------------------------------------------------------
     def get(self, key: str) -> str | None:
@@ -71,7 +103,7 @@ class TeamLocal:
         return row[0] if row else None
 
     def put(self, values: dict[str, str | None]) -> None:
-        with self._lock, writing(self.store, "The team settings") as cur:
+        with self.lock, writing(self.store, "The team settings") as cur:
             for key, value in values.items():
                 cur.execute("DELETE FROM team_state WHERE key = ?", [key])
                 if value is not None:
@@ -91,63 +123,84 @@ class TeamLocal:
         return (int(row[0]), int(row[1])) if row else None
 
     def set_revision(self, annotation_id: int, uid: str, revision: int) -> None:
-        """Link a label to the server revision its copy stands for; the history written so far is accounted for
-        (this is called once the label's local write is done, for an edit being sent or one brought in)."""
-        with self._lock, writing(self.store, "The team link") as cur:
+        """Link a label to the server revision its copy stands for."""
+        with self.lock, writing(self.store, "The team link") as cur:
             cur.execute("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO UPDATE"
                         " SET uid = excluded.uid, revision = excluded.revision", [annotation_id, uid, revision])
-            cur.execute(_MARK_SEEN, [SEEN_KEY])
+
+    def mark_now(self) -> int:
+        """The newest local history event."""
+        return int(self.store.cursor().execute("SELECT coalesce(max(id), 0) FROM annotation_event").fetchone()[0])
 
     def mark_seen(self) -> None:
         """Account for the whole local history as it is now (a store joining a team, or one joined before
         the store kept this mark)."""
-        with self._lock, writing(self.store, "The team settings") as cur:
-            cur.execute(_MARK_SEEN, [SEEN_KEY])
+        self.put({SEEN_KEY: str(self.mark_now())})
 
     # -- the outbox -------------------------------------------------------------------------------
-    def queue(self, edits: list[tuple[int, str, int, dict[str, Any]]]) -> None:
+    def queue(self, edits: list[tuple[int, str, int, dict[str, Any]]], accounted: Sequence[int] = ()) -> None:
         """Queue edits (local id, server uid, revision expected after it, body) and move each label's link
-        to that revision, in one transaction: the next edit of the label builds on this one. A label-set
-        edit has no label: its local id is -1. The history written so far is accounted for."""
-        with self._lock, writing(self.store, "The team outbox") as cur:
-            for annotation_id, uid, revision, body in edits:
-                cur.execute("INSERT INTO team_outbox (edit_uid, annotation_id, body) VALUES (?, ?, ?)",
-                            [body["edit_uid"], annotation_id, json.dumps(body)])
-                if annotation_id < 0:
-                    continue
-                cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
-                cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
-            cur.execute(_MARK_SEEN, [SEEN_KEY])
+        to that revision, and account for the local history events `accounted`, in one transaction: the
+        next edit of the label builds on this one. A label-set edit has no label: its local id is -1."""
+        with self.lock:
+            mark = self._settle(accounted)
+            if not edits and mark is None:
+                return
+            with writing(self.store, "The team outbox") as cur:
+                for annotation_id, uid, revision, body in edits:
+                    cur.execute("INSERT INTO team_outbox (edit_uid, annotation_id, body) VALUES (?, ?, ?)",
+                                [body["edit_uid"], annotation_id, json.dumps(body)])
+                    if annotation_id < 0:
+                        continue
+                    cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
+                    cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+                if mark is not None:
+                    cur.execute("INSERT INTO team_state VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+                                " SET value = excluded.value", [SEEN_KEY, str(mark)])
 
-    def changed_unseen(self, annotators: Sequence[str]) -> list[LocalChange]:
-        """Changes of `annotators`' labels the server already has that no team edit accounts for (made
-        while no session ran), oldest first, one per local history event."""
-        if not annotators or self.get(SEEN_KEY) is None:
-            return []
+    def account(self, ids: Sequence[int]) -> None:
+        """Account for local history events that need no edit (brought in, or not this member's)."""
+        self.queue([], ids)
+
+    def _settle(self, ids: Sequence[int]) -> int | None:
+        """Take `ids` as accounted for; the mark to keep now (None: as it is). Only while no write is under
+        way is every id up to the newest accounted one committed, so only then does the mark move."""
+        self._done.update(ids)
+        if not self._done or writes_open(self.store):
+            return None
+        mark = max(self._done)
+        self._done.clear()
+        return mark if mark > self.seen() else None
+
+    def seen(self) -> int:
+        return int(self.get(SEEN_KEY) or 0)
+
+    def changed_unseen(self) -> list[LocalChange]:
+        """Local history events not yet accounted for, oldest first."""
         rows = self.store.cursor().execute(
             "SELECT e.id, e.annotation_id, a.stimulus_id, a.annotator, e.after FROM annotation_event e"
-            " JOIN annotation a ON a.id = e.annotation_id JOIN team_link l ON l.annotation_id = e.annotation_id"
-            f" WHERE e.id > ? AND e.after IS NOT NULL AND a.annotator IN ({', '.join('?' * len(annotators))})"
-            " ORDER BY e.id", [int(self.get(SEEN_KEY) or 0), *annotators]).fetchall()
+            " JOIN annotation a ON a.id = e.annotation_id WHERE e.id > ? ORDER BY e.id", [self.seen()]).fetchall()
         changes = []
         for event_id, annotation_id, stimulus_id, annotator, after in rows:
-            state = json.loads(after)
+            if int(event_id) in self._done:
+                continue
+            state = json.loads(after) if after is not None else {}
             changes.append(LocalChange(int(event_id), int(annotation_id), int(stimulus_id), annotator,
                                        {**{name: state.get(name) for name in EDITABLE_FIELDS},
                                         "deleted": bool(state.get("deleted"))}))
         return changes
 
-    def unlinked(self, annotators: Sequence[str]) -> list[tuple[int, int]]:
-        """(id, first local history event) of the live labels of `annotators` the server has never heard of
-        (made before joining, or by a command that ran without the team session), oldest first."""
+    def unlinked(self, annotators: Sequence[str]) -> list[int]:
+        """The live labels of `annotators` the server has never heard of whose history is all accounted for
+        (made before joining), oldest first; a label with later events goes with those."""
         if not annotators:
             return []
         rows = self.store.cursor().execute(
-            "SELECT a.id, coalesce(min(e.id), 0) FROM annotation a LEFT JOIN team_link l ON l.annotation_id = a.id"
+            "SELECT a.id FROM annotation a LEFT JOIN team_link l ON l.annotation_id = a.id"
             " LEFT JOIN annotation_event e ON e.annotation_id = a.id WHERE l.uid IS NULL AND a.deleted_at IS NULL"
-            f" AND a.annotator IN ({', '.join('?' * len(annotators))}) GROUP BY a.id ORDER BY 2, a.id",
-            list(annotators)).fetchall()
-        return [(int(r[0]), int(r[1])) for r in rows]
+            f" AND a.annotator IN ({', '.join('?' * len(annotators))}) GROUP BY a.id"
+            " HAVING coalesce(max(e.id), 0) <= ? ORDER BY a.id", [*annotators, self.seen()]).fetchall()
+        return [int(r[0]) for r in rows]
 
     def waiting(self, limit: int | None = None) -> list[Queued]:
         sql = "SELECT seq, edit_uid, annotation_id, body FROM team_outbox ORDER BY seq"
@@ -164,15 +217,29 @@ class TeamLocal:
                                                 [annotation_id]).fetchone()[0])
 
     def sent(self, seq: int, annotation_id: int, uid: str, revision: int | None) -> None:
-        """The server has answered edit `seq`: drop it; with `revision`, the label's copy now stands for it
-        (unless later edits of it are still waiting, which build on the revision they were queued with)."""
-        with self._lock, writing(self.store, "The team outbox") as cur:
+        """The server has answered edit `seq`: drop it, and the refused edits of its label before it (it
+        carries the label's whole state, so it replaces them); with `revision`, the label's copy now stands
+        for it (unless later edits of it are still waiting, which build on the revision they were queued with)."""
+        with self.lock, writing(self.store, "The team outbox") as cur:
             cur.execute("DELETE FROM team_outbox WHERE seq = ?", [seq])
+            if annotation_id >= 0:
+                cur.execute("DELETE FROM team_outbox WHERE annotation_id = ? AND seq < ?"
+                            " AND json_extract(body, '$.refused') IS NOT NULL", [annotation_id, seq])
             later = cur.execute("SELECT count(*) FROM team_outbox WHERE annotation_id = ?",
                                 [annotation_id]).fetchone()[0]
             if revision is not None and not later:
                 cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
                 cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+
+    def refuse(self, seq: int, reason: str) -> None:
+        """The server refused edit `seq` for its values: it stays, marked with `reason` (never taken as sent)."""
+        with self.lock, writing(self.store, "The team outbox") as cur:
+            cur.execute("UPDATE team_outbox SET body = json_merge_patch(body, ?) WHERE seq = ?",
+                        [json.dumps({"refused": reason}), seq])
+
+    def refused(self) -> list[str]:
+        """Why the server refused the edits that wait marked, oldest first."""
+        return [entry.body["refused"] for entry in self.waiting() if entry.body.get("refused")]
 
     # -- stimuli ----------------------------------------------------------------------------------
     def key_of(self, stimulus_id: int) -> StimulusKey:

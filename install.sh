@@ -42,7 +42,7 @@ install_python() {
     "$python" -m venv .venv
   fi
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[test]"
+  .venv/bin/python -m pip install -q -e ".[test]" -c constraints.txt
 }
 
 case "${1:-}" in

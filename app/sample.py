@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from app.import_service import run_import
 from storage.importers.common import ImportOptions
 from storage.importers.label_sets import add_label_set, read_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.writer import write_plan
+from storage.resources import LABEL_SETS_DIR, SAMPLE_DIR
 from storage.store import Store
 
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"
-SAMPLE_ROOT = RESOURCES / "sample"
-LABEL_SET_DIR = RESOURCES / "label_sets"
 
 # (importer kind, folder under resources/sample, dataset name)
 SAMPLE_DATASETS = [
@@ -33,8 +30,8 @@ def store_is_empty(store: Store) -> bool:
 
 def import_label_sets(store: Store) -> int:
     """Load every label set shipped in resources/label_sets (EchoMind taxonomy, familiarity, cues, ...)."""
-    paths = sorted(LABEL_SET_DIR.glob("*.json"))
-    plan = ImportPlan(DatasetInfo("label sets", "generic", LABEL_SET_DIR, "bundled"), "label_sets")
+    paths = sorted(LABEL_SETS_DIR.glob("*.json"))
+    plan = ImportPlan(DatasetInfo("label sets", "generic", LABEL_SETS_DIR, "bundled"), "label_sets")
     for path in paths:
         add_label_set(plan, read_label_set(path))
     write_plan(store, plan, datasetless=True)
@@ -48,7 +45,7 @@ def import_sample(store: Store, progress: Progress | None = None,
     import_label_sets(store)
     names = []
     for i, (kind, folder, name) in enumerate(SAMPLE_DATASETS):
-        root = SAMPLE_ROOT / folder
+        root = SAMPLE_DIR / folder
         if not root.exists():
             continue
         progress(i / len(SAMPLE_DATASETS), f"importing {name}")

@@ -127,8 +127,9 @@ def test_an_old_store_gains_the_cue_tables_without_loss(tmp_path):
 
 
 def test_the_sample_is_measured_in_seconds_and_echomind_voices_are_contrasted(tmp_path):
-    from app.sample import SAMPLE_ROOT, import_sample
-    if not SAMPLE_ROOT.exists():
+    from app.sample import import_sample
+    from storage.resources import SAMPLE_DIR
+    if not SAMPLE_DIR.exists():
         pytest.skip("bundled sample not present")
     store = Store.open(tmp_path / "sample.duckdb")
     try:

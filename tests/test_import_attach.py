@@ -188,9 +188,9 @@ def test_the_command_line_documents_the_options_and_its_dry_run_says_what_would_
 
 def test_a_release_reimported_with_a_changed_truth_is_refused_then_replaces_only_that_clip(tmp_path):
     import shutil
-    from app.sample import SAMPLE_ROOT
+    from storage.resources import SAMPLE_DIR
     release = tmp_path / "friendbench"
-    shutil.copytree(SAMPLE_ROOT / "friendbench", release)
+    shutil.copytree(SAMPLE_DIR / "friendbench", release)
     store = Store.open(tmp_path / "s.duckdb")
     run_import(store, "friendbench", release, ImportOptions(dataset_name="FB"))
     metadata = release / "validation" / "data" / "metadata.csv"

@@ -164,11 +164,12 @@ def test_a_table_that_would_change_stored_stimuli_says_so_and_imports_only_when_
 
 def test_a_benchmark_release_is_never_offered_to_attach_elsewhere(tmp_path):
     from app.import_service import attach_offer
-    from app.sample import SAMPLE_ROOT, import_sample
+    from app.sample import import_sample
+    from storage.resources import SAMPLE_DIR
     from storage.importers.common import ImportOptions
     from storage.store import Store
 
     store = Store.open(tmp_path / "sample.duckdb")
     import_sample(store)
-    assert attach_offer(store, "friendbench", SAMPLE_ROOT / "friendbench", ImportOptions(dataset_name="Again")) is None
+    assert attach_offer(store, "friendbench", SAMPLE_DIR / "friendbench", ImportOptions(dataset_name="Again")) is None
     store.close()

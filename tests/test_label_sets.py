@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from storage.errors import ImportFailed
 from storage.importers.common import dumps
-from storage.importers.label_sets import (BUNDLED_DIR, Label, LabelSet, add_label_set, bundled_label_set, label_set_from_frames,
+from storage.importers.label_sets import (Label, LabelSet, add_label_set, bundled_label_set, label_set_from_frames,
                                           label_set_to_json, parse_label_set, read_label_set, write_label_set)
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.writer import write_plan
+from storage.resources import LABEL_SETS_DIR
 from storage.store import Store
 
 ECHOMIND = "echomind_vocal_attributes.json"
@@ -140,6 +141,6 @@ def test_label_set_is_plain_data():
     assert json.loads(dumps(label_set_to_json(small)))["labels"][1]["aliases"] == ["bee"]
 
 
-@pytest.mark.parametrize("path", sorted(BUNDLED_DIR.glob("*.json")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(LABEL_SETS_DIR.glob("*.json")), ids=lambda p: p.name)
 def test_every_bundled_label_set_is_valid(path):
     assert read_label_set(path).labels

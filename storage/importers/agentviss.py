@@ -28,8 +28,9 @@ from storage.importers.common import (
     ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl, resolve_media,
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.resources import PRESETS_DIR
 
-DEFAULT_PRESET = Path(__file__).resolve().parents[2] / "resources" / "presets" / "agentviss_mapping.json"
+DEFAULT_PRESET = PRESETS_DIR / "agentviss_mapping.json"
 
 DIALOGUE_TYPES = ("persuasion", "deliberation", "information-seeking", "eristic")
 EXPRESSION_STYLES = ("honest", "strategic concealment", "deception", "exaggeration", "suppression")

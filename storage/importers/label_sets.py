@@ -23,12 +23,12 @@ import polars as pl
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import read_json
 from storage.importers.plan import ImportPlan
+from storage.resources import LABEL_SETS_DIR
 
 SCOPES = ("interval", "whole", "both")
 SET_KEYS = ("name", "scope", "description", "source", "labels")
 LABEL_KEYS = ("name", "parent", "colour", "shortcut", "description", "aliases")
 _COLOUR = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
-BUNDLED_DIR = Path(__file__).resolve().parents[2] / "resources" / "label_sets"
 
 
 def _key(text: str) -> str:
@@ -191,7 +191,7 @@ def read_label_set(path: Path) -> LabelSet:
 
 def bundled_label_set(file_name: str) -> LabelSet:
     """A label set shipped in resources/label_sets/."""
-    return read_label_set(BUNDLED_DIR / file_name)
+    return read_label_set(LABEL_SETS_DIR / file_name)
 
 
 def label_set_to_json(label_set: LabelSet) -> dict[str, Any]:

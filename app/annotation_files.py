@@ -4,10 +4,12 @@ Reads only, so a worker may run it. A per-recording file (ELAN, Praat, Audacity)
 the one `--stimulus` names (one file only), else the id the file holds inside (ELAN's `thinslice:stimulus`),
 else the one its file name names, either as the id itself or as the file name an export gives that id
 (`synthesis/901` is written as `synthesis_901`), else the one its linked media file is named after. A file
-that cannot be placed is refused. A label outside its stimulus's duration is refused, or cut to it with
-`clip`. A label the reader could not represent (an ELAN annotation with no time to be found) refuses the
-file unless `skip_unrepresentable`; every label read, left out or cut is in the report. A refusal that only
-those two options would lift is an `ImportNeedsChoice`, so the window can ask which the user wants.
+that cannot be placed is refused. A label outside its stimulus's duration is refused, cut to it with `clip`,
+or left out with `skip_outside` (with both, `clip` decides). A label the reader could not represent (an ELAN
+annotation with no time to be found) refuses the file unless `skip_unrepresentable`; every label read, left
+out or cut is in the report. A refusal that only those options would lift is an `ImportNeedsChoice`, so the
+window can ask which the user wants. The format `auto` is the one the file's content shows
+(`detect_format`), as the window reads a file.
 """
 from __future__ import annotations
 
@@ -18,11 +20,12 @@ from typing import Any
 from storage.annotations import AnnotationStore
 from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.errors import ImportFailed
-from storage.exporters.registry import get_exporter
+from storage.exporters.registry import detect_format, get_exporter
 from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, refused, without_cycle_collection
 from storage.validation import wrong_kind
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
+AUTO = "auto"  # the format the file's content shows
 # Times come to the millisecond from ELAN and as decimals from Praat and Audacity: a label may end this far
 # past the media's end before it counts as outside it.
 DURATION_SLACK_S = 0.0005
@@ -39,9 +42,10 @@ class ImportReading:
 
 
 class ImportNeedsChoice(ImportFailed):
-    """A refusal the user may lift: `outside` labels lie outside their stimulus (`clip` cuts them to it) and
-    `unrepresentable` labels could not be represented (`skip_unrepresentable` leaves them out); nothing else
-    was wrong with the file. `items` names the first of them, each 'where: what'."""
+    """A refusal the user may lift: `outside` labels lie outside their stimulus (`clip` cuts them to it,
+    `skip_outside` leaves them out) and `unrepresentable` labels could not be represented
+    (`skip_unrepresentable` leaves them out); nothing else was wrong with the file. `items` names the first
+    of them, each 'where: what'."""
 
     def __init__(self, message: str, outside: int, unrepresentable: int, items: list[str]) -> None:
         super().__init__(message)
@@ -62,18 +66,26 @@ def stimulus_for_name(stem: str, by_external: dict[str, int]) -> tuple[str | Non
 def read_annotation_file(annotations: AnnotationStore, format: str, path: Path | str, dataset: str | None,
                          annotator: str | None = None, label_set: str | None = None,
                          stimulus: str | None = None, *, clip: bool = False,
-                         skip_unrepresentable: bool = False) -> ImportReading:
-    """Read `path` in `format` into rows of the dataset's stimuli. A row without an annotator gets
-    `annotator`; without a label set, `label_set` (default "imported"). Raises `ImportFailed` naming file,
-    tier or line, and item, for anything that does not fit; nothing is written either way."""
+                         skip_unrepresentable: bool = False, skip_outside: bool = False) -> ImportReading:
+    """Read `path` in `format` (`auto`: the one its content shows) into rows of the dataset's stimuli. A row
+    without an annotator gets `annotator`; without a label set, `label_set` (default "imported"). Raises
+    `ImportFailed` naming file, tier or line, and item, for anything that does not fit; nothing is written
+    either way."""
     with without_cycle_collection():
-        return _read(annotations, format, Path(path), dataset, annotator, label_set, stimulus, clip,
-                     skip_unrepresentable)
+        return _read(annotations, format, Path(path), dataset, annotator, label_set, stimulus,
+                     _Choice(clip, skip_unrepresentable, skip_outside))
+
+
+@dataclass(frozen=True)
+class _Choice:
+    clip: bool
+    skip_unrepresentable: bool
+    skip_outside: bool
 
 
 def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | None, annotator: str | None,
-          label_set: str | None, stimulus: str | None, clip: bool, skip_unrepresentable: bool) -> ImportReading:
-    exporter = get_exporter(format)
+          label_set: str | None, stimulus: str | None, choice: _Choice) -> ImportReading:
+    exporter = detect_format(path) if format == AUTO else get_exporter(format)
     ref = annotations.dataset(dataset)
     stimuli = annotations.stimulus_ids(ref.id)
     by_external = {ext: sid for sid, ext in stimuli.items()}
@@ -90,7 +102,7 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
                        f" {exporter.extension} files; name each file after its stimulus instead"])
     result = ImportReading([], TransferReport())
     problems: list[str] = []
-    outside: list[str] = []  # the labels `clip` would take, also in `problems` (with the option named)
+    outside: list[str] = []  # the labels `clip` or `skip_outside` would take, also in `problems` (with the options named)
     unrepresentable: list[str] = []
     unrepresentable_count = 0
     for file in files:
@@ -104,17 +116,17 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
         placed = _place(file, found.rows, found.media, exporter.per_stimulus, stimulus, by_external, ref.name,
                         result.report, problems)
         for row, external in placed:
-            prepared = _prepared(row, external, by_external, durations, annotator, label_set, clip, result.report,
+            prepared = _prepared(row, external, by_external, durations, annotator, label_set, choice, result.report,
                                  problems, outside)
             if prepared is not None:
                 result.rows.append(prepared)
         if len(problems) > 50:
             break
-    if unrepresentable and not skip_unrepresentable:
+    if unrepresentable and not choice.skip_unrepresentable:
         problems.append(f"{unrepresentable[0]} (add --skip-unrepresentable to import the rest and list"
                         " what was left out)")
-    if problems and len(problems) == len(outside) + bool(unrepresentable and not skip_unrepresentable):
-        if skip_unrepresentable:
+    if problems and len(problems) == len(outside) + bool(unrepresentable and not choice.skip_unrepresentable):
+        if choice.skip_unrepresentable:
             unrepresentable, unrepresentable_count = [], 0
         raise ImportNeedsChoice(str(refused(problems)), len(outside), unrepresentable_count,
                                 (outside + unrepresentable)[:SHOWN_ITEMS])
@@ -166,11 +178,11 @@ def _place(file: Path, rows: list[Row], media: list[str], per_stimulus: bool, st
 
 
 def _prepared(row: Row, external: str, by_external: dict[str, int], durations: dict[str, float],
-              annotator: str | None, label_set: str | None, clip: bool, report: TransferReport,
+              annotator: str | None, label_set: str | None, choice: _Choice, report: TransferReport,
               problems: list[str], outside: list[str]) -> dict[str, Any] | None:
     """The row as the annotation model takes it, with its times checked against the stimulus; None when
-    it is refused (a problem is recorded, and also in `outside` when `clip` would take it) or clipped away
-    (the report says so)."""
+    it is refused (a problem is recorded, and also in `outside` when `clip` or `skip_outside` would take it),
+    or clipped away or left out (the report says so)."""
     origin: Origin = row.get("origin") or Origin("?")
     wrong = wrong_kind({k: v for k, v in row.items() if k != "stimulus"}, "annotations")
     if wrong:   # a list where a label is expected, true where a time is: refused, not converted
@@ -190,9 +202,13 @@ def _prepared(row: Row, external: str, by_external: dict[str, int], durations: d
     duration = durations.get(external)
     if start is not None and (start < 0 or (duration is not None and end > duration + DURATION_SLACK_S)):
         limit = f"0-{duration:g} s" if duration is not None else "times from 0 s"
-        if not clip:
+        if choice.skip_outside and not choice.clip:
+            report.leave_out(origin, f"outside the stimulus ({limit}), left out with --skip-outside", describe(row))
+            return None
+        if not choice.clip:
             outside.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit})")
-            problems.append(f"{outside[-1]}; add --clip to cut labels to the stimulus")
+            problems.append(f"{outside[-1]}; add --clip to cut labels to the stimulus, or --skip-outside to"
+                            " leave them out")
             return None
         top = duration if duration is not None else end
         new_start, new_end = min(max(start, 0.0), top), min(max(end, 0.0), top)

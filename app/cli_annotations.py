@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from app.cli import EXIT_MISSING_STORE, db_argument, open_cli_store
+from app.annotation_files import AUTO
 from app.export_service import FILTER_KEYS, export_annotations, import_annotations
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.exporters.registry import exporters
@@ -63,7 +64,9 @@ def _import_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="thinslice annotations import",
         description="Read annotations written in one of the export formats back into a dataset, all or nothing.")
-    parser.add_argument("format", choices=[e.name for e in exporters()], metavar="FORMAT")
+    parser.add_argument("format", choices=[AUTO] + [e.name for e in exporters()], metavar="FORMAT",
+                        help=f"{AUTO} (the format the file's content shows) or one of: "
+                        + ", ".join(e.name for e in exporters()))
     parser.add_argument("path", metavar="PATH", help="file (or folder) to read")
     db_argument(parser)
     parser.add_argument("--dataset", metavar="NAME", help="dataset whose stimuli the labels belong to")
@@ -74,6 +77,9 @@ def _import_parser() -> argparse.ArgumentParser:
                         " (or the id inside it) names")
     parser.add_argument("--clip", action="store_true", help="cut labels that reach past their stimulus's duration"
                         " to it (listed in the report) instead of refusing the import")
+    parser.add_argument("--skip-outside", action="store_true", help="leave out labels that reach past their"
+                        " stimulus's duration (listed in the report) instead of refusing the import; with --clip"
+                        " too, --clip decides")
     parser.add_argument("--skip-unrepresentable", action="store_true",
                         help="leave out labels Thinslice cannot represent (an ELAN annotation whose time cannot be"
                         " found), listed in the report, instead of refusing the import")
@@ -84,7 +90,8 @@ def annotations_main(argv: list[str]) -> int:
     """`thinslice annotations import FORMAT PATH ...`; prints how many labels were added."""
     if argv[:1] != ["import"]:
         print("usage: thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME]"
-              " [--label-set NAME] [--stimulus ID] [--clip] [--skip-unrepresentable]", file=sys.stderr)
+              " [--label-set NAME] [--stimulus ID] [--clip] [--skip-outside] [--skip-unrepresentable]",
+              file=sys.stderr)
         return 2
     args = _import_parser().parse_args(argv[1:])
     # a refused file or a locked store is reported by the command-line dispatcher, like every verb's errors
@@ -93,7 +100,7 @@ def annotations_main(argv: list[str]) -> int:
         report = TransferReport()
         added = import_annotations(store, args.format, args.path, args.dataset, args.annotator, args.label_set,
                                    args.stimulus, clip=args.clip, skip_unrepresentable=args.skip_unrepresentable,
-                                   report=report)
+                                   skip_outside=args.skip_outside, report=report)
     finally:
         store.close()
     print("\n".join(report.lines()))

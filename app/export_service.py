@@ -136,13 +136,15 @@ def import_prepared(model: AnnotationModel, rows: list[dict], source: str) -> li
 def import_annotations(store: Store, format: str, path: Path | str, dataset: str | None,
                        annotator: str | None = None, label_set: str | None = None,
                        stimulus: str | None = None, model: AnnotationModel | None = None, *, clip: bool = False,
-                       skip_unrepresentable: bool = False, report: TransferReport | None = None) -> int:
-    """Read a file (or folder) in `format` and add its labels to the dataset's stimuli in one transaction,
-    through `model` (a new one on the store when None). Returns the count added (0 for a file already in);
-    `report`, when given, receives what was read, written and left out per file and tier."""
+                       skip_unrepresentable: bool = False, skip_outside: bool = False,
+                       report: TransferReport | None = None) -> int:
+    """Read a file (or folder) in `format` (`auto`: the one its content shows) and add its labels to the
+    dataset's stimuli in one transaction, through `model` (a new one on the store when None). Returns the
+    count added (0 for a file already in); `report`, when given, receives what was read, written and left out
+    per file and tier."""
     model = model or AnnotationModel(AnnotationStore(store), annotator=annotator or "")
     reading = read_annotation_file(model.store, format, path, dataset, annotator, label_set, stimulus, clip=clip,
-                                   skip_unrepresentable=skip_unrepresentable)
+                                   skip_unrepresentable=skip_unrepresentable, skip_outside=skip_outside)
     added = land_reading(model, reading, Path(path).name)
     if report is not None:
         report.merge(reading.report)

@@ -33,6 +33,7 @@ from widgets.history_panel import HistoryPanel
 from widgets.keys import KeyDispatcher, bind_shortcuts
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
+from widgets.label_palette import LABEL_KEY_MODE_SETTING
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_annotations import SceneAnnotationsPanel
@@ -49,9 +50,8 @@ if TYPE_CHECKING:
     from widgets.live_panel import LivePanel
 
 MAX_COMPARED_MODELS = 4
-ANNOTATION_FORMATS_BY_SUFFIX = {".eaf": "eaf", ".textgrid": "textgrid", ".txt": "audacity", ".csv": "csv",
-                                ".jsonl": "jsonl", ".parquet": "parquet", ".json": "echomind"}
-ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json)"
+# what the file dialog shows first; any file can be chosen, since the reader is picked by the file's content
+ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json);;All files (*)"
 # worker keys of the actions a user starts; one succeeding clears an error left from an earlier one
 USER_ACTIONS = frozenset({"detail", "facets", "agreement", "annotation-import", "compare-traces"})
 
@@ -362,6 +362,11 @@ class MainWindow(QMainWindow):
         self.keys.register_all(self.media_page.actions())
         self.keys.register_all(self.ncp_page.stepper.actions())
         self.keys.label_handler = self.media_page.press_label
+        self.keys.label_release_handler = self.media_page.release_label
+        # how label keys mark while playing is remembered beside the palette's other view settings
+        palette = self.media_page.annotation.palette
+        palette.set_key_mode(str(self.settings.value(LABEL_KEY_MODE_SETTING, "")))
+        palette.keyModeChanged.connect(lambda mode: self.settings.setValue(LABEL_KEY_MODE_SETTING, mode))
         self.media_page.player.helpRequested.connect(self.toggle_help)
         self.media_page.annotation.palette.currentLabelChanged.connect(lambda *_: self._sync_label_keys())
         self.stimulus_view.pages.currentChanged.connect(lambda _index: self._sync_label_keys())
@@ -652,26 +657,29 @@ class MainWindow(QMainWindow):
             self.import_annotation_file(Path(path))
 
     def import_annotation_file(self, path: Path):
-        """Read an exported annotation file into the current dataset (a per-recording file goes to the
-        selected stimulus): read on a worker, then added through the annotation model (one undo step per
-        stimulus). A dialog asks whether to clip or skip what the reader refuses that way, then shows what
-        was read, written and left out per tier; the status bar says the result. Returns the dialog."""
+        """Read an annotation file in any format Thinslice reads (recognised by its content, whatever its
+        name) into the current dataset (a per-recording file goes to the selected stimulus): read on a worker,
+        then added through the annotation model (one undo step per stimulus). A dialog asks whether to skip,
+        clip or cancel what the reader refuses that way, then shows what was read, written and left out per
+        tier; the status bar says the result. Returns the dialog, or None without a dataset."""
         from app.annotation_files import read_annotation_file
         from app.export_service import land_reading
-        from storage.exporters.registry import get_exporter
+        from storage.exporters.registry import detect_format
         from widgets.transfer_report_dialog import TransferDialog, labels
-        fmt = ANNOTATION_FORMATS_BY_SUFFIX.get(path.suffix.lower())
-        if fmt is None or self.session.dataset_id is None:
-            self.show_status(f"{path.name}: not an annotation format Thinslice reads")
+        if self.session.dataset_id is None:
+            self.show_status(f"{path.name}: choose the dataset its labels belong to first")
             return None
         dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id)
-        # a per-recording file (ELAN, Praat, Audacity) is the selected stimulus's; a table names its stimuli
-        per_recording = get_exporter(fmt).per_stimulus
-        current = self.stimulus_view.detail.external_id if self.stimulus_view.detail and per_recording else None
+        selected = self.stimulus_view.detail.external_id if self.stimulus_view.detail else None
+        annotator = self.session.annotator
 
         def read(choice):
-            return read_annotation_file(self.annotations, fmt, path, dataset, self.session.annotator, None, current,
-                                        clip=choice.clip, skip_unrepresentable=choice.skip_unrepresentable)
+            reader = detect_format(path)
+            # a per-recording file (ELAN, Praat, Audacity) is the selected stimulus's; a table names its stimuli
+            current = selected if reader.per_stimulus else None
+            return read_annotation_file(self.annotations, reader.name, path, dataset, annotator, None, current,
+                                        clip=choice.clip, skip_unrepresentable=choice.skip_unrepresentable,
+                                        skip_outside=choice.skip_outside)
 
         def land(reading):
             count = len(land_reading(self.annotation_model, reading, path.name))

@@ -4,7 +4,8 @@ and left out, per file and tier, as the command line prints it.
 
 The rules stay in the app layer: the reader (`app.annotation_files.read_annotation_file`) and the exporter
 (`app.export_service.export_annotations`) refuse with `ImportNeedsChoice` or `ExportRefused`, and the
-user's answer re-runs them with `clip` or `skip_unrepresentable`, exactly the command line's options.
+user's answer re-runs them with `clip`, `skip_outside` or `skip_unrepresentable`, exactly the command line's
+options: Skip (leave the labels in question out), Clip (cut those past the stimulus to it) or Cancel.
 """
 from __future__ import annotations
 
@@ -30,10 +31,11 @@ FITTED_ROWS = 12  # a report of up to this many tiers is shown whole, with no sc
 
 @dataclass(frozen=True)
 class TransferChoice:
-    """The options a transfer runs with: the command line's --clip and --skip-unrepresentable."""
+    """The options a transfer runs with: the command line's --clip, --skip-outside and --skip-unrepresentable."""
 
     clip: bool = False
     skip_unrepresentable: bool = False
+    skip_outside: bool = False
 
 
 # work(choice) runs on the worker; finish(result) on the GUI thread writes what needs the GUI thread's
@@ -55,6 +57,7 @@ class TransferPanel(QWidget):
         self.runner = runner
         self.key = key
         self.choice = TransferChoice()
+        self._asked = (0, 0)  # the labels in question: outside their stimulus, not representable
         self.report: TransferReport | None = None
         self._work: Work | None = None
         self._finish: Finish | None = None
@@ -69,7 +72,7 @@ class TransferPanel(QWidget):
         self.skip_button = QPushButton()
         self.clip_button = QPushButton()
         self.cancel_button = QPushButton("Cancel")
-        self.skip_button.clicked.connect(lambda: self._rerun(replace(self.choice, skip_unrepresentable=True)))
+        self.skip_button.clicked.connect(self._skip)
         self.clip_button.clicked.connect(lambda: self._rerun(replace(self.choice, clip=True)))
         self.cancel_button.clicked.connect(self._cancel)
         answers = QHBoxLayout()
@@ -143,8 +146,15 @@ class TransferPanel(QWidget):
             return
         self._ask(str(exc), getattr(exc, "items", []), outside, unrepresentable)
 
+    def _skip(self) -> None:
+        """Leave out every label in question (as --skip-outside and --skip-unrepresentable) and run again."""
+        outside, unrepresentable = self._asked
+        self._rerun(replace(self.choice, skip_outside=self.choice.skip_outside or outside > 0,
+                            skip_unrepresentable=self.choice.skip_unrepresentable or unrepresentable > 0))
+
     def _ask(self, message: str, items: list[str], outside: int, unrepresentable: int) -> None:
         """The question in place: what was found, the labels in question, and a button per way on."""
+        self._asked = (outside, unrepresentable)
         self._say(f"Nothing was {'imported' if self.verb == 'import' else 'written'} yet.")
         self.question_text.setToolTip(message)
         self.left_out.clear()
@@ -157,9 +167,9 @@ class TransferPanel(QWidget):
         self.left_out_title.show()
         self.left_out.show()
         rest = "import the rest" if self.verb == "import" else "export the rest"
-        self.skip_button.setText(f"Skip {_these(unrepresentable)} and {rest}")
+        self.skip_button.setText(f"Skip {_these(outside + unrepresentable)} and {rest}")
         self.clip_button.setText(f"Clip {'it' if outside == 1 else 'them'} to the stimulus")
-        self.skip_button.setVisible(unrepresentable > 0)
+        self.skip_button.setVisible(outside + unrepresentable > 0)
         self.clip_button.setVisible(outside > 0)
         cannot = (f"{_these(unrepresentable)} cannot be represented" if self.verb == "import" else
                   f"the format cannot hold {_these(unrepresentable)}")
@@ -251,10 +261,12 @@ def _these(n: int) -> str:
 
 
 def _liftable(exc: BaseException, choice: TransferChoice) -> tuple[int, int]:
-    """How many labels a refusal would let through with --clip and with --skip-unrepresentable (0, 0 when
-    no option of the user's would lift it)."""
+    """How many labels in question a refusal names that an option of the user's would let through: outside
+    their stimulus (--clip or --skip-outside) and not representable (--skip-unrepresentable); (0, 0) when no
+    option would lift it."""
     if isinstance(exc, ImportNeedsChoice):
-        return (0 if choice.clip else exc.outside), (0 if choice.skip_unrepresentable else exc.unrepresentable)
+        return ((0 if choice.clip or choice.skip_outside else exc.outside),
+                (0 if choice.skip_unrepresentable else exc.unrepresentable))
     if isinstance(exc, ExportRefused) and not choice.skip_unrepresentable:
         return 0, exc.unrepresentable
     return 0, 0

@@ -3,7 +3,8 @@
     thinslice team init URL                          create or upgrade the team schema (the database's owner)
     thinslice team add-member URL NAME [--lead]      make NAME a member (asks for a password, or --no-password)
     thinslice team join URL [--as NAME] [--db PATH]  connect this store to the team as NAME
-    thinslice team status [--db PATH]                the team, the connection and the edits waiting (JSON)
+    thinslice team status [--db PATH]                the team, the connection, the edits waiting and why
+                                                     the server refused any of them (JSON)
     thinslice team sync [--db PATH]                  send what waits and bring in the others' edits
     thinslice team leave [--db PATH]                 make the store a local project again
     thinslice team history STIMULUS [--dataset NAME] [--db PATH]   the server's history of a stimulus, conflicts too
@@ -104,7 +105,8 @@ def team_main(argv: list[str]) -> int:
             session.stop()
         print(json.dumps({"team": status.team, "member": status.member, "lead": status.lead,
                           "online": status.online, "waiting": status.waiting, "message": status.message,
-                          "unmatched": session.report.unmatched}))
+                          "refused": list(status.refused), "unmatched": session.report.unmatched,
+                          "skipped": session.report.skipped}))
         return 0 if status.online or args.verb == "status" else 1
     finally:
         store.close()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import threading
 import traceback
 import uuid
@@ -49,6 +50,7 @@ from storage.annotations import (EDITABLE_FIELDS, Annotation, AnnotationError, A
                                  LabelSetSnapshot, after_commit)
 from storage.errors import ThinsliceError
 from storage.store import Store
+from storage.validation import CONTROL_CHARACTERS, NAME_COLUMNS
 from storage.team_local import SEEN_KEY, LocalChange, StimulusKey, TeamLocal
 from storage.team_server import TeamError, TeamRefused, TeamValueRefused
 
@@ -67,12 +69,15 @@ class TeamStatus:
     present: tuple[str, ...] = ()  # other members on the stimulus shown
     message: str = ""              # the last conflict, refusal or mismatch
     connecting: bool = False       # a connection attempt is under way
+    refused: tuple[str, ...] = ()  # why the server refused the edits that wait marked in the outbox
 
     def text(self) -> str:
         state = "online" if self.online else "connecting…" if self.connecting else "offline"
         parts = [f"Team {self.team} as {self.member}{' (lead)' if self.lead else ''}", state]
         if self.waiting:
             parts.append(f"{self.waiting} edit{'s' if self.waiting != 1 else ''} waiting")
+        if self.refused:
+            parts.append(f"{len(self.refused)} refused by the server")
         if self.present:
             parts.append("also here: " + ", ".join(self.present))
         return " · ".join(parts)
@@ -288,7 +293,8 @@ class TeamSession:
 
     def status(self) -> TeamStatus:
         return TeamStatus(team_server.describe(self.url), self.member, self.lead, self.online,
-                          self.local.waiting_count(), self.present, self.message, self.connecting)
+                          self.local.waiting_count(), self.present, self.message, self.connecting,
+                          tuple(self.local.refused()))
 
     def _changed_status(self) -> None:
         if self._stopped:   # the store may be closing
@@ -634,6 +640,9 @@ class TeamSession:
                 self.report.unmatched.append(text)
                 self._set_message(text)
             return 0
+        # PostgreSQL writes a whole-numbered time in JSON without a point (1e308 as 309 digits): a time is a float
+        row = {**row, **{name: float(row[name]) for name in ("start_s", "end_s")
+                         if isinstance(row.get(name), int) and not isinstance(row.get(name), bool)}}
         problem = _unstorable(row)
         if problem is None:
             try:
@@ -714,12 +723,17 @@ class TeamSession:
 
 
 def _unstorable(row: dict[str, Any]) -> str | None:
-    """Why a server label cannot be written here as it is (times that are not numbers: PostgreSQL hands NaN
-    and the infinities over as text), or None; every other value is judged by the store's own write."""
+    """Why a server label cannot be written here as it is, by the rule every import follows
+    (`storage.validation`): times that are not numbers (PostgreSQL hands NaN and the infinities over as
+    text), names holding control characters. None when it can; times are judged by the store's own write."""
     for name in ("start_s", "end_s"):
         value = row.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             return f"its {name} is {value!r}, not a number"
+    for name in (*NAME_COLUMNS["annotations"], "dataset"):
+        value = row.get(name)
+        if isinstance(value, str) and re.search(CONTROL_CHARACTERS, value):
+            return f"its {name} {value!r} holds a control character"
     return None
 
 

@@ -64,7 +64,10 @@ from hypothesis import settings as hypothesis_settings  # noqa: E402
 hypothesis_settings.register_profile("thinslice", derandomize=True, database=None, deadline=None)
 hypothesis_settings.load_profile("thinslice")
 
-REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+# The real samples the golden tests compare with: THINSLICE_REFERENCE_DATA names their folder, by default the
+# project's shared reference data beside the clone. Without it those tests skip, and the summary says so.
+REFERENCE_DATA = Path(os.environ.get("THINSLICE_REFERENCE_DATA") or ROOT.parent / "shared" / "reference-data")
+REFERENCE_SKIP = "reference data not present"
 
 
 @pytest.fixture(autouse=True)
@@ -123,8 +126,27 @@ def pytest_runtest_teardown(item):
 @pytest.fixture
 def reference_data() -> Path:
     if not REFERENCE_DATA.exists():
-        pytest.skip("reference data folder not present")
+        pytest.skip(f"{REFERENCE_SKIP} (looked in {REFERENCE_DATA})")
     return REFERENCE_DATA
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # a test of the reference data skips either in its fixture or, when its cases come from the data, for want
+    # of any case: both are marked, so the summary counts them together
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and "reference_data" in getattr(item, "fixturenames", ()) and not REFERENCE_DATA.exists():
+        report.user_properties.append(("skipped_for", REFERENCE_SKIP))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line saying how many tests skipped for want of the reference data, and how to give it."""
+    wanting = [report for report in terminalreporter.stats.get("skipped", [])
+               if ("skipped_for", REFERENCE_SKIP) in getattr(report, "user_properties", ())]
+    if wanting:
+        terminalreporter.write_line(f"{len(wanting)} tests skipped: {REFERENCE_SKIP} at {REFERENCE_DATA} "
+                                    "(set THINSLICE_REFERENCE_DATA to its folder to run them)")
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pytest
 import soundfile
 
 from app.cli import dispatch
+from tests.conftest import REFERENCE_DATA
 from fixtures_store import friendbench_like_plan, make_store
 from storage.errors import ImportFailed
 from storage.importers.echomind import EchoMindImporter
@@ -21,7 +22,6 @@ from test_import_echomind import add_model_outputs, dump, make_release
 
 SCRIPTS = "data_synthesis/script_info_synthesis.json"
 PARTICIPANT_FILES = "V<vendor>_S<session>_I<interaction>_P<participant>.json"
-REFERENCE_DATA = Path(__file__).resolve().parents[2] / "shared" / "reference-data"
 
 
 def info(db: Path, capsys) -> dict:

@@ -23,8 +23,8 @@ from storage.store import Store
 from test_import_echomind import make_release
 from test_import_exploretom import write_csv as exploretom_csv
 from test_import_seamless import COWORKERS, SEAMLESS, build_corpus
+from tests.conftest import REFERENCE_DATA
 
-REFERENCE_DATA = Path(__file__).resolve().parents[2] / "shared" / "reference-data"
 TABLES = ("dataset", "stimulus", "media", "segment", "model", "run", "prediction", "judgment", "human_rating",
           "annotation", "label", "trace_step", "goal_atom")
 NESTED = "[" * 3000 + "]" * 3000   # past the JSON parser's depth

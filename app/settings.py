@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from app.contenders import Contender, contenders_from_stored, contenders_to_stored
+
 SETTINGS_VERSION = 1
 
 
@@ -23,6 +25,8 @@ class Settings:
     window_state: bytes | None = None
     recent_stores: tuple[str, ...] = ()  # paths, most recent first
     version: int = SETTINGS_VERSION
+    contenders: tuple[Contender, ...] = ()  # the live models a race in presentation mode asks at once
+    race_verdicts_at_once: bool = False     # a race shows each verdict as it comes instead of on a reveal key
 
     def with_(self, **changes: Any) -> "Settings":
         """A copy with `changes` applied (settings are values; the adapter saves the copy)."""
@@ -41,12 +45,15 @@ def upgrade(stored: Mapping[str, Any]) -> Settings:
     # version 0 (no version key) wrote the same keys as version 1
     return Settings(annotator=_as_text(stored.get("annotator")), last_dataset=_as_text(stored.get("last_dataset")),
                     geometry=_as_bytes(stored.get("geometry")), window_state=_as_bytes(stored.get("window_state")),
-                    recent_stores=_as_texts(stored.get("recent_stores")), version=SETTINGS_VERSION)
+                    recent_stores=_as_texts(stored.get("recent_stores")),
+                    contenders=contenders_from_stored(stored.get("contenders")),
+                    race_verdicts_at_once=_as_bool(stored.get("race_verdicts_at_once")), version=SETTINGS_VERSION)
 
 
 def as_stored(settings: Settings) -> dict[str, Any]:
     """The key/values to store for `settings` (None: remove the key)."""
-    return {"version": settings.version, **{name: getattr(settings, name) for name in FIELD_NAMES}}
+    return {"version": settings.version, **{name: getattr(settings, name) for name in FIELD_NAMES},
+            "contenders": contenders_to_stored(settings.contenders)}
 
 
 def _as_text(value: Any) -> str:
@@ -57,6 +64,11 @@ def _as_texts(value: Any) -> tuple[str, ...]:
     # a settings file holding a list of one item gives back the item alone
     values = [value] if isinstance(value, str) else value if isinstance(value, (list, tuple)) else []
     return tuple(v.strip() for v in values if isinstance(v, str) and v.strip())
+
+
+def _as_bool(value: Any) -> bool:
+    # an INI settings file gives a stored bool back as the text "true"
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 def _as_bytes(value: Any) -> bytes | None:

@@ -63,7 +63,41 @@ def live_answered(cur: duckdb.DuckDBPyConnection, stimulus_ids: list[int],
     found: set[tuple[int, str, str, str, str]] = set()
     for sid, modality, prompt_setting, vision_mode, context in rows:
         found.add((int(sid), modality, prompt_setting, vision_mode, context))
-        if context.endswith(_LIVE_CONTEXT_SUFFIX) or context == _LIVE_CONTEXT_SUFFIX.strip():
-            found.add((int(sid), modality, prompt_setting, vision_mode,
-                       context[: -len(_LIVE_CONTEXT_SUFFIX)] if context != LIVE_CONTEXT else ""))
+        asked = _asked_context(context)
+        if asked is not None:
+            found.add((int(sid), modality, prompt_setting, vision_mode, asked))
     return found
+
+
+def _asked_context(context: str) -> str | None:
+    """The context a live answer was asked under when the store had to mark it " live", else None."""
+    if context.endswith(_LIVE_CONTEXT_SUFFIX) or context == _LIVE_CONTEXT_SUFFIX.strip():
+        return context[: -len(_LIVE_CONTEXT_SUFFIX)] if context != LIVE_CONTEXT else ""
+    return None
+
+
+@dataclass(frozen=True)
+class LiveAnswerRow:
+    """A stored complete live answer."""
+
+    prediction_id: int
+    raw_output: str
+    answer: str | None
+    correct: bool | None
+    latency_s: float | None
+
+
+def live_answer(cur: duckdb.DuckDBPyConnection, stimulus_id: int, model: str,
+                condition: tuple[str, str, str, str]) -> LiveAnswerRow | None:
+    """The complete live answer `model` gave about one stimulus under `condition` (modality, prompt setting,
+    vision mode, context as the live path asked for it), or None."""
+    modality, prompt_setting, vision_mode, context = condition
+    rows = cur.execute(
+        "SELECT p.id, coalesce(p.raw_output, ''), p.answer, p.correct, p.latency_s, r.context FROM prediction p"
+        " JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id WHERE r.is_live AND m.name = ?"
+        " AND p.stimulus_id = ? AND r.modality = ? AND r.prompt_setting = ? AND r.vision_mode = ?"
+        " ORDER BY p.id DESC", [model, stimulus_id, modality, prompt_setting, vision_mode]).fetchall()
+    for pid, raw, answer, correct, latency, stored_context in rows:
+        if context in (stored_context, _asked_context(stored_context)):
+            return LiveAnswerRow(int(pid), raw, answer, correct, latency)
+    return None

@@ -21,3 +21,17 @@ def test_stored_settings_round_trip_and_malformed_values_take_the_default():
     # a file from a newer release still gives this release's fields
     assert upgrade({"version": SETTINGS_VERSION + 3, "annotator": "cy"}).annotator == "cy"
     assert settings.with_(annotator="dee").annotator == "dee" and settings.annotator == "ben"
+
+
+def test_race_contenders_round_trip_as_text_without_any_key():
+    from app.contenders import Contender
+
+    lineup = (Contender("GPT", "https://api.example.org/v1", "gpt-x", "text", "OPENAI_API_KEY"),
+              Contender("Local Qwen", "http://127.0.0.1:8000/v1", "qwen2-audio", "audio"))
+    settings = Settings(annotator="ana", contenders=lineup, race_verdicts_at_once=True)
+    stored = as_stored(settings)
+    assert isinstance(stored["contenders"], str) and "OPENAI_API_KEY" in stored["contenders"]
+    assert upgrade(stored) == settings
+    # an INI file gives the flag back as text; a file without them races no one and holds verdicts back
+    assert upgrade({**stored, "race_verdicts_at_once": "true"}).race_verdicts_at_once
+    assert upgrade({"annotator": "ana"}).contenders == () and not upgrade({}).race_verdicts_at_once

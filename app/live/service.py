@@ -22,7 +22,7 @@ from typing import Any
 
 from app.changes import ChangeChannel, Topic
 from app.live.batch import BatchProgress, BatchReport, Skipped, run_batch
-from app.live.client import DEFAULT_MAX_ANSWER_BYTES, LiveClient
+from app.live.client import DEFAULT_MAX_ANSWER_BYTES, LiveClient, Message
 from app.live.errors import IncompleteAnswer, LiveCancelled, LiveError
 from app.live.messages import ncp_messages
 from app.live.ncp import NcpStep
@@ -133,24 +133,33 @@ class LiveService:
     # ----- one stimulus ------------------------------------------------------------------------------
     def ask(self, detail: StimulusDetail, options: AskOptions, cancel: Cancel = lambda: False,
             on_delta: Callable[[str], None] | None = None, on_step: Callable[[NcpStep], None] | None = None,
-            client: LiveClient | None = None) -> LiveResult:
+            client: LiveClient | None = None, messages: list[Message] | None = None) -> LiveResult:
         """Ask about one stimulus and save the answer. A cut-off or oversized answer is kept as a failed
-        attempt and re-raised (`IncompleteAnswer`); a cancelled one is not kept at all."""
+        attempt and re-raised (`IncompleteAnswer`); a cancelled one is not kept at all. `messages`, when given,
+        are what `messages_for` built for these options (a race builds them once for every model it asks)."""
         own = client is None
         client = client or options.client()
         try:
             if detail.kind == NCP_KIND:
                 return self._ask_ncp(client, detail, options, cancel, on_step)
-            return self._ask_plain(client, detail, options, cancel, on_delta)
+            return self._ask_plain(client, detail, options, cancel, on_delta, messages)
         finally:
             if own:
                 client.close()
 
+    @staticmethod
+    def messages_for(detail: StimulusDetail, options: AskOptions) -> list[Message]:
+        """The chat messages a plain question about `detail` is asked with under `options` (the benchmark's
+        prompt and the stimulus's media, decoded: call on a worker)."""
+        condition = options.condition(detail)
+        return build_messages(detail, options.modality, options.template(detail), condition["prompt_setting"] or "no",
+                              condition["context"] or None, options.role_task)
+
     def _ask_plain(self, client: LiveClient, detail: StimulusDetail, options: AskOptions, cancel: Cancel,
-                   on_delta: Callable[[str], None] | None) -> LiveResult:
+                   on_delta: Callable[[str], None] | None, messages: list[Message] | None = None) -> LiveResult:
         condition, template = options.condition(detail), options.template(detail)
-        messages = build_messages(detail, options.modality, template, condition["prompt_setting"] or "no",
-                                  condition["context"] or None, options.role_task)
+        if messages is None:
+            messages = self.messages_for(detail, options)
         prompt = prompt_record(messages)
         pieces = _Coalescer(on_delta) if on_delta is not None and options.stream else None
         started = time.perf_counter()

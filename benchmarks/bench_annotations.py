@@ -2,8 +2,10 @@
 
 Each value is the median of several runs. Labels are bulk-inserted with SQL to set up; the measured
 parts go through the real view, `AnnotationModel`, `AnnotationStore` and `export_annotations`. The edit is
-measured twice in the same run: as the store writes it (the baseline) and as the window makes it, one
-undoable command through the model (`annotation_model_edit_ms`).
+measured three times in the same run: as the store writes it, with the edit journal fsynced beside the
+store (`annotation_edit_write_ms`); the same edit on a store opened without the journal (the baseline,
+`annotation_edit_write_bare_ms`); and as the window makes it, one undoable command through the model
+(`annotation_model_edit_ms`).
 """
 from __future__ import annotations
 
@@ -18,10 +20,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 LABELS = ("laugh", "sigh", "overlap", "whisper", "hesitation", "backchannel")
 
 
-def _store(folder: Path, stimuli: int, labels_per_stimulus: int, duration_s: float):
+def _store(folder: Path, stimuli: int, labels_per_stimulus: int, duration_s: float, *, journal: bool = True):
     from storage.store import Store
 
-    store = Store.open(folder / "bench.duckdb")
+    store = Store.open(folder / "bench.duckdb", journal=journal)
     cur = store.cursor()
     dataset = cur.execute("INSERT INTO dataset (name, benchmark, root) VALUES ('bench', 'generic', ?) RETURNING id",
                           [str(folder / "root")]).fetchone()[0]
@@ -75,10 +77,10 @@ def _redraw_ms(folder: Path) -> float:
         store.close()
 
 
-def _edit_ms(folder: Path) -> float:
+def _edit_ms(folder: Path, journal: bool = True) -> float:
     from storage.annotations import AnnotationStore
 
-    store = _store(folder, 1, 100, 60.0)
+    store = _store(folder, 1, 100, 60.0, journal=journal)
     try:
         notes = AnnotationStore(store)
         item = notes.create(1, "ana", "vocal cues", "laugh", 1.0, 2.0)
@@ -132,6 +134,7 @@ def run() -> list[tuple[str, float, str]]:
         base = Path(tmp)
         for name, make, unit in (("annotation_redraw_10k_labels_ms", _redraw_ms, "ms"),
                                  ("annotation_edit_write_ms", _edit_ms, "ms"),
+                                 ("annotation_edit_write_bare_ms", lambda f: _edit_ms(f, journal=False), "ms"),
                                  ("annotation_model_edit_ms", _model_edit_ms, "ms"),
                                  ("export_100k_eaf_s", lambda f: _export_s(f, "eaf", "eaf"), "s"),
                                  ("export_100k_parquet_s", lambda f: _export_s(f, "parquet", "out.parquet"), "s")):

@@ -773,7 +773,7 @@ def writing(store: Store, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
     with _open_writes_lock:
         _open_writes[store] = _open_writes.get(store, 0) + 1
     try:
-        with store.transaction() as cur:
+        with store.transaction(journaled=True) as cur:
             yield cur
     except duckdb.Error as exc:
         try:

@@ -4,8 +4,9 @@ A backup is written by DuckDB itself (`COPY FROM DATABASE` into a fresh file, in
 transaction), so a checkpoint or a write running at the same time can never tear it; it goes to a
 temporary name and is renamed into place only once written and checked. The check reads every row of every
 table (the annotation history included), because a damaged block is only noticed when it is read.
-Recovery sets a damaged write-ahead log aside, keeps the part of it before the damage, and opens the store
-with that.
+Recovery sets a damaged write-ahead log aside, keeps the part of it before the damage, opens the store
+with that, and puts back from the edit journal (`storage/journal.py`) every acknowledged label edit the
+store still lacks.
 """
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import os
 import re
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
 
 from storage.errors import StoreCheckFailed, StoreOpenError, StoreWalDamaged
+from storage.journal import journal_path, read_records, replay
 from storage.store import Store, wal_path
 
 _DAMAGE_AT = re.compile(r"byte position (\d+)")
@@ -33,20 +35,26 @@ class TableCheck:
 
 @dataclass(frozen=True)
 class Recovery:
-    """What `recover` did: the log kept aside, how much of it was replayed, and how much was dropped."""
+    """What `recover` did: the log kept aside, how much of it was replayed, how much was dropped, and how
+    many acknowledged edits the edit journal put back."""
 
     store: Path
     damaged_log: Path | None
     log_bytes: int
     kept_bytes: int
+    edits_replayed: int = 0
 
     @property
     def dropped_bytes(self) -> int:
         return self.log_bytes - self.kept_bytes
 
     def describe(self) -> str:
-        """One line for the user: what was kept and what was dropped."""
+        """One line for the user: what was kept, what was dropped, and what the journal put back."""
+        replayed = (f"put back {self.edits_replayed} acknowledged label "
+                    f"edit{'' if self.edits_replayed == 1 else 's'} from the edit journal")
         if self.damaged_log is None:
+            if self.edits_replayed:
+                return f"Recovered {self.store}: {replayed}; nothing acknowledged is missing now."
             return f"{self.store} opened normally; nothing needed recovering."
         if self.kept_bytes == 0:
             kept = "kept everything up to the last checkpoint; dropped the whole log"
@@ -54,7 +62,7 @@ class Recovery:
             kept = (f"kept everything up to the last checkpoint and the first {self.kept_bytes} bytes of the log; "
                     f"dropped the rest")
         return (f"Recovered {self.store}: {kept} ({self.dropped_bytes} of {self.log_bytes} bytes: the changes "
-                f"written after the damage). The damaged log is kept at {self.damaged_log}.")
+                f"written after the damage), and {replayed}. The damaged log is kept at {self.damaged_log}.")
 
 
 def _main_database(cur: duckdb.DuckDBPyConnection) -> str:
@@ -135,12 +143,36 @@ def _try_open(path: Path) -> str | None:
 
 
 def recover_store(path: Path | str) -> Recovery:
-    """Open a store whose write-ahead log is damaged, keeping everything written before the damage.
+    """Open a store whose write-ahead log is damaged, keeping everything written before the damage, then
+    put back every acknowledged label edit its edit journal holds that the store lacks.
 
     The log is moved aside (kept as `NAME.wal.damaged-TIME`), and the part before the first damaged entry
     is put back for DuckDB to replay; if DuckDB cannot say where the damage starts, the store opens with
-    what was checkpointed. A store that opens normally is left alone."""
-    path = Path(path).expanduser().resolve()
+    what was checkpointed. A store that opens normally and lacks nothing is left alone."""
+    recovery = _recover_log(Path(path).expanduser().resolve())
+    replayed = _replay_journal(recovery.store)
+    return replace(recovery, edits_replayed=replayed) if replayed else recovery
+
+
+def _replay_journal(path: Path) -> int:
+    """Put back what the store at `path` lacks of its edit journal, then checkpoint and empty the journal;
+    the number of acknowledged edits put back."""
+    records = read_records(journal_path(path))
+    if not records:
+        return 0
+    store = Store.open(path, create=False, journal=False)
+    try:
+        with store.transaction() as cur:
+            put_back = replay(cur, records)
+        store.checkpoint()
+    finally:
+        store.close()
+    journal_path(path).unlink(missing_ok=True)  # the main file now holds every edit it had
+    return put_back.edits
+
+
+def _recover_log(path: Path) -> Recovery:
+    """The write-ahead log part of `recover_store`."""
     log = wal_path(path)
     if not path.exists():
         raise StoreOpenError(path, "there is no store file to recover")
@@ -148,7 +180,7 @@ def recover_store(path: Path | str) -> Recovery:
     if reason is None or not log.exists():
         return Recovery(path, None, 0, 0)
     if not _is_log_damage(reason):
-        Store.open(path, create=False).close()  # raises the error that says what is wrong (held, unreadable)
+        Store.open(path, create=False, journal=False).close()  # raises the error that says what is wrong (held, unreadable)
         return Recovery(path, None, 0, 0)
     aside = _aside_name(log)
     os.replace(log, aside)

@@ -118,3 +118,15 @@ class StoreWriteError(ThinsliceError):
         self.what = what
         super().__init__(f"{what} was not saved: the store {self.path} refused the write ({detail}); "
                          "expected a writable store on a disk with free space. Nothing was changed.")
+
+
+class StoreEditsMissing(ThinsliceError):
+    """The store lacks label edits its edit journal holds: acknowledged edits lost with a damaged log."""
+
+    def __init__(self, path: Path, count: int) -> None:
+        self.path = Path(path)
+        self.count = count
+        edits = "edit is" if count == 1 else "edits are"
+        super().__init__(
+            f"{count} acknowledged label {edits} missing from the store {self.path} (its write-ahead log was "
+            f"damaged); run `thinslice recover --db {self.path}` to put them back from its edit journal.")

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import duckdb
 
-from storage.errors import StoreLockedError, StoreMissingError, StoreOpenError, StoreTooNewError, StoreWalDamaged
+from storage.errors import (StoreEditsMissing, StoreLockedError, StoreMissingError, StoreOpenError, StoreTooNewError,
+                            StoreWalDamaged)
+from storage.journal import TRIM_BYTES, EditJournal, gap, journal_path, read_records, sequence_value
 from storage.schema import LATEST_VERSION, current_version, migrate
 
 
@@ -74,9 +76,11 @@ class Store:
     ("connection is busy"), so every thread asks `cursor()` for its own.
     """
 
-    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, read_only: bool = False) -> None:
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, read_only: bool = False,
+                 journal: EditJournal | None = None) -> None:
         self.path = path
         self.read_only = read_only
+        self.journal = journal
         self._con = con
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -84,12 +88,15 @@ class Store:
 
     @classmethod
     def open(cls, path: Path | str, *, migrate_to: int | None = LATEST_VERSION, read_only: bool = False,
-             create: bool = True) -> "Store":
+             create: bool = True, journal: bool = True) -> "Store":
         """Open and upgrade the store. Raises a `ThinsliceError` with a clear message.
 
         `create=False` refuses a path with no store (`StoreMissingError`) instead of making an empty one.
         `read_only` opens without taking the write lock, so a store another program holds for reading can
-        still be read; a store that needs upgrading is then opened for writing once, to upgrade it."""
+        still be read; a store that needs upgrading is then opened for writing once, to upgrade it.
+        The store is compared with its edit journal (`storage/journal.py`): acknowledged edits it lacks
+        raise `StoreEditsMissing`. `journal=False` neither checks nor keeps the journal (`recover` itself,
+        and the benchmark's bare edit)."""
         path = Path(path).expanduser().resolve()
         if not path.exists():
             if not create or read_only:
@@ -105,7 +112,8 @@ class Store:
                 con.close()
                 con = _connect(path, False)
             migrate(con, migrate_to)
-        return cls(path, con, read_only=read_only and found >= (migrate_to or 0))
+        read_only = read_only and found >= (migrate_to or 0)
+        return cls(path, con, read_only=read_only, journal=_journal_for(path, con, read_only) if journal else None)
 
     @property
     def version(self) -> int:
@@ -122,9 +130,11 @@ class Store:
         return cur
 
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """All or nothing: commits when the block ends, rolls back on any exception."""
+    def transaction(self, *, journaled: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All or nothing: commits when the block ends, rolls back on any exception. A `journaled`
+        transaction (a label edit) returns only once its history events are in the edit journal too."""
         cur = self.cursor()
+        mark = self.journal.mark() if self.journal is not None else 0
         cur.execute("BEGIN TRANSACTION")
         try:
             yield cur
@@ -132,9 +142,32 @@ class Store:
             cur.execute("ROLLBACK")
             raise
         cur.execute("COMMIT")
+        if self.journal is None:
+            return
+        if not journaled:
+            self.journal.note_unjournaled(cur)
+            return
+        with self.journal.lock:
+            try:
+                self.journal.record(cur, mark)
+            except OSError:
+                # the journal cannot be written (a full disk): the edit is kept by putting it in the main file
+                cur.execute("CHECKPOINT")
+                return
+        if self.journal.size() > TRIM_BYTES:
+            try:
+                self.checkpoint()
+            except duckdb.Error:
+                pass  # another transaction is open: a later edit tries again
 
     def checkpoint(self) -> None:
-        self.cursor().execute("CHECKPOINT")
+        """Put everything committed into the main file; the edit journal is emptied then."""
+        if self.journal is None:
+            self.cursor().execute("CHECKPOINT")
+            return
+        with self.journal.lock:
+            self.cursor().execute("CHECKPOINT")
+            self.journal.trim()
 
     def close(self, wait_s: float = 10.0) -> None:
         """Close every cursor and the file. A query still finishing on a worker is waited for (up to
@@ -156,3 +189,28 @@ class Store:
                         raise
                     time.sleep(0.02)
         self._local = threading.local()
+        if self.journal is not None:
+            with self.journal.lock:
+                if not wal_path(self.path).exists():  # closing checkpointed: the main file has every edit
+                    self.journal.trim()
+                self.journal.close()
+
+
+def _journal_for(path: Path, con: duckdb.DuckDBPyConnection, read_only: bool) -> EditJournal | None:
+    """The edit journal of a store just opened, once the store is found to hold all of it; None for a
+    read-only store (which writes no edits). Raises `StoreEditsMissing` (the connection closed) when
+    acknowledged edits are not in the store."""
+    records = read_records(journal_path(path))
+    if records:
+        lacking = gap(con, records)
+        if lacking.edits:
+            con.close()
+            raise StoreEditsMissing(path, lacking.edits)
+    if read_only:
+        return None
+    journal = EditJournal(journal_path(path), sequence_value(con, "seq_annotation_event"))
+    if records:
+        with journal.lock:  # the store has them all: once in the main file, the journal can let them go
+            con.execute("CHECKPOINT")
+            journal.trim()
+    return journal

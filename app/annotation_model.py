@@ -264,6 +264,11 @@ class AnnotationModel:
         return self.apply(AddLabel(self.store, self.annotator, stimulus_id, label_set, label, start_s, end_s,
                                    value=value, note=note, media_role=media_role))[0]
 
+    def add_point(self, label_set: str, label: str, t: float) -> Annotation:
+        """A point label (a moment, start and end both `t`), as a Praat point tier or ELAN keeps one."""
+        stimulus_id = self._current()
+        return self.apply(AddLabel(self.store, self.annotator, stimulus_id, label_set, label, t, t, point=True))[0]
+
     def move(self, annotation_id: int, span: tuple[float, float]) -> None:
         """Move a label to `span` (one drag of its body: one undo step)."""
         self._current()

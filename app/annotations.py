@@ -82,14 +82,19 @@ class EditCommand:
 
 
 class AddLabel(EditCommand):
-    """Create a label; undo deletes it and redo restores the same row, so its history stays one thread."""
+    """Create a label; undo deletes it and redo restores the same row, so its history stays one thread.
+    A range must last longer than zero unless `point` says a moment is meant (as on a Praat point tier)."""
 
     text = "Add label"
 
     def __init__(self, store: AnnotationStore, annotator: str, stimulus_id: int, label_set: str,
                  label: str | None, start_s: float | None, end_s: float | None, *,
-                 value: str | None = None, note: str | None = None, media_role: str | None = None) -> None:
-        if start_s is not None and end_s is not None:
+                 value: str | None = None, note: str | None = None, media_role: str | None = None,
+                 point: bool = False) -> None:
+        if point and start_s is not None and start_s == end_s:
+            if start_s < 0:
+                raise AnnotationError(f"A point label cannot be before the start; it was at {start_s:.2f} s.")
+        elif start_s is not None and end_s is not None:
             start_s, end_s = ordered_span(start_s, end_s)
         self.store, self.annotator, self.scope = store, annotator, stimulus_id
         self.fields = dict(stimulus_id=stimulus_id, label_set=label_set, label=label, start_s=start_s,
@@ -412,9 +417,13 @@ class LiveLabeler:
         self.grid_s = grid_s
         self._open: dict[str, float] = {}
 
+    def moment(self, clock_s: float) -> float:
+        """The moment a key pressed at clock time `clock_s` marks: a reaction time earlier, on the grid."""
+        return snap(clock_s - self.reaction_offset_s, self.grid_s)
+
     def press(self, label: str, clock_s: float) -> LiveMark | None:
         """Record a key press at clock time `clock_s`; returns the finished range on the second press."""
-        moment = snap(clock_s - self.reaction_offset_s, self.grid_s)
+        moment = self.moment(clock_s)
         start = self._open.pop(label, None)
         if start is None:
             self._open[label] = moment

@@ -11,12 +11,15 @@ Every binding belongs to a context, the place where it works:
 - `presentation`: the full-screen presentation of a comparison (a window of its own).
 A key sequence is bound at most once per context; the same key may mean different things in different
 contexts (Space plays a clip and plays a trace), but a page's key never hides a window key.
-A label set's own keys ("1", "f") are added while that set is active with `Keymap.set_labels`.
+A label set's own keys ("1", "f") are added while that set is active with `Keymap.set_labels`; a set's
+labels without a key of their own get the free digit keys, most used first (`label_keys`).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+
+from storage.annotations import Label
 
 MODIFIER_ORDER = ("Ctrl", "Alt", "Shift", "Meta")
 
@@ -124,7 +127,8 @@ class Keymap:
         skipped = []
         for key, name in shortcuts:
             try:
-                self.add(KeyBinding(key, label_action(name), f"{name} (while playing: mark start, then end)",
+                self.add(KeyBinding(key, label_action(name),
+                                    f"{name} (while playing: press at its start and again at its end, or hold it)",
                                     group, MEDIA))
             except ValueError:
                 skipped.append(name)
@@ -135,6 +139,25 @@ class Keymap:
 
     def __len__(self) -> int:
         return len(self._bindings)
+
+
+AUTOMATIC_KEYS = "1234567890"  # never a fixed binding in any context, so a label can always have them
+
+
+def label_keys(labels: Sequence[Label], usage: Mapping[str, int] | None = None) -> dict[str, str]:
+    """The key of each label of a set that has one: the set's own shortcuts, then the free digits for the
+    labels without one, most used first (`usage`: label name to count), then in set order. Only labels
+    without children get a digit: a heading such as "emotion" is not what one marks while listening."""
+    keys = {label.name: label.shortcut for label in labels if label.shortcut}
+    taken = {key.lower() for key in keys.values()}
+    free = [key for key in AUTOMATIC_KEYS if key not in taken]
+    parents = {label.parent for label in labels if label.parent}
+    counts = usage or {}
+    waiting = [label for label in labels if label.name not in keys and label.name not in parents]
+    waiting.sort(key=lambda label: -counts.get(label.name, 0))  # stable: set order among equals
+    for label, key in zip(waiting, free):
+        keys[label.name] = key
+    return keys
 
 
 # ----- playback (media context). Small and large seek steps are seconds. --------------------------------
@@ -179,6 +202,8 @@ NUDGE_START_LEFT = "annotate.nudge_start_left"
 NUDGE_START_RIGHT = "annotate.nudge_start_right"
 NEXT_LABEL = "annotate.next_label"
 PREVIOUS_LABEL = "annotate.previous_label"
+ADD_POINT = "annotate.add_point"
+FIND_LABEL = "annotate.find_label"
 
 ANNOTATION_BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("Delete", DELETE_SELECTION, "Delete the selected labels", "Annotate"),
@@ -188,6 +213,8 @@ ANNOTATION_BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding("Alt+Shift+Right", NUDGE_START_RIGHT, "Move the selected label's start 10 ms later", "Annotate"),
     KeyBinding("N", NEXT_LABEL, "Go to the next label", "Annotate"),
     KeyBinding("P", PREVIOUS_LABEL, "Go to the previous label", "Annotate"),
+    KeyBinding(".", ADD_POINT, "Add a point label (the current label) at the playhead", "Annotate"),
+    KeyBinding("/", FIND_LABEL, "Find a label by typing its name; Enter marks it as its key would", "Annotate"),
 )
 
 # ----- the belief stepper of an NCP task (stepper context) ------------------------------------------------
@@ -216,6 +243,8 @@ PRESENT_BACK = "presentation.back"
 PRESENT_LEAVE = "presentation.leave"
 PRESENT_PLAY = "presentation.play"
 PRESENT_VOICE = "presentation.voice"
+PRESENT_RACE = "presentation.race"
+PRESENT_RACE_AGAIN = "presentation.race_again"
 
 PRESENTATION_BINDINGS: tuple[KeyBinding, ...] = tuple(
     KeyBinding(key, action, description, "Presentation", PRESENTATION) for key, action, description in (
@@ -231,6 +260,8 @@ PRESENTATION_BINDINGS: tuple[KeyBinding, ...] = tuple(
         ("Backspace", PRESENT_BACK, "Previous stimulus"),
         ("Escape", PRESENT_LEAVE, "Leave presentation mode"),
         ("F5", PRESENT_LEAVE, "Leave presentation mode"),
+        ("R", PRESENT_RACE, "Race the contenders on this stimulus, all at once (kept answers are shown)"),
+        ("Shift+R", PRESENT_RACE_AGAIN, "Race again: ask every contender afresh"),
     ))
 
 # ----- the main window's menus and help (window context: every page) -------------------------------------

@@ -2,6 +2,8 @@
 
 Keys: a label's shortcut picks it; while playing (`set_clock(t, playing=True)`) the same key marks the
 start of that label at the clock time minus the reaction-time offset, and pressing it again marks the end.
+A key held down (its repeats seen) ends the label when let go, and in the palette's hold mode every press
+lasts until its release, as in ELAN. `.` adds a point label; `/` finds any label of a large set by typing.
 Every edit goes through the `AnnotationModel`, which writes it to the store at once and keeps its undo
 history per stimulus; a stimulus's labels are read once, on a worker, when it is shown.
 """
@@ -14,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFrame, QHBoxLayout, QLabel
 
 from app.annotation_model import AnnotationModel
 from app.page_labels import label_sets_for
-from app.annotations import REACTION_OFFSET_S, LiveLabeler, stimulus_note
+from app.annotations import REACTION_OFFSET_S, LiveLabeler, snap, stimulus_note
 from storage.errors import ThinsliceError
 from widgets.annotation_tiers import AnnotationTiersView
 from widgets.label_palette import LabelPaletteView
@@ -167,7 +169,14 @@ class AnnotationPanel(QWidget):
             return
         if self.label_set.currentText() != name:
             self.label_set.setCurrentText(name)
-        self.palette.set_labels(name, self.model.labels(name))
+        labels = self.model.labels(name)
+        if name == self.palette.label_set and labels == self.palette.labels():
+            return  # the same set again (another stimulus): its keys stay where the fingers learnt them
+        parents = {label.parent for label in labels if label.parent}
+        # the labels without a key of their own get the free digits, most used first
+        usage = {label.name: self.model.label_set_usage(name, label.name) for label in labels
+                 if not label.shortcut and label.name not in parents}
+        self.palette.set_labels(name, labels, usage)
 
     # -- edits -----------------------------------------------------------------------------------
     def _edit(self, change, *, revert: bool = True) -> bool:
@@ -242,19 +251,55 @@ class AnnotationPanel(QWidget):
             super().keyPressEvent(event)
             return
         event.accept()
-        self.press_label(name)
+        if not event.isAutoRepeat():  # a held key is one press
+            self.press_label(name)
 
-    def press_label(self, name: str) -> None:
-        """A label's key: pick it; while playing, the first press marks its start and the second its end."""
+    def press_label(self, name: str, at_s: float | None = None) -> None:
+        """A label's key: pick it; while playing, the first press marks its start and the second its end
+        (at `at_s` when given: the moment the annotator asked, before typing the label's name)."""
         self.palette.pick(name)
-        if self._playing:
+        if not self._playing:
+            return
+        hold = self.palette.hold_keys() and at_s is None
+        mark = self.live.press(name, self._time if at_s is None else at_s)
+        if mark is None:
+            then = "let go at its end" if hold else "press again at its end, or hold the key"
+            self.status.setText(f"{name}: started at {self.live.pending()[name]:.2f} s; {then}")
+            return
+        self._finish(mark)
+
+    def release_label(self, name: str, held: bool) -> None:
+        """A label's key let go: ends the label it started when it was `held` past the keyboard's repeat
+        delay, or always in the palette's hold mode; a quick tap otherwise waits for the next press."""
+        if not self._playing or name not in self.live.pending():
+            return
+        if held or self.palette.hold_keys():
             mark = self.live.press(name, self._time)
-            if mark is None:
-                self.status.setText(f"{name}: started at {self.live.pending()[name]:.2f} s; press again to end")
-                return
-            if mark.end_s > mark.start_s:
-                self._edit(lambda: self.model.add_label(self.palette.label_set, mark.label, mark.start_s, mark.end_s))
-            self.status.setText(f"{name}: {mark.start_s:.2f}-{mark.end_s:.2f} s")
+            if mark is not None:
+                self._finish(mark)
+
+    def _finish(self, mark) -> None:
+        if mark.end_s > mark.start_s:
+            self._edit(lambda: self.model.add_label(self.palette.label_set, mark.label, mark.start_s, mark.end_s))
+            self.status.setText(f"{mark.label}: {mark.start_s:.2f}-{mark.end_s:.2f} s")
+        else:
+            self.status.setText(f"{mark.label}: shorter than 10 ms, not added (\".\" adds a point label)")
+
+    def add_point(self) -> None:
+        """The `.` key: a point label of the current label at the playhead (while playing, the reaction
+        time earlier, as a label key marks)."""
+        current = self.palette.current()
+        if self.stimulus_id is None or current is None:
+            self.message.emit("Choose a label in the palette first, then press . to add it as a point.")
+            return
+        t = self.live.moment(self._time) if self._playing else snap(self._time)
+        if self._edit(lambda: self.model.add_point(self.palette.label_set, current, t)):
+            self.status.setText(f"{current}: point at {t:.2f} s")
+
+    def find_label(self) -> None:
+        """The `/` key: type a label's name in the palette; Enter marks it as its key would, from now."""
+        moment = self._time if self._playing else None
+        self.palette.begin_find(lambda name: self.press_label(name, moment))
 
     # -- following the model ---------------------------------------------------------------------
     def _model_changed(self) -> None:

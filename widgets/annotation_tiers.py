@@ -4,7 +4,10 @@ Overlapping labels within a tier are stacked in sub-rows so none hides another. 
 editable: drag on empty space creates a label with the palette's current label, drag an edge to resize
 (an edge dragged past the other swaps with it, as in ELAN and Praat), drag the body to move (each drag is
 one undo step), Delete removes the selection, Alt+arrows nudge an edge. Others' tiers are drawn paler,
-read-only, and can be hidden. Label times snap to a 10 ms grid (`app.annotations.GRID_S`), the grid
+read-only, and can be hidden. Each tier's name is in a header column left of the time axis (the width of the
+waveform's lane names, so times line up), never over a label. Shift+click (or a Shift-drag that ends where
+it began) adds a point label, a moment as on a Praat point tier, drawn as a pin; a point drags as a whole.
+Label times snap to a 10 ms grid (`app.annotations.GRID_S`), the grid
 agreement is computed on. With Shift held, a dragged edge (a moved label's nearer edge, a new label's
 edges) snaps first to the nearest voicing or silence boundary within SNAP_REACH_PX of it, from the
 stimulus's analysis tracks (`set_boundary_source`), and a marker shows where it landed. The view draws
@@ -22,6 +25,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPen
+from PySide6.QtWidgets import QApplication
 
 from app.annotation_model import AnnotationModel
 from app.annotations import (ANNOTATION_BINDINGS, DELETE_SELECTION, GRID_S, NEXT_LABEL, NUDGE_END_LEFT,
@@ -32,11 +36,11 @@ from app.keymap import Keymap
 from storage.annotations import Annotation
 from storage.errors import ThinsliceError
 from widgets.keys import key_sequence_of
-from widgets.waveform_view import TimeAxis
+from widgets.waveform_view import LEFT_AXIS_WIDTH, TimeAxis
 
 EDGE_GRAB_PX = 5
-TITLE_PX = 15.0
 THIN_PX = 3.0  # labels narrower than this are drawn as plain bars
+POINT_TEXT_PX = 90  # the most a point label's name takes to the right of its pin
 SNAP_REACH_PX = 8  # with Shift, an edge this near a voicing or silence boundary lands on it
 SNAP_MARK_COLOUR = "#d81b60"  # opaque deep pink: reads on light and dark tiers, over any label's fill
 FALLBACK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -113,6 +117,20 @@ class _LabelsItem(pg.GraphicsObject):
         self._view.paint_labels(painter)
 
 
+class _TierNamesAxis(pg.AxisItem):
+    """The header column: each tier's annotator and label set beside its rows, elided to the column."""
+
+    def __init__(self, view: AnnotationTiersView) -> None:
+        super().__init__("left")
+        self._view = view
+        self.setWidth(LEFT_AXIS_WIDTH)
+        self.setStyle(showValues=False, tickLength=0)
+        self.setPen(pg.mkPen(None))
+
+    def paint(self, painter: QPainter, *args) -> None:
+        self._view.paint_tier_names(painter, self.boundingRect(), self)
+
+
 class _TiersViewBox(pg.ViewBox):
     """Hands left-button drags and clicks to the view; other drags pan, the wheel zooms time only."""
 
@@ -135,7 +153,7 @@ class _TiersViewBox(pg.ViewBox):
                 snapping = bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier)
                 if ev.isFinish():
                     self._handling = False
-                    self._view.drag_finished(now.x(), snapping)
+                    self._view.drag_finished(now.x(), snapping, point=snapping)
                 else:
                     self._view.drag_moved(now.x(), snapping)
                 return
@@ -146,7 +164,8 @@ class _TiersViewBox(pg.ViewBox):
             ev.accept()
             point = self.mapSceneToView(ev.scenePos())
             self._view.clicked(point.x(), point.y(), bool(ev.double()),
-                               bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier))
+                               bool(ev.modifiers() & Qt.KeyboardModifier.ControlModifier),
+                               point=bool(ev.modifiers() & Qt.KeyboardModifier.ShiftModifier))
         else:
             super().mouseClickEvent(ev)
 
@@ -161,7 +180,8 @@ class AnnotationTiersView(pg.PlotWidget):
 
     def __init__(self, model: AnnotationModel, parent=None) -> None:
         self._box = _TiersViewBox(self)
-        super().__init__(parent, viewBox=self._box, axisItems={"bottom": TimeAxis("bottom")})
+        self._names = _TierNamesAxis(self)
+        super().__init__(parent, viewBox=self._box, axisItems={"bottom": TimeAxis("bottom"), "left": self._names})
         self.model = model
         self.stimulus_id: int | None = None
         self.duration = 0.0
@@ -185,7 +205,6 @@ class AnnotationTiersView(pg.PlotWidget):
         self.setBackground(None)
         self.plotItem.hideButtons()
         self.plotItem.setMenuEnabled(False)
-        self.plotItem.hideAxis("left")  # tier names are painted inside each tier instead
         self._item = _LabelsItem(self)
         self.addItem(self._item)
         self.playhead = pg.InfiniteLine(0.0, angle=90, movable=False, pen=pg.mkPen("#e53935", width=1.5))
@@ -302,6 +321,7 @@ class AnnotationTiersView(pg.PlotWidget):
         self._box.setYRange(0.0, max(row, 1), padding=0)
         self._item.prepareGeometryChange()
         self._item.update()
+        self._names.update()
 
     def _tier_at(self, y: float) -> tuple[Tier | None, int]:
         row = int(np.floor(y))
@@ -335,7 +355,9 @@ class AnnotationTiersView(pg.PlotWidget):
             return False
         hit = self._label_at(tier, lane, x, slack) if tier is not None else None
         if hit is not None:
-            if abs(x - hit.start_s) <= slack and abs(x - hit.start_s) <= abs(x - hit.end_s):
+            if hit.is_point:
+                mode = "move"  # a moment has no length to change
+            elif abs(x - hit.start_s) <= slack and abs(x - hit.start_s) <= abs(x - hit.end_s):
                 mode = "start"
             elif abs(x - hit.end_s) <= slack:
                 mode = "end"
@@ -394,7 +416,9 @@ class AnnotationTiersView(pg.PlotWidget):
         drag.snapped = tuple(landed)
         self._item.update()
 
-    def drag_finished(self, x: float, snapping: bool = False) -> None:
+    def drag_finished(self, x: float, snapping: bool = False, point: bool = False) -> None:
+        """End a drag at `x` s. A new label's drag that ends where it began adds a point label when `point`
+        (Shift held: a deliberate moment), and nothing otherwise (a hand that slipped while clicking)."""
         self.drag_moved(x, snapping)
         drag, self._drag = self._drag, None
         if drag is None:
@@ -403,15 +427,25 @@ class AnnotationTiersView(pg.PlotWidget):
         if drag.mode == "create":
             if drag.end_s > drag.start_s:
                 self._edit(lambda: self.model.add_label(drag.tier.label_set, self.current_label[1], *span))
+            elif point:
+                self._edit(lambda: self.model.add_point(drag.tier.label_set, self.current_label[1], drag.start_s))
         elif span != (drag.annotation.start_s, drag.annotation.end_s):
             edit = self.model.move if drag.mode == "move" else self.model.resize
             self._edit(lambda: edit(drag.annotation.id, span))
         self._item.update()
 
-    def clicked(self, x: float, y: float, double: bool, add: bool) -> None:
+    def clicked(self, x: float, y: float, double: bool, add: bool, point: bool = False) -> None:
+        """A click at data point (x s, y row): select or play the label there, else seek; with `point`
+        (Shift) on empty space of a tier one may edit, add a point label of the current label there."""
         self.setFocus()
         tier, lane = self._tier_at(y)
+        slack = EDGE_GRAB_PX * self._pixel_s()
         hit = self._label_at(tier, lane, x, 0.0) if tier is not None else None
+        if hit is None and tier is not None:  # a pin is thin: it is hit within a few pixels
+            near = self._label_at(tier, lane, x, slack)
+            hit = near if near is not None and near.is_point else None
+        if hit is None and point and self._add_point_at(x, tier):
+            return
         if hit is None:
             if not add:
                 self.select([])
@@ -424,6 +458,22 @@ class AnnotationTiersView(pg.PlotWidget):
             self.select(self._selected ^ {hit.id})
         else:
             self.select([hit.id])
+
+    def _add_point_at(self, x: float, tier: Tier | None) -> bool:
+        """A point label of the current label at `x` s (on the grid, or on a voicing or silence boundary
+        within reach), in the annotator's tier of the current label's set; False when there is none."""
+        if self.stimulus_id is None or not self.annotator or self.current_label is None:
+            self.editFailed.emit("Choose a label in the palette first, then Shift+click to add it as a point.")
+            return False
+        if tier is not None and not tier.editable:
+            return False
+        own = next((t for t in self.tiers if t.editable and t.label_set == self.current_label[0]), None)
+        if own is None:
+            return False
+        found = nearest_boundary(x, self._boundaries(), SNAP_REACH_PX * self._pixel_s())
+        t = self._clamp(snap(x if found is None else found))
+        self._edit(lambda: self.model.add_point(own.label_set, self.current_label[1], t))
+        return True
 
     def _clamp(self, t: float) -> float:
         return min(max(0.0, t), self._limit())
@@ -503,29 +553,35 @@ class AnnotationTiersView(pg.PlotWidget):
                 hi = int(np.searchsorted(starts, x1, side="right"))
                 lo = int(np.searchsorted(ends, x0, side="left"))
                 y = (tier.first_row + lane) * sy + dy
-                # the first sub-row leaves room for the tier's name when there is room to leave
-                pad = TITLE_PX if lane == 0 and band >= 3 * TITLE_PX else 0.0
                 if hi <= lo:
                     continue
                 lefts = starts[lo:hi] * sx + dx
                 rights = ends[lo:hi] * sx + dx
-                thin = (rights - lefts) < THIN_PX
+                points = starts[lo:hi] == ends[lo:hi]
+                thin = ((rights - lefts) < THIN_PX) & ~points
+                if points.any():
+                    self._paint_points(painter, [labels[lo + i] for i in np.nonzero(points)[0].tolist()],
+                                       lefts[points], y, band, tier.editable)
                 if thin.any():
                     self._paint_thin(painter, tier.codes[lane][lo:hi][thin], lefts[thin],
-                                     y + pad + (band - pad) * 0.1, (band - pad) * 0.8, alpha, tier.editable)
+                                     y + band * 0.1, band * 0.8, alpha, tier.editable)
                 moving_id = self._drag.annotation.id if self._drag and self._drag.annotation else None
-                for i in np.nonzero(~thin)[0].tolist():
+                for i in np.nonzero(~thin & ~points)[0].tolist():
                     item = labels[lo + i]
-                    self._paint_label(painter, item, float(lefts[i]), float(rights[i]), y + pad, band - pad,
+                    self._paint_label(painter, item, float(lefts[i]), float(rights[i]), y, band,
                                       alpha // 3 if item.id == moving_id else alpha, item.id in self._selected,
                                       tier.editable)
-        self._paint_titles(painter, x0 * sx + dx, (x1 - x0) * sx, sy, dy)
+        self._paint_tier_lines(painter, x0 * sx + dx, (x1 - x0) * sx, sy, dy)
         if self._drag is not None:
             drag = self._drag
             label = drag.annotation.label if drag.annotation else (self.current_label or ("", ""))[1]
             ghost = drag.annotation or Annotation(0, 0, self.annotator, drag.tier.label_set, label, 0.0, 0.0)
-            self._paint_label(painter, ghost, drag.start_s * sx + dx, drag.end_s * sx + dx, drag.row * sy + dy,
-                              band, 200, True, True)
+            if drag.start_s == drag.end_s and (ghost.is_point or drag.mode == "create"):
+                self._paint_points(painter, [ghost], np.array([drag.start_s * sx + dx]), drag.row * sy + dy, band,
+                                   True)
+            else:
+                self._paint_label(painter, ghost, drag.start_s * sx + dx, drag.end_s * sx + dx, drag.row * sy + dy,
+                                  band, 200, True, True)
             for t in drag.snapped:
                 self._paint_snap_mark(painter, t * sx + dx, drag.row * sy + dy, band)
         painter.restore()
@@ -558,19 +614,66 @@ class AnnotationTiersView(pg.PlotWidget):
             painter.setBrush(fill)
             painter.drawRects([QRectF(a, top, b - a, height) for a, b in zip(run_starts.tolist(), run_ends.tolist())])
 
-    def _paint_titles(self, painter: QPainter, left: float, width: float, sy: float, dy: float) -> None:
-        """Each tier's name in its top-left corner, and a line between tiers."""
+    def _paint_tier_lines(self, painter: QPainter, left: float, width: float, sy: float, dy: float) -> None:
+        """A line between tiers (their names are in the header column)."""
+        painter.setPen(QPen(QColor(120, 120, 120, 160), 1.0))
         for tier in self.tiers:
-            top = tier.first_row * sy + dy
+            if tier.first_row:
+                top = tier.first_row * sy + dy
+                painter.drawLine(QPointF(left, top), QPointF(left + width, top))
+
+    def paint_tier_names(self, painter: QPainter, column: QRectF, axis: pg.AxisItem) -> None:
+        """Each tier's annotator over its label set, in the header column `column` (the left axis's
+        rectangle in `axis`'s coordinates), beside the tier's rows; a read-only tier's name is paler."""
+        text_colour = QApplication.palette().windowText().color()
+        painter.save()
+        painter.setFont(self._font)
+        painter.setClipRect(column)
+        line = self._metrics.height()
+        for tier in self.tiers:
+            top = axis.mapFromScene(self._box.mapViewToScene(QPointF(0.0, tier.first_row))).y()
+            bottom = axis.mapFromScene(self._box.mapViewToScene(QPointF(0.0, tier.first_row + tier.row_count))).y()
+            box = QRectF(column.left() + 3, top + 1, column.width() - 6, max(0.0, bottom - top - 2))
             if tier.first_row:
                 painter.setPen(QPen(QColor(120, 120, 120, 160), 1.0))
-                painter.drawLine(QPointF(left, top), QPointF(left + width, top))
-            text = tier.title + ("" if tier.editable else " (read-only)")
-            box = self._metrics.boundingRect(text).adjusted(-3, -1, 3, 1)
-            box.moveTopLeft(QPointF(left + 2, top + 1).toPoint())
-            painter.fillRect(box, QColor(255, 255, 255, 190))
-            painter.setPen(QColor(40, 40, 40) if tier.editable else QColor(110, 110, 110))
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
+                painter.drawLine(QPointF(column.left(), top), QPointF(column.right(), top))
+            colour = QColor(text_colour)
+            if not tier.editable:
+                colour.setAlpha(150)
+            painter.setPen(colour)
+            width = int(box.width())
+            lines = [tier.annotator + ("" if tier.editable else " (read-only)"), tier.label_set]
+            if box.height() < 2 * line:  # one line's room: the annotator alone says whose tier it is
+                lines = lines[:1]
+            text = "\n".join(self._metrics.elidedText(t, Qt.TextElideMode.ElideRight, width) for t in lines)
+            painter.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+        painter.restore()
+
+    def tier_names(self) -> list[str]:
+        """The header column's text of each tier, top to bottom (what a reader sees there)."""
+        return [f"{t.annotator}{'' if t.editable else ' (read-only)'} \u00b7 {t.label_set}" for t in self.tiers]
+
+    def _paint_points(self, painter: QPainter, items: list[Annotation], xs: np.ndarray, y: float, band: float,
+                      editable: bool) -> None:
+        """Point labels as pins: a line across the row with a head at the top, the name to its right."""
+        selected = self._selected
+        for item, x in zip(items, xs.tolist()):
+            colour = self._colour(item)
+            if not editable:
+                colour = colour.lighter(135)
+            width = 2.5 if item.id in selected else 1.5
+            painter.setPen(QPen(colour.darker(150 if item.id in selected else 110), width))
+            painter.drawLine(QPointF(x, y + band * 0.1), QPointF(x, y + band * 0.9))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colour)
+            head = max(3.0, min(6.0, band * 0.15))
+            top = y + band * 0.1
+            painter.drawPolygon([QPointF(x - head, top), QPointF(x + head, top), QPointF(x, top + 1.6 * head)])
+            if band > 9:
+                text = self._metrics.elidedText(item.label or "", Qt.TextElideMode.ElideRight, POINT_TEXT_PX)
+                painter.setPen(QApplication.palette().windowText().color() if editable else QColor(110, 110, 110))
+                painter.drawText(QRectF(x + head + 2, y, POINT_TEXT_PX + 4, band),
+                                 Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
 
     def _paint_label(self, painter: QPainter, item: Annotation, left: float, right: float, y: float,
                      band: float, alpha: int, selected: bool, editable: bool) -> None:

@@ -3,7 +3,8 @@
 `KeyDispatcher` watches every key press inside its root window and the window's floating docks (an
 application-wide event filter) and runs the action the keymap binds to it in the contexts the window says
 are current (the page shown), so a key works wherever focus is: the stimulus table, the player, the tiers.
-A text field keeps its keys.
+A text field keeps its keys. A held label key is one press: the repeats the keyboard sends while it is held
+are swallowed, and its release is handed on (a label lasts from press to release when held).
 Menu shortcuts are the window's `QAction`s, given their keys from the same keymap (`bind_shortcuts`).
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from widgets.help_overlay import HelpOverlay
 _LONE_MODIFIERS = (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr,
                    Qt.Key.Key_unknown)
 _KEY_PRESS = QEvent.Type.KeyPress
+_KEY_RELEASE = QEvent.Type.KeyRelease
 # Qt's short names where the keymap uses the long ones
 _KEY_NAMES = {"Del": "Delete", "Esc": "Escape", "Ins": "Insert"}
 
@@ -75,8 +77,9 @@ class KeyDispatcher(QObject):
     """Runs keymap actions for key presses anywhere in `root`'s window.
 
     `contexts()` names the keymap contexts in force, most specific first (for instance ("media",) while a
-    clip is shown). `register_all` says what actions do; a label key's action goes to `label_handler`.
-    While `overlay` (the list of keys) is shown, scrolling keys scroll it and any other key closes it.
+    clip is shown). `register_all` says what actions do; a label key's press goes to `label_handler` and
+    its release to `label_release_handler`. While `overlay` (the list of keys) is shown, scrolling keys
+    scroll it and any other key closes it (a lone Shift does not: it is on the way to "?").
     """
 
     SCROLL_KEYS = (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown)
@@ -88,6 +91,8 @@ class KeyDispatcher(QObject):
         self.contexts = contexts
         self.overlay: HelpOverlay | None = None
         self.label_handler: Callable[[str], object] | None = None
+        self.label_release_handler: Callable[[str, bool], object] | None = None  # label, held past a repeat
+        self._repeating: set[str] = set()  # label keys the keyboard has started to repeat (held down)
         self._handlers: dict[str, Handler] = {}
         app = QApplication.instance()
         assert app is not None, "a QApplication must exist before keys can be dispatched"
@@ -125,22 +130,49 @@ class KeyDispatcher(QObject):
         window, root = widget.window(), self.root.window()
         return window is root or (isinstance(window, QDockWidget) and window.parentWidget() is root)
 
+    def _label_key(self, action: str | None) -> str | None:
+        """The label an action marks, when a handler would mark it here."""
+        label = label_of_action(action) if action else None
+        return label if label is not None and self.label_handler is not None else None
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         # every event of the application passes here: the common case must cost next to nothing
-        if event.type() is not _KEY_PRESS or not isinstance(watched, QWidget):
+        kind = event.type()
+        if (kind is not _KEY_PRESS and kind is not _KEY_RELEASE) or not isinstance(watched, QWidget):
             return False
         if not self._inside(watched) or not isinstance(event, QKeyEvent):
             return False
         if is_text_input(watched) or is_text_input(QApplication.focusWidget()):
             return False  # typing a name or a filter: the key is text
+        if kind is _KEY_RELEASE:
+            return self._released(event)
+        sequence = key_sequence_of(event)
         if self.overlay is not None and self.overlay.isVisible():
             if event.key() in self.SCROLL_KEYS:
                 self.overlay.scroll_by_key(event.key())
-            else:
+            elif sequence and not event.isAutoRepeat():
                 self.overlay.hide()
             return True
-        action = self.action_for(key_sequence_of(event))
+        action = self.action_for(sequence)
+        label = self._label_key(action)
+        if event.isAutoRepeat() and label is not None:
+            self._repeating.add(label)
+            event.accept()  # a held label key is one press, however long the keyboard repeats it
+            return True
         if action is None or not self.perform(action):
             return False
+        event.accept()
+        return True
+
+    def _released(self, event: QKeyEvent) -> bool:
+        """A label key let go (not a repeat's release): its handler may end the label it started."""
+        label = self._label_key(self.action_for(key_sequence_of(event)))
+        if label is None:
+            return False
+        if not event.isAutoRepeat():
+            held = label in self._repeating
+            self._repeating.discard(label)
+            if self.label_release_handler is not None:
+                self.label_release_handler(label, held)
         event.accept()
         return True

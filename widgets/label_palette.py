@@ -1,15 +1,24 @@
-"""The labels of the active set as buttons with colour and shortcut; picking one sets the current label."""
+"""The labels of the active set as buttons with colour and key; picking one sets the current label.
+
+Every label without children has a key while it is one of the ten most used without a key of its own (the
+free digits, `app.keymap.label_keys`); any label is found by typing its name (`begin_find`, the `/` key).
+How a label key marks while playing, press twice or hold, is chosen here.
+"""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import (QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPixmap
+from PySide6.QtWidgets import (QApplication, QButtonGroup, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QToolButton, QVBoxLayout, QWidget)
 
+from app.keymap import label_keys
 from storage.annotations import Label
 from widgets.annotation_tiers import fallback_colour
+
+TAP, HOLD = "tap", "hold"
+LABEL_KEY_MODE_SETTING = "labels/key_mode"  # the window's settings key for TAP or HOLD
 
 
 def swatch(colour: str, size: int = 12) -> QIcon:
@@ -23,6 +32,7 @@ class LabelPaletteView(QWidget):
 
     currentLabelChanged = Signal(str, str)  # label set, label
     relabelRequested = Signal(str, str)     # label set, label
+    keyModeChanged = Signal(str)            # TAP or HOLD, chosen by the annotator
 
     COLUMNS = 2   # two names with their [key] fit the 300-pixel side panel
 
@@ -30,6 +40,9 @@ class LabelPaletteView(QWidget):
         super().__init__(parent)
         self.label_set = ""
         self._labels: list[Label] = []
+        self._keys: dict[str, str] = {}  # label -> its key, its own or a free digit
+        self._found: Callable[[str], object] | None = None  # what Enter in the search box does, while finding
+        self._focus_before: QWidget | None = None
         self._buttons: dict[str, QToolButton] = {}
         self._group = QButtonGroup(self)
         self._group.setExclusive(True)
@@ -44,17 +57,43 @@ class LabelPaletteView(QWidget):
         self.search.setPlaceholderText("find a label…")
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(self._filter)
+        self.search.returnPressed.connect(self._find_done)
+        self.search.installEventFilter(self)
+        self.key_mode = QComboBox()
+        self.key_mode.addItem("press at start, again at end", TAP)
+        self.key_mode.addItem("hold for as long as it lasts", HOLD)
+        self.key_mode.setToolTip("How a label key marks while playing. Either way a key held down makes one "
+                                 "label, from press to release.")
+        self.key_mode.currentIndexChanged.connect(lambda _i: self.keyModeChanged.emit(self.key_mode.currentData()))
         top = QHBoxLayout()
         top.addWidget(self._title, 1)
         top.addWidget(self.relabel_button)
+        mode = QHBoxLayout()
+        mode.addWidget(QLabel("keys:"))
+        mode.addWidget(self.key_mode, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
+        layout.addLayout(mode)
         layout.addWidget(self.search)
         layout.addLayout(self._grid)
 
-    def set_labels(self, label_set: str, labels: Sequence[Label]) -> None:
-        """Show the labels of `label_set` (hierarchy order); the first becomes current."""
+    def hold_keys(self) -> bool:
+        """True when a label key marks from its press to its release (ELAN's way), not press twice."""
+        return self.key_mode.currentData() == HOLD
+
+    def set_key_mode(self, mode: str) -> None:
+        """Show the remembered way label keys mark (TAP or HOLD; anything else is TAP)."""
+        self.key_mode.blockSignals(True)
+        self.key_mode.setCurrentIndex(max(0, self.key_mode.findData(mode)))
+        self.key_mode.blockSignals(False)
+
+    def labels(self) -> list[Label]:
+        return list(self._labels)
+
+    def set_labels(self, label_set: str, labels: Sequence[Label], usage: Mapping[str, int] | None = None) -> None:
+        """Show the labels of `label_set` (hierarchy order); the first becomes current. `usage` (label to
+        how often it is used) says which labels without a key of their own get the free digits."""
         for button in self._buttons.values():
             self._group.removeButton(button)
             self._grid.removeWidget(button)
@@ -63,6 +102,7 @@ class LabelPaletteView(QWidget):
         self._buttons.clear()
         self.label_set = label_set
         self._labels = list(labels)
+        self._keys = label_keys(self._labels, usage)
         self._title.setText(f"<b>{label_set}</b>")
         self.search.clear()
         # a set with a hierarchy reads coarse to fine: each top-level label heads a row, its children follow
@@ -71,12 +111,16 @@ class LabelPaletteView(QWidget):
         row, column = -1, self.COLUMNS
         for label in self._labels:
             button = QToolButton()
-            shortcut = f"[{label.shortcut}] " if label.shortcut else ""
-            button.setText(f"{shortcut}{label.name}")
+            key = self._keys.get(label.name)
+            button.setText(f"[{key}] {label.name}" if key else label.name)
             button.setIcon(swatch(label.colour or fallback_colour(label.name)))
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             button.setCheckable(True)
-            button.setToolTip(label.description or label.name)
+            tip = label.description or label.name
+            if key and not label.shortcut:
+                tip += (f"\n\nKey {key}: a free digit, given to the most used labels without a key of their own"
+                        " (Annotate > Label sets gives a label its own).")
+            button.setToolTip(tip)
             button.setAutoRaise(True)
             button.clicked.connect(lambda _=False, name=label.name: self.pick(name))
             self._group.addButton(button)
@@ -117,15 +161,52 @@ class LabelPaletteView(QWidget):
         self.currentLabelChanged.emit(self.label_set, name)
 
     def shortcuts(self) -> list[tuple[str, str]]:
-        """(key, label) for each label of the set that has a key, in palette order."""
-        return [(label.shortcut, label.name) for label in self._labels if label.shortcut]
+        """(key, label) for each label of the set that has a key, its own or a free digit, in palette order."""
+        return [(self._keys[label.name], label.name) for label in self._labels if label.name in self._keys]
 
     def label_for_shortcut(self, text: str) -> str | None:
-        """The label whose shortcut is `text` (case-insensitive), or None."""
-        for label in self._labels:
-            if label.shortcut and label.shortcut.lower() == text.lower():
-                return label.name
-        return None
+        """The label whose key is `text` (case-insensitive), or None."""
+        return next((name for name, key in self._keys.items() if key.lower() == text.lower()), None)
+
+    # -- finding a label by typing -------------------------------------------------------------------
+    def begin_find(self, found: Callable[[str], object]) -> None:
+        """Put the keyboard in the search box: typing narrows the labels, Enter gives the first one shown
+        to `found` and the keyboard back to where it was, Escape gives it back with nothing chosen."""
+        self._found = found
+        self._focus_before = QApplication.focusWidget()
+        self.search.setVisible(True)
+        self.search.clear()
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def first_shown(self) -> str | None:
+        """The label Enter would choose: the first whose button is on show, preferring one without children."""
+        parents = {label.parent for label in self._labels if label.parent}
+        shown = [label.name for label in self._labels if not self._buttons[label.name].isHidden()]
+        return next((name for name in shown if name not in parents), shown[0] if shown else None)
+
+    def _find_done(self) -> None:
+        found, self._found = self._found, None
+        name = self.first_shown() if self.search.text().strip() else None
+        self._end_find()
+        if found is not None and name is not None:
+            found(name)
+        elif name is not None:
+            self.pick(name)
+
+    def _end_find(self) -> None:
+        self.search.clear()
+        self.search.setVisible(len(self._labels) > 12)
+        before, self._focus_before = self._focus_before, None
+        if before is not None:
+            before.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
+        if (watched is self.search and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() == Qt.Key.Key_Escape):
+            self._found = None
+            self._end_find()
+            return True
+        return False
 
     def _relabel(self) -> None:
         name = self.current()

@@ -33,6 +33,7 @@ from widgets.history_panel import HistoryPanel
 from widgets.keys import KeyDispatcher, bind_shortcuts
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
+from widgets.label_palette import LABEL_KEY_MODE_SETTING
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_annotations import SceneAnnotationsPanel
@@ -361,6 +362,11 @@ class MainWindow(QMainWindow):
         self.keys.register_all(self.media_page.actions())
         self.keys.register_all(self.ncp_page.stepper.actions())
         self.keys.label_handler = self.media_page.press_label
+        self.keys.label_release_handler = self.media_page.release_label
+        # how label keys mark while playing is remembered beside the palette's other view settings
+        palette = self.media_page.annotation.palette
+        palette.set_key_mode(str(self.settings.value(LABEL_KEY_MODE_SETTING, "")))
+        palette.keyModeChanged.connect(lambda mode: self.settings.setValue(LABEL_KEY_MODE_SETTING, mode))
         self.media_page.player.helpRequested.connect(self.toggle_help)
         self.media_page.annotation.palette.currentLabelChanged.connect(lambda *_: self._sync_label_keys())
         self.stimulus_view.pages.currentChanged.connect(lambda _index: self._sync_label_keys())

@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QSplitter, QWidget
 
-from app.keymap import ANNOTATION_BINDINGS
+from app.keymap import ADD_POINT, ANNOTATION_BINDINGS, FIND_LABEL
 from app.annotation_model import AnnotationModel
 from storage.records import StimulusDetail
 from widgets.annotation_panel import AnnotationPanel
 from widgets.player_panel import PlayerPanel
-from widgets.waveform_view import LEFT_AXIS_WIDTH
 
 MEDIA_KINDS = ["dyad", "echomind_script", "echomind_mcq", "video", "audio"]
 # the label set an annotator of each benchmark reaches for first
@@ -48,7 +46,6 @@ class MediaStimulusPage(QWidget):
         split.setStretchFactor(1, 2)
         split.setSizes([520, 300])
         self.annotation.setMinimumHeight(120)
-        self._align_tiers_with_waveform()
         # the ruler outlives every stimulus's lanes: linking to it keeps tiers and waveform on one time axis
         self.annotation.tiers.link_x(self.player.waveform.ruler.vb)
         # Shift-dragged label edges snap to the voicing and silence boundaries of the tracks on show
@@ -68,13 +65,6 @@ class MediaStimulusPage(QWidget):
         self.player.waveformReady.connect(self._media_ready)
         self.annotation.seekRequested.connect(self.player.clock.seek)
         self.annotation.playRangeRequested.connect(self.play_range)
-
-    def _align_tiers_with_waveform(self) -> None:
-        axis = self.annotation.tiers.plotItem.getAxis("left")
-        self.annotation.tiers.plotItem.showAxis("left")
-        axis.setWidth(LEFT_AXIS_WIDTH)
-        axis.setStyle(showValues=False, tickLength=0)
-        axis.setPen(pg.mkPen(None))
 
     def set_detail(self, detail: StimulusDetail | None) -> None:
         self.detail = detail
@@ -110,11 +100,17 @@ class MediaStimulusPage(QWidget):
         actions: dict[str, Callable[[], object]] = dict(self.player.actions())
         for binding in ANNOTATION_BINDINGS:
             actions[binding.action] = lambda a=binding.action: self.annotation.tiers.run_action(a)
+        actions[ADD_POINT] = self.annotation.add_point
+        actions[FIND_LABEL] = self.annotation.find_label
         return actions
 
     def press_label(self, name: str) -> None:
         """A label's own key: picks it, or marks a range while playing."""
         self.annotation.press_label(name)
+
+    def release_label(self, name: str, held: bool) -> None:
+        """A label's own key let go (`held`: after the keyboard began repeating it)."""
+        self.annotation.release_label(name, held)
 
     def label_shortcuts(self) -> tuple[str, list[tuple[str, str]]]:
         """The active label set and its (key, label) pairs."""

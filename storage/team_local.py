@@ -11,7 +11,7 @@ What is sent is read from the store's own history: every local history event is 
 queued (a change of a label this member sends), brought in (written from the server, see `absorbing`) or
 not this member's to send. The store keeps how far that has gone (`SEEN_KEY`: every event up to it is
 accounted for); events above it accounted for while another write was still under way (whose event ids may
-be lower, not yet committed) are held in memory until no write is under way, so the mark moves only over
+be lower, not yet committed) are kept beside it until no write is under way, so the mark moves only over
 ids actually accounted for. A change made without the session (the command line, or a command that wrote
 the store while the app was closed) is thus found at the next session start, and only once. The outbox and
 link writes take one lock: the window's team thread marks edits sent while other threads queue new ones.
@@ -66,7 +66,6 @@ class TeamLocal:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.lock = threading.RLock()
-        self._done: set[int] = set()          # accounted for above the kept mark
         self._absorber: int | None = None     # the thread writing labels from the server now
 
     def absorbing_here(self) -> bool:
@@ -135,7 +134,7 @@ class TeamLocal:
     def mark_seen(self) -> None:
         """Account for the whole local history as it is now (a store joining a team, or one joined before
         the store kept this mark)."""
-        self.put({SEEN_KEY: str(self.mark_now())})
+        self.put({SEEN_KEY: json.dumps({"mark": self.mark_now(), "above": []})})
 
     # -- the outbox -------------------------------------------------------------------------------
     def queue(self, edits: list[tuple[int, str, int, dict[str, Any]]], accounted: Sequence[int] = ()) -> None:
@@ -143,8 +142,8 @@ class TeamLocal:
         to that revision, and account for the local history events `accounted`, in one transaction: the
         next edit of the label builds on this one. A label-set edit has no label: its local id is -1."""
         with self.lock:
-            mark = self._settle(accounted)
-            if not edits and mark is None:
+            seen = self._settle(accounted) if accounted else None
+            if not edits and seen is None:
                 return
             with writing(self.store, "The team outbox") as cur:
                 for annotation_id, uid, revision, body in edits:
@@ -154,35 +153,40 @@ class TeamLocal:
                         continue
                     cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
                     cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
-                if mark is not None:
+                if seen is not None:
                     cur.execute("INSERT INTO team_state VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
-                                " SET value = excluded.value", [SEEN_KEY, str(mark)])
+                                " SET value = excluded.value", [SEEN_KEY, seen])
 
     def account(self, ids: Sequence[int]) -> None:
         """Account for local history events that need no edit (brought in, or not this member's)."""
         self.queue([], ids)
 
-    def _settle(self, ids: Sequence[int]) -> int | None:
-        """Take `ids` as accounted for; the mark to keep now (None: as it is). Only while no write is under
-        way is every id up to the newest accounted one committed, so only then does the mark move."""
-        self._done.update(ids)
-        if not self._done or writes_open(self.store):
-            return None
-        mark = max(self._done)
-        self._done.clear()
-        return mark if mark > self.seen() else None
+    def _settle(self, ids: Sequence[int]) -> str:
+        """What `SEEN_KEY` holds once `ids` are accounted for: the mark, and the ids above it accounted for
+        while a write was under way. Only while none is does the mark move over them, as only then is every
+        id up to the newest one committed (or never will be)."""
+        mark, above = self._seen()
+        above |= set(ids)
+        if above and not writes_open(self.store):
+            mark, above = max(mark, *above), set()
+        return json.dumps({"mark": mark, "above": sorted(above)})
 
-    def seen(self) -> int:
-        return int(self.get(SEEN_KEY) or 0)
+    def _seen(self) -> tuple[int, set[int]]:
+        """The mark and the ids above it accounted for (a plain number: a store that kept only the mark)."""
+        kept = json.loads(self.get(SEEN_KEY) or "0")
+        if isinstance(kept, int):
+            return kept, set()
+        return int(kept["mark"]), set(kept["above"])
 
     def changed_unseen(self) -> list[LocalChange]:
         """Local history events not yet accounted for, oldest first."""
+        mark, above = self._seen()
         rows = self.store.cursor().execute(
             "SELECT e.id, e.annotation_id, a.stimulus_id, a.annotator, e.after FROM annotation_event e"
-            " JOIN annotation a ON a.id = e.annotation_id WHERE e.id > ? ORDER BY e.id", [self.seen()]).fetchall()
+            " JOIN annotation a ON a.id = e.annotation_id WHERE e.id > ? ORDER BY e.id", [mark]).fetchall()
         changes = []
         for event_id, annotation_id, stimulus_id, annotator, after in rows:
-            if int(event_id) in self._done:
+            if int(event_id) in above:
                 continue
             state = json.loads(after) if after is not None else {}
             changes.append(LocalChange(int(event_id), int(annotation_id), int(stimulus_id), annotator,
@@ -199,7 +203,7 @@ class TeamLocal:
             "SELECT a.id FROM annotation a LEFT JOIN team_link l ON l.annotation_id = a.id"
             " LEFT JOIN annotation_event e ON e.annotation_id = a.id WHERE l.uid IS NULL AND a.deleted_at IS NULL"
             f" AND a.annotator IN ({', '.join('?' * len(annotators))}) GROUP BY a.id"
-            " HAVING coalesce(max(e.id), 0) <= ? ORDER BY a.id", [*annotators, self.seen()]).fetchall()
+            " HAVING coalesce(max(e.id), 0) <= ? ORDER BY a.id", [*annotators, self._seen()[0]]).fetchall()
         return [int(r[0]) for r in rows]
 
     def waiting(self, limit: int | None = None) -> list[Queued]:

@@ -74,8 +74,12 @@ def _image_item():
 def _paint(app, item, lut, found) -> None:
     from PySide6.QtCore import QRectF
 
-    item.setImage(found.image, levels=(40.0, 140.0), lut=lut, autoLevels=False)
-    item.setRect(QRectF(found.t0, 0.0, found.t1 - found.t0, found.frequency_step * found.image.shape[1]))
+    from storage.spectrogram import PaintSettings, paint
+
+    painted = paint(found, PaintSettings())  # Praat's paint, autoscaled over the view, as the tracks draw it
+    item.setImage(painted.image, levels=(painted.low_db, painted.high_db), lut=lut, autoLevels=False)
+    item.setRect(QRectF(found.t0, found.frequency_low, found.t1 - found.t0,
+                        found.frequency_step * found.image.shape[1]))
     item.render()  # the lookup-table pass Qt would do on the next paint
     app.processEvents()
 
@@ -98,13 +102,11 @@ def _clip_rows(folder: Path, app, item, lut) -> list[Row]:
         for tile in (folder / "cache").glob("**/*.npy"):
             tile.unlink()
         tiles = open_spectrogram(path, 0.0, CLIP_S, params)
-        tiles.overview_max_db()
         _paint(app, item, lut, tiles.query(0.0, CLIP_S, WIDTH_PX))
 
     def switch_cached() -> None:
         spectrogram_module._OPEN.clear()  # a new window or a stimulus long left: tiles come from disk
         tiles = open_spectrogram(path, 0.0, CLIP_S, params)
-        tiles.overview_max_db()
         _paint(app, item, lut, tiles.query(0.0, CLIP_S, WIDTH_PX, compute=False))
 
     cold = _median_time(switch_cold)
@@ -142,7 +144,6 @@ def _hour_rows(folder: Path, app, item, lut) -> list[Row]:
     spectrogram_module._OPEN.clear()
     start = time.perf_counter()
     tiles: SpectrogramTiles = open_spectrogram(path, 0.0, None, params)
-    tiles.overview_max_db()
     _paint(app, item, lut, tiles.query(0.0, duration, WIDTH_PX))
     first_paint = time.perf_counter() - start
 

@@ -1,17 +1,30 @@
-"""Spectrogram tiles computed on demand from decoded audio, at levels, cached in memory and on disk.
+"""Spectrograms as Praat computes and paints them, in tiles computed on demand, at levels, cached.
 
-A spectrogram is drawn the way Praat draws one: a Gaussian window (its physical length twice the
-effective window length, 5 ms for wide-band, 30 ms for narrow-band), power spectral density in bands of
-`frequency_step_hz` up to `max_frequency_hz`, in dB re (2e-5 Pa)^2/Hz, with a pre-emphasis in dB per
-octave above 1 kHz. Dynamic range is a display setting (a level window over the stored dB), so changing
-it never recomputes anything.
+Values. A tile holds, per frame and frequency band, Praat's `Sound: To Spectrogram...` value (Gaussian
+window) in dB: 10·log10((P + 1e-30) / 4e-10), where P is what Praat stores, the windowed frame's FFT power
+summed over the band's bins and divided by the sum of the squared window and by the number of bins in
+the band (Praat calls it power spectral density, Pa²/Hz). The sampling is Praat's too (Sound_and_Spectrogram.cpp):
+the physical window is twice the effective length (5 ms wide-band, 30 ms narrow-band) and holds
+2·(floor(2·length·rate)/2 − 1) samples; the time step is at least length/(8·√π) and the frequency step at
+least √π/(8·length), the latter rounded down to whole FFT bins; frames are centred in the sound
+(1 + floor((duration − 2·length)/step) of them, none in a sound shorter than two window lengths). Nothing
+else is done to the samples: no mean is removed. Level 0 equals parselmouth's
+`Sound.to_spectrogram(length, max_frequency, time_step, frequency_step)` frame for frame; level k is the
+same analysis with a time step 4**k times longer (a coarse level samples the signal, it does not average
+it), so a 60-minute file's overview costs a few thousand windows, not the whole file.
 
-Level 0 has a frame every `time_step_s`; level k every `time_step_s * 4**k`, each frame a full window at
-its centre time (as Praat's time step: a coarse level samples the signal, it does not average it). A
-level is cut into tiles of `TILE_FRAMES` frames that are computed only when a view needs them, so a
-60-minute file's overview costs a few thousand windows, not the whole file. Tiles are stored as uint8
-(half-dB steps), kept in a bounded in-memory LRU and written to a cache folder keyed by the file's
-checksum (or path, size and mtime) and every parameter.
+Paint. `paint` turns a view's values into the dB image Praat's `Spectrogram: Paint...` draws
+(Spectrogram_paintInside): pre-emphasis of (dB/octave)·log2(i·Δf / 1000 Hz) added to band i (counted from
+1; so bands under 1 kHz are attenuated, 19 dB at 110 Hz for 6 dB/octave), the maximum either given or, with
+autoscaling, the loudest frame of the view after pre-emphasis (never below 0 dB), each frame raised by
+dynamic compression × (maximum − its own loudest value, never below 0 dB), and white at maximum − dynamic range.
+Painting never recomputes a tile.
+
+A level is cut into tiles of `TILE_FRAMES` frames that are computed only when a view needs them; tiles
+are float32, kept in a bounded in-memory LRU and written to a cache folder keyed by the file's checksum
+(or path, size and mtime) and every analysis parameter. Samples are the stimulus's mono samples
+(`storage.media.SampleSource`: a multichannel file's channels averaged before analysis, where Praat
+would average the channels' powers).
 """
 from __future__ import annotations
 
@@ -33,25 +46,27 @@ TILE_FRAMES = 256
 LEVEL_FACTOR = 4
 # A view gets at least this many frames per pixel column before a coarser level is used.
 MIN_FRAMES_PER_PIXEL = 1.0
-# Stored values: dB = DB_FLOOR + value * DB_STEP, so uint8 covers -30 .. 97.5 dB.
-DB_FLOOR = -30.0
-DB_STEP = 0.5
-# Praat's reference for dB of a power spectral density: (2e-5 Pa)^2 per Hz.
+# Praat's reference for dB of a power spectral density, (2e-5 Pa)^2 per Hz, and the power it adds before
+# taking the logarithm (so silence is a finite -306 dB).
 PSD_REFERENCE = 4e-10
+PSD_FLOOR = 1e-30
+# Praat's bounds on oversampling: the time step is at least the effective window over 8, the frequency
+# step at least the effective bandwidth over 8.
+MAX_OVERSAMPLING = 8.0
 MEMORY_BUDGET_BYTES = 256 * 1024 * 1024
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 WINDOW_LENGTHS_S = {"wide": 0.005, "narrow": 0.03}
 
 
 @dataclass(frozen=True)
 class SpectrogramParams:
-    """What a spectrogram is computed with (Praat's names). `band` picks the window length."""
+    """What a spectrogram is computed with: Praat's `Sound: To Spectrogram...` arguments (Gaussian window);
+    `band` picks the window length. Praat may widen the steps (see the module docstring)."""
 
     band: str = "wide"
     max_frequency_hz: float = 5000.0
     time_step_s: float = 0.002
     frequency_step_hz: float = 20.0
-    pre_emphasis_db_per_octave: float = 6.0
 
     @property
     def window_length_s(self) -> float:
@@ -62,13 +77,25 @@ class SpectrogramParams:
 
 
 @dataclass(frozen=True)
+class PaintSettings:
+    """Praat's `Spectrogram: Paint...` arguments. `maximum_db` None is Praat's autoscaling."""
+
+    dynamic_range_db: float = 50.0
+    pre_emphasis_db_per_octave: float = 6.0
+    dynamic_compression: float = 0.0
+    maximum_db: float | None = None
+
+
+@dataclass(frozen=True)
 class SpectrogramSlice:
-    """dB values for a view: `image[i, j]` is frame i (centre t0 + (i + 0.5) * time_step) and frequency
-    band j (centre (j + 0.5) * frequency_step). `image` is uint8 (see `to_db`); frames not computed yet
-    hold 0. `level` says which level it came from; `complete` is False when some tiles were missing."""
+    """dB values for a view: `image[i, j]` is frame i (centre t0 + (i + 0.5) * time_step) and band j
+    (centre f1 + j * frequency_step; `f1` is Praat's first band centre, half a band step less half an FFT
+    bin). Values are 10·log10((P + 1e-30) / 4e-10), float32; frames not computed yet are NaN. `level`
+    says which level it came from; `complete` is False when some tiles were missing."""
 
     t0: float
     time_step: float
+    f1: float
     frequency_step: float
     image: np.ndarray
     level: int
@@ -78,17 +105,67 @@ class SpectrogramSlice:
     def t1(self) -> float:
         return self.t0 + self.time_step * len(self.image)
 
+    @property
+    def frequency_low(self) -> float:
+        """The lower edge of the first band, where Praat's paint starts the image."""
+        return self.f1 - 0.5 * self.frequency_step
 
-def to_db(values: np.ndarray) -> np.ndarray:
-    """Stored uint8 values as dB."""
-    return DB_FLOOR + DB_STEP * np.asarray(values, dtype=np.float32)
+
+@dataclass(frozen=True)
+class PaintedSpectrogram:
+    """What `paint` gives: the dB image with pre-emphasis and dynamic compression applied, and the levels
+    Praat maps to white (`low_db`) and black (`high_db`)."""
+
+    image: np.ndarray
+    low_db: float
+    high_db: float
 
 
-def gaussian_window(n: int) -> np.ndarray:
-    """Praat's Gaussian window over n samples (physical length; zero at both edges)."""
-    phase = (np.arange(n, dtype=np.float64) + 0.5) / n
+def psd_to_db(power: np.ndarray) -> np.ndarray:
+    """Praat's dB of a spectrogram value (Pa²/Hz): 10·log10((P + 1e-30) / 4e-10)."""
+    return 10.0 * np.log10((np.asarray(power, dtype=np.float64) + PSD_FLOOR) / PSD_REFERENCE)
+
+
+def pre_emphasis_db(n_bands: int, frequency_step: float, db_per_octave: float) -> np.ndarray:
+    """Praat's paint pre-emphasis per band: (dB/octave)·log2(i·Δf / 1000 Hz) for band i = 1 .. n (the
+    band's index times the step, as Spectrogram_paintInside writes it, not the band's centre)."""
+    return db_per_octave * np.log2(np.arange(1, n_bands + 1) * frequency_step / 1000.0)
+
+
+def paint(found: SpectrogramSlice, settings: PaintSettings, t_min: float | None = None,
+          t_max: float | None = None) -> PaintedSpectrogram:
+    """Praat's `Spectrogram: Paint...` over the frames of `found` whose centres lie in [t_min, t_max]
+    (by default all; other frames are painted the same way but do not set the autoscaled maximum).
+    Frames not computed yet (NaN) stay NaN and count for nothing."""
+    db = found.image.astype(np.float64) + pre_emphasis_db(found.image.shape[1], found.frequency_step,
+                                                          settings.pre_emphasis_db_per_octave)[None, :]
+    n = len(db)
+    # Praat's local maximum starts at 0 dB: a frame quieter than that counts as 0
+    with np.errstate(invalid="ignore"):
+        frame_max = np.maximum(np.nanmax(db, axis=1, initial=-np.inf) if n and db.shape[1] else np.zeros(n), 0.0)
+    frame_max = np.where(np.isfinite(frame_max), frame_max, 0.0)
+    if settings.maximum_db is None:
+        centres = found.t0 + (np.arange(n) + 0.5) * found.time_step
+        half = 0.49999 * found.time_step
+        inside = np.ones(n, bool)
+        if t_min is not None:
+            inside &= centres >= t_min - half
+        if t_max is not None:
+            inside &= centres <= t_max + half
+        computed = inside & np.isfinite(db).any(axis=1) if db.shape[1] else inside
+        maximum = max(0.0, float(frame_max[computed].max(initial=0.0)))
+    else:
+        maximum = float(settings.maximum_db)
+    image = db + (settings.dynamic_compression * (maximum - frame_max))[:, None]
+    return PaintedSpectrogram(image.astype(np.float32), maximum - settings.dynamic_range_db, maximum)
+
+
+def gaussian_window(n: int, physical_samples: float) -> np.ndarray:
+    """Praat's Gaussian window over n samples for a physical window of `physical_samples` samples (the
+    sound's sample rate times twice the effective length): exp(-48·phase²) with the edge value removed."""
+    phase = (np.arange(1, n + 1, dtype=np.float64) - 0.5 * (n + 1)) / physical_samples
     edge = math.exp(-12.0)
-    return (np.exp(-48.0 * (phase - 0.5) ** 2) - edge) / (1.0 - edge)
+    return (np.exp(-48.0 * phase * phase) - edge) / (1.0 - edge)
 
 
 class SpectrogramTiles:
@@ -100,13 +177,7 @@ class SpectrogramTiles:
         self.params = params
         self.rate = int(source.sample_rate)
         self.n_samples = int(source.n_frames)
-        self.hop0 = max(1, int(round(params.time_step_s * self.rate)))
-        self.window_samples = max(8, int(round(2 * params.window_length_s * self.rate)))
-        # Zero-padding to at least rate / frequency_step bins gives every band one or more FFT bins.
-        self.nfft = 1 << int(math.ceil(math.log2(max(self.window_samples, self.rate / params.frequency_step_hz))))
-        self.n_bands = max(1, int(math.ceil(min(params.max_frequency_hz, self.rate / 2) / params.frequency_step_hz)))
-        self._window = gaussian_window(self.window_samples)
-        self._band_starts, self._band_weights, self._psd_scale = self._band_plan()
+        self._plan()
         self.n_levels = 1
         while self.frames_at(self.n_levels - 1) > 2 * TILE_FRAMES and self.n_levels < 16:
             self.n_levels += 1
@@ -116,16 +187,55 @@ class SpectrogramTiles:
         self._lock = threading.Lock()
         self._cache_dir = (cache_dir or spectrogram_cache_dir()) / cache_key if cache_key else None
 
+    def _plan(self) -> None:
+        """Praat's sampling (Sound_to_Spectrogram), in the same double arithmetic."""
+        dx = 1.0 / self.rate
+        length = self.params.window_length_s
+        self.physical_window_s = 2.0 * length
+        effective_time = length / math.sqrt(math.pi)
+        self.time_step = max(self.params.time_step_s, effective_time / MAX_OVERSAMPLING)
+        frequency_step = max(self.params.frequency_step_hz, 1.0 / effective_time / MAX_OVERSAMPLING)
+        half = math.floor(self.physical_window_s / dx) // 2 - 1
+        self.half_window = half
+        self.window_samples = 2 * half
+        nyquist = 0.5 / dx
+        fmax = self.params.max_frequency_hz
+        if fmax <= 0.0 or fmax > nyquist:
+            fmax = nyquist
+        n_freqs = math.floor(fmax / frequency_step)
+        nfft = 1
+        while nfft < self.window_samples or nfft < 2 * n_freqs * (nyquist / fmax):
+            nfft *= 2
+        self.nfft = nfft
+        self.bins_per_band = max(1, math.floor(frequency_step * dx * nfft))
+        bin_hz = 1.0 / (dx * nfft)
+        self.frequency_step = self.bins_per_band * bin_hz
+        self.n_bands = max(0, math.floor(fmax / self.frequency_step))
+        self.f1 = 0.5 * (self.frequency_step - bin_hz)
+        self._window = gaussian_window(self.window_samples, self.physical_window_s / dx)
+        self._scale = 1.0 / float(np.sum(self._window**2)) / self.bins_per_band
+
     # ----- geometry --------------------------------------------------------------------------------
     @property
     def duration_s(self) -> float:
         return self.n_samples / self.rate
 
-    def hop_at(self, level: int) -> int:
-        return self.hop0 * LEVEL_FACTOR**level
+    def step_at(self, level: int) -> float:
+        """The time step of `level`, seconds."""
+        return self.time_step * LEVEL_FACTOR**level
 
     def frames_at(self, level: int) -> int:
-        return max(1, self.n_samples // self.hop_at(level))
+        """Praat's number of frames at `level`'s time step: none when the sound is shorter than the
+        physical window (two window lengths)."""
+        duration = self.n_samples * (1.0 / self.rate)
+        if self.window_samples < 2 or self.physical_window_s > duration:
+            return 0
+        return 1 + math.floor((duration - self.physical_window_s) / self.step_at(level))
+
+    def first_centre_at(self, level: int) -> float:
+        """Praat's centre of the first frame at `level`: the frames are centred in the sound."""
+        dx = 1.0 / self.rate
+        return 0.5 * dx + 0.5 * ((self.n_samples - 1) * dx - (self.frames_at(level) - 1) * self.step_at(level))
 
     def tiles_at(self, level: int) -> int:
         return -(-self.frames_at(level) // TILE_FRAMES)
@@ -134,8 +244,8 @@ class SpectrogramTiles:
         """The coarsest level that still has MIN_FRAMES_PER_PIXEL frames per pixel over [t0, t1)."""
         seconds_per_pixel = max(t1 - t0, 1e-9) / max(1, n_pixels)
         level = 0
-        while (level + 1 < self.n_levels
-               and self.hop_at(level + 1) / self.rate * MIN_FRAMES_PER_PIXEL <= seconds_per_pixel):
+        while (level + 1 < self.n_levels and self.frames_at(level + 1) > 0
+               and self.step_at(level + 1) * MIN_FRAMES_PER_PIXEL <= seconds_per_pixel):
             level += 1
         return level
 
@@ -145,25 +255,14 @@ class SpectrogramTiles:
         return self._bytes
 
     # ----- computing --------------------------------------------------------------------------------
-    def _band_plan(self) -> tuple[np.ndarray, np.ndarray, float]:
-        bin_hz = self.rate / self.nfft
-        centres = np.arange(self.nfft // 2 + 1) * bin_hz
-        band_of_bin = np.floor(centres / self.params.frequency_step_hz).astype(np.int64)
-        used = np.flatnonzero(band_of_bin < self.n_bands)
-        starts = np.searchsorted(band_of_bin[used], np.arange(self.n_bands))
-        starts = np.minimum(starts, len(used) - 1)
-        self._n_used_bins = len(used)
-        band_centres = (np.arange(self.n_bands) + 0.5) * self.params.frequency_step_hz
-        emphasis = self.params.pre_emphasis_db_per_octave * np.log2(np.maximum(band_centres, 1.0) / 1000.0)
-        weights = 10.0 ** (np.maximum(emphasis, 0.0) / 10.0)
-        # One-sided power spectral density (Pa^2/Hz) of a windowed frame: 2|X|^2 / (rate * sum(w^2)).
-        psd_scale = 2.0 / (self.rate * float(np.sum(self._window**2)))
-        return starts, weights, psd_scale
-
     def _frame_starts(self, level: int, first: int, count: int) -> np.ndarray:
-        hop = self.hop_at(level)
-        centres = (np.arange(first, first + count, dtype=np.int64) * hop) + hop // 2
-        return centres - self.window_samples // 2
+        """First samples (0-based) of frames first .. first + count - 1, as Praat finds them: the sample
+        at or left of the frame's centre, less half the window plus one."""
+        dx = 1.0 / self.rate
+        x1 = 0.5 * dx
+        centres = self.first_centre_at(level) + np.arange(first, first + count, dtype=np.float64) * self.step_at(level)
+        low = np.floor((centres - x1) / dx + 1.0).astype(np.int64)  # 1-based sample at or left of the centre
+        return low - self.half_window
 
     def _read_frames(self, starts: np.ndarray, should_cancel: ShouldCancel) -> np.ndarray:
         n = self.window_samples
@@ -180,25 +279,19 @@ class SpectrogramTiles:
         return frames
 
     def compute_tile(self, level: int, index: int, should_cancel: ShouldCancel | None = None) -> np.ndarray:
-        """The uint8 values of tile `index` at `level` (frames x bands), computed (no cache)."""
+        """The dB values of tile `index` at `level` (frames x bands, float32), computed (no cache)."""
         cancel = should_cancel or (lambda: False)
         first = index * TILE_FRAMES
         count = max(0, min(TILE_FRAMES, self.frames_at(level) - first))
-        out = np.zeros((count, self.n_bands), dtype=np.uint8)
-        if count == 0:
-            return out
+        if count == 0 or self.n_bands == 0:
+            return np.zeros((count, self.n_bands), dtype=np.float32)
         if cancel():
             raise DecodeCancelled()
-        frames = self._read_frames(self._frame_starts(level, first, count), cancel)
-        frames = (frames - frames.mean(axis=1, keepdims=True)) * self._window
-        power = np.abs(np.fft.rfft(frames, n=self.nfft, axis=1)) ** 2
-        power = power[:, : self._n_used_bins]
-        counts = np.diff(np.append(self._band_starts, self._n_used_bins))
-        banded = np.add.reduceat(power, self._band_starts, axis=1) / np.maximum(counts, 1)
-        psd = banded * self._psd_scale * self._band_weights
-        db = 10.0 * np.log10(np.maximum(psd, 1e-30) / PSD_REFERENCE)
-        out[:] = np.clip(np.round((db - DB_FLOOR) / DB_STEP), 0, 255).astype(np.uint8)
-        return out
+        frames = self._read_frames(self._frame_starts(level, first, count), cancel).astype(np.float64)
+        power = np.abs(np.fft.rfft(frames * self._window, n=self.nfft, axis=1)) ** 2
+        used = power[:, : self.n_bands * self.bins_per_band]
+        banded = used.reshape(count, self.n_bands, self.bins_per_band).sum(axis=2) * self._scale
+        return psd_to_db(banded).astype(np.float32)
 
     def tile(self, level: int, index: int, should_cancel: ShouldCancel | None = None,
              compute: bool = True) -> np.ndarray | None:
@@ -239,7 +332,7 @@ class SpectrogramTiles:
             values = np.load(path, allow_pickle=False)
         except (OSError, ValueError):
             return None  # unreadable cache entry: compute again
-        return values if values.dtype == np.uint8 and values.ndim == 2 and values.shape[1] == self.n_bands else None
+        return values if values.dtype == np.float32 and values.ndim == 2 and values.shape[1] == self.n_bands else None
 
     def _save(self, level: int, index: int, values: np.ndarray) -> None:
         path = self._tile_path(level, index)
@@ -274,11 +367,15 @@ class SpectrogramTiles:
 
     def _slice(self, level: int, t0: float, t1: float, should_cancel: ShouldCancel | None,
                compute: bool) -> SpectrogramSlice:
-        hop_s = self.hop_at(level) / self.rate
+        step = self.step_at(level)
         n_frames = self.frames_at(level)
-        first = int(np.clip(math.floor(max(t0, 0.0) / hop_s), 0, n_frames - 1))
-        last = int(np.clip(math.ceil(min(t1, self.duration_s) / hop_s), first + 1, n_frames))
-        image = np.zeros((last - first, self.n_bands), dtype=np.uint8)
+        centre0 = self.first_centre_at(level)
+        if n_frames == 0:
+            return SpectrogramSlice(0.0, step, self.f1, self.frequency_step,
+                                    np.zeros((0, self.n_bands), np.float32), level, True)
+        first = int(np.clip(math.floor((max(t0, 0.0) - centre0) / step + 0.5), 0, n_frames - 1))
+        last = int(np.clip(math.ceil((min(t1, self.duration_s) - centre0) / step + 0.5), first + 1, n_frames))
+        image = np.full((last - first, self.n_bands), np.nan, dtype=np.float32)
         complete = True
         for index in range(first // TILE_FRAMES, (last - 1) // TILE_FRAMES + 1):
             values = self.tile(level, index, should_cancel, compute)
@@ -288,13 +385,8 @@ class SpectrogramTiles:
             lo = max(first, index * TILE_FRAMES)
             hi = min(last, index * TILE_FRAMES + len(values))
             image[lo - first: hi - first] = values[lo - index * TILE_FRAMES: hi - index * TILE_FRAMES]
-        return SpectrogramSlice(first * hop_s, hop_s, self.params.frequency_step_hz, image, level, complete)
-
-    def overview_max_db(self, should_cancel: ShouldCancel | None = None) -> float:
-        """The loudest band of the coarsest level, in dB: a steady top for Praat-style autoscaling."""
-        top = self.n_levels - 1
-        peaks = [int(self.tile(top, i, should_cancel).max(initial=0)) for i in range(self.tiles_at(top))]
-        return float(to_db(np.array(max(peaks, default=0))))
+        return SpectrogramSlice(centre0 + (first - 0.5) * step, step, self.f1, self.frequency_step, image,
+                                level, complete)
 
 
 # ----- opening and caching ---------------------------------------------------------------------------

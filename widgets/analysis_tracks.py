@@ -2,7 +2,9 @@
 voice, and the conversation's floors, gaps, overlaps and backchannels.
 
 Each track is toggled per lane (voice) from the Tracks menu and remembered; the spectrogram's band, top
-frequency and dynamic range and Praat's pitch floor and ceiling are set in the strip above the rows.
+frequency, dynamic range and pre-emphasis and Praat's pitch floor and ceiling are set in the strip above the
+rows. The spectrogram is Praat's `To Spectrogram...` painted as Praat's `Paint...` does, autoscaled to the
+view's loudest frame (see storage/spectrogram.py).
 Rows are x-linked to the waveform's view box (`link_x`), so zoom and pan move them together; clicking a
 row asks to seek there (`seekRequested`), as the waveform does.
 
@@ -33,7 +35,7 @@ from app.cues.boundaries import label_boundaries
 from app.cues.conversation import Conversation, TimedWord
 from app.cues.tracks import VoiceTracks, conversation_track, voice_tracks
 from storage.records import MediaRef
-from storage.spectrogram import DB_FLOOR, DB_STEP, SpectrogramParams, SpectrogramTiles, open_spectrogram
+from storage.spectrogram import PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram, paint
 from widgets.tasks import TaskRunner
 from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox
 
@@ -103,7 +105,6 @@ class AnalysisTracksView(QWidget):
         self._playhead = 0.0
         self._generation = 0
         self._spectrograms: dict[int, SpectrogramTiles] = {}
-        self._spectrogram_top: dict[int, float] = {}
         self._voices: dict[int, VoiceTracks] = {}
         self._boundaries: dict[int, np.ndarray] = {}  # per lane: where a label edge may snap (Shift)
         self._conversation: Conversation | None = None
@@ -122,6 +123,8 @@ class AnalysisTracksView(QWidget):
         self.band.setToolTip("spectrogram window: wide-band shows formants and pulses, narrow-band harmonics")
         self.max_frequency = self._spin(1000, 16000, 500, 5000, " Hz", "spectrogram's top frequency")
         self.dynamic_range = self._spin(20, 100, 5, 50, " dB", "dynamic range: how far under the loudest is white")
+        self.pre_emphasis = self._spin(0, 12, 1, 6, " dB/oct", "pre-emphasis as Praat paints it: "
+                                       "band i gains (dB/octave)·log2(i·step / 1 kHz), so bands under 1 kHz lose")
         self.pitch_floor = self._spin(30, 400, 5, 75, " Hz", "Praat's pitch floor")
         self.pitch_ceiling = self._spin(100, 1200, 25, 600, " Hz", "Praat's pitch ceiling")
         self._restore_parameters()
@@ -136,6 +139,7 @@ class AnalysisTracksView(QWidget):
         row = QHBoxLayout(parameters)
         row.setContentsMargins(6, 4, 6, 4)
         for label, spin in (("max", self.max_frequency), ("range", self.dynamic_range),
+                            ("pre-emphasis", self.pre_emphasis),
                             ("pitch floor", self.pitch_floor), ("ceiling", self.pitch_ceiling)):
             row.addWidget(QLabel(label, parameters))
             row.addWidget(spin)
@@ -174,6 +178,7 @@ class AnalysisTracksView(QWidget):
         self.band.currentIndexChanged.connect(self._spectrogram_parameters_changed)
         self.max_frequency.valueChanged.connect(self._spectrogram_parameters_changed)
         self.dynamic_range.valueChanged.connect(self._levels_changed)
+        self.pre_emphasis.valueChanged.connect(self._levels_changed)
         self.pitch_floor.valueChanged.connect(self._pitch_parameters_changed)
         self.pitch_ceiling.valueChanged.connect(self._pitch_parameters_changed)
         self._rebuild()
@@ -200,6 +205,7 @@ class AnalysisTracksView(QWidget):
         index = self.band.findData(s.value(f"{SETTINGS_GROUP}/band", "wide"))
         self.band.setCurrentIndex(max(0, index))
         for key, spin in (("max_frequency", self.max_frequency), ("dynamic_range", self.dynamic_range),
+                          ("pre_emphasis", self.pre_emphasis),
                           ("pitch_floor", self.pitch_floor), ("pitch_ceiling", self.pitch_ceiling)):
             try:
                 spin.setValue(int(float(s.value(f"{SETTINGS_GROUP}/{key}", spin.value()))))
@@ -210,6 +216,7 @@ class AnalysisTracksView(QWidget):
         s = self._settings
         s.setValue(f"{SETTINGS_GROUP}/band", self.band.currentData())
         for key, spin in (("max_frequency", self.max_frequency), ("dynamic_range", self.dynamic_range),
+                          ("pre_emphasis", self.pre_emphasis),
                           ("pitch_floor", self.pitch_floor), ("pitch_ceiling", self.pitch_ceiling)):
             s.setValue(f"{SETTINGS_GROUP}/{key}", spin.value())
 
@@ -251,7 +258,7 @@ class AnalysisTracksView(QWidget):
         self._tasks.cancel_prefix("tracks:")
         self._lanes = [(name, ref) for name, ref in lanes if ref is not None]
         self._words = list(words)
-        self._spectrograms, self._spectrogram_top, self._voices, self._boundaries = {}, {}, {}, {}
+        self._spectrograms, self._voices, self._boundaries = {}, {}, {}
         self._conversation = None
         self._errors = {}
         self._rebuild()
@@ -402,6 +409,11 @@ class AnalysisTracksView(QWidget):
     def _spectrogram_params(self) -> SpectrogramParams:
         return SpectrogramParams(band=self.band.currentData(), max_frequency_hz=float(self.max_frequency.value()))
 
+    def paint_settings(self) -> PaintSettings:
+        """Praat's paint with autoscaling over the view (as Praat's sound editor does)."""
+        return PaintSettings(dynamic_range_db=float(self.dynamic_range.value()),
+                             pre_emphasis_db_per_octave=float(self.pre_emphasis.value()))
+
     def praat_settings(self) -> PraatSettings:
         return PraatSettings(pitch_floor_hz=float(self.pitch_floor.value()),
                              pitch_ceiling_hz=float(self.pitch_ceiling.value()))
@@ -428,9 +440,8 @@ class AnalysisTracksView(QWidget):
 
                 def open_and_draw(token, _progress, r=ref, p=params, v=(t0, t1, width)):
                     tiles = open_spectrogram(r.path, r.offset_s, r.duration_s, p, should_cancel=token)
-                    top = tiles.overview_max_db(token)
                     tiles.query(v[0], v[1], v[2], should_cancel=token)
-                    return tiles, top
+                    return tiles
 
                 self._status(f"{name}: spectrogram...")
                 self._tasks.submit(f"tracks:spec:{index}", open_and_draw,
@@ -462,11 +473,13 @@ class AnalysisTracksView(QWidget):
         self._errors[what] = str(exc)
         self._status(f"{what}: {exc}")
 
-    def _spectrogram_ready(self, generation: int, lane: int, result: tuple[SpectrogramTiles, float]) -> None:
+    def _spectrogram_ready(self, generation: int, lane: int, result: SpectrogramTiles) -> None:
         if generation != self._generation:
             return
-        self._spectrograms[lane], self._spectrogram_top[lane] = result
-        self._status("")
+        self._spectrograms[lane] = result
+        self._status("" if result.frames_at(0) else
+                     f"{self._lanes[lane][0]}: shorter than two window lengths "
+                     f"({result.physical_window_s * 1000:g} ms), too short for Praat's spectrogram")
         self._redraw_track(SPECTROGRAM, lane)
 
     def _voice_ready(self, generation: int, lane: int, result: tuple[VoiceTracks, np.ndarray]) -> None:
@@ -492,7 +505,7 @@ class AnalysisTracksView(QWidget):
     def _spectrogram_parameters_changed(self) -> None:
         self._save_parameters()
         self._tasks.cancel_prefix("tracks:spec:")
-        self._spectrograms, self._spectrogram_top = {}, {}
+        self._spectrograms = {}
         for row in self._rows:
             if row.track == SPECTROGRAM:
                 self._draw_row(row)
@@ -558,11 +571,15 @@ class AnalysisTracksView(QWidget):
         else:
             t0, t1, width = self._view()
             found = tiles.query(t0, t1, width, compute=False)
-            top = (self._spectrogram_top.get(lane, 80.0) - DB_FLOOR) / DB_STEP
-            bottom = top - self.dynamic_range.value() / DB_STEP
-            dark = self.palette().window().color().lightness() < 128
-            row.image.setImage(found.image, levels=(bottom, top), lut=_lut(dark), autoLevels=False)
-            row.image.setRect(QRectF(found.t0, 0.0, found.t1 - found.t0, found.frequency_step * found.image.shape[1]))
+            if len(found.image) == 0:
+                row.image.clear()
+            else:
+                painted = paint(found, self.paint_settings(), t0, t1)
+                dark = self.palette().window().color().lightness() < 128
+                row.image.setImage(painted.image, levels=(painted.low_db, painted.high_db), lut=_lut(dark),
+                                   autoLevels=False)
+                row.image.setRect(QRectF(found.t0, found.frequency_low, found.t1 - found.t0,
+                                         found.frequency_step * found.image.shape[1]))
             self.redraw_count += 1
             if fetch and (not found.complete or found.level != tiles.level_for(t0, t1, width)):
                 generation = self._generation

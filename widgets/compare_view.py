@@ -25,7 +25,7 @@ from app.conditions import condition_name
 from widgets.judge_bar import judge_bar, show_judgment
 from widgets.palette import colour
 from widgets.player_panel import PlayerPanel
-from widgets.presentation_view import PresentationView, verdict_html
+from widgets.presentation_view import PresentationView, RaceDesk, verdict_html
 from storage.records import HumanSplit, Prediction, StimulusDetail
 
 MIN_MODELS, MAX_MODELS = 2, 6
@@ -150,6 +150,7 @@ class CompareView(QWidget):
         self._condition_labels: dict[tuple[str | None, str], QLabel] = {}  # (model when stacked, condition)
         self._crowd: QLabel | None = None
         self.presentation: PresentationView | None = None
+        self.race_desk: RaceDesk | None = None   # set by the window: lets a presentation race live models
         self.model_list = QListWidget()
         self.model_list.setMaximumWidth(220)
         self.model_list.itemChanged.connect(self._item_changed)
@@ -515,6 +516,8 @@ class CompareView(QWidget):
             self.presentation.nextStimulusRequested.connect(self.nextStimulusRequested)
             self.presentation.previousStimulusRequested.connect(self.previousStimulusRequested)
             self.presentation.left.connect(self._presentation_left)
+            if self.race_desk is not None:
+                self.presentation.enable_race(self.race_desk)
         self.presentation.set_content(self.detail, self._chosen, self.humans_box.isChecked())
         if full_screen:
             self.presentation.showFullScreen()

@@ -33,6 +33,7 @@ from widgets.history_panel import HistoryPanel
 from widgets.keys import KeyDispatcher, bind_shortcuts
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
+from widgets.presentation_view import RaceDesk
 from widgets.label_palette import LABEL_KEY_MODE_SETTING
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
@@ -238,6 +239,8 @@ class MainWindow(QMainWindow):
         self.session.compared_models_changed.connect(self.compare.set_compared_models)
         self.compare.tracesWanted.connect(self._compare_traces)
         self.compare.nextStimulusRequested.connect(lambda: self.move_selection(1))
+        # a presentation races the contenders through the one write path for live results
+        self.compare.race_desk = RaceDesk(self._race_service, self.settings_store, self.runner)
         self.compare.previousStimulusRequested.connect(lambda: self.move_selection(-1))
         self.dashboard.framesLoaded.connect(self.failures.set_frames)
         self.dashboard.drillDown.connect(self.drill_down)
@@ -266,6 +269,11 @@ class MainWindow(QMainWindow):
         self._live.set_batch_ids([int(i) for i in self.table_model.ids])
         self._live.set_detail(self.stimulus_view.detail)
         return self._live
+
+    def _race_service(self):
+        from app.live.service import LiveService
+
+        return LiveService(self.store, self.changes)
 
     def _live_dock_shown(self, shown: bool) -> None:
         if shown and self._live is None and self.isVisible():

@@ -8,15 +8,23 @@ right or wrong (EchoMind's replies per voice and prompt, AgentViSS's role-play t
 per condition with the judge's scores; the others show one row per model. Type is sized from the
 window's height, so the page reads from the back of a room at 1920x1080 and still fits 1366x768;
 every colour comes from `widgets.palette`. Keys are the one keymap's presentation context.
+
+A race (R, or the Race button) asks the live models named as contenders about the stimulus on stage, all at
+once, each streaming into a column of its own (`widgets.race_view`); the reveal keys then reveal their verdicts
+in the order they finished, and the truth last. Escape cancels a running race (and leaves once none runs).
 """
 from __future__ import annotations
 
 import html
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeyEvent
-from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QCheckBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+                               QVBoxLayout, QWidget)
 
 from app.clock import ClockEvent
 from app.conditions import condition_name
@@ -25,13 +33,18 @@ from storage.records import Judgment, Prediction, StimulusDetail
 from widgets.keys import key_sequence_of
 from widgets.palette import colour, score_colour
 from widgets.player_panel import PlayerPanel
+from widgets.settings_store import SettingsStore
+from widgets.tasks import CancelToken, TaskRunner
 from widgets.waveform_view import format_time
+
+if TYPE_CHECKING:
+    from widgets.race_view import RaceView
 
 # key, action, description, from the one keymap: drives key handling, the help line and the tests.
 PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = tuple(
     (b.sequence, b.action.split(".", 1)[1], b.description) for b in PRESENTATION_BINDINGS)
 PRESENTATION_KEYMAP = Keymap(PRESENTATION_BINDINGS)
-HELP_KEYS = ("Space", "Right", "Left", "A", "V", "Escape")
+HELP_KEYS = ("Space", "Right", "Left", "A", "V", "R", "Escape")
 
 HIDDEN = "?"
 CONTEXT_CHARS = 400
@@ -109,6 +122,16 @@ def short_answers_html(predictions: Sequence[Prediction]) -> str:
     return " &nbsp; ".join(parts) or "<i>no answer</i>"
 
 
+@dataclass(frozen=True)
+class RaceDesk:
+    """What a race needs from the window: the live service to ask through (made on first use: the live client
+    and the benchmarks' rules are not needed until then), the settings holding the contenders, the worker API."""
+
+    service: Callable[[], Any]
+    settings: SettingsStore
+    runner: TaskRunner
+
+
 class _Reveal:
     """One unit the presenter reveals with one key: its labels and what each shows once revealed."""
 
@@ -143,6 +166,25 @@ class PresentationView(QWidget):
         self.scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.help = self._label(0.55)
+        self.race_button = QPushButton("Race (R)")
+        self.race_button.setToolTip("Ask every contender about this stimulus at once")
+        self.race_button.clicked.connect(lambda _checked=False: self.start_race())
+        self.contenders_button = QPushButton("Contenders…")
+        self.contenders_button.setToolTip("The live models a race asks")
+        self.contenders_button.clicked.connect(lambda _checked=False: self.edit_contenders())
+        self.at_once = QCheckBox("verdicts at once")
+        self.at_once.setToolTip("Show each contender's verdict as soon as it answers instead of on a reveal key")
+        self.at_once.toggled.connect(self._at_once_toggled)
+        footer = QHBoxLayout()
+        footer.addWidget(self.help, 1)
+        for widget in (self.race_button, self.contenders_button, self.at_once):
+            widget.setFocusPolicy(Qt.FocusPolicy.NoFocus)   # the keys stay with the presentation
+            widget.hide()
+            footer.addWidget(widget)
+        self._race_desk: RaceDesk | None = None
+        self.race_view: RaceView | None = None
+        self._race_stop: threading.Event | None = None
+        self._detail: StimulusDetail | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(48, 28, 48, 18)
         layout.setSpacing(10)
@@ -151,7 +193,8 @@ class PresentationView(QWidget):
         layout.addLayout(self.media_box, 5)
         layout.addWidget(self.transport)
         layout.addWidget(self.scroll, 4)
-        layout.addWidget(self.help)
+        layout.addLayout(footer)
+        self._layout = layout
         self._reveals: list[_Reveal] = []
         self._revealed = 0
         self._clear_rows()
@@ -159,7 +202,8 @@ class PresentationView(QWidget):
         self._unsubscribe: Callable[[], None] | None = None
         actions = {"advance": self.advance, "reveal": self.reveal_next, "reveal_all": self.reveal_all,
                    "back": self.previousStimulusRequested.emit, "leave": self.leave,
-                   "play": self.toggle_play, "voice": self.next_voice}
+                   "play": self.toggle_play, "voice": self.next_voice,
+                   "race": self.start_race, "race_again": lambda: self.start_race(ask_again=True)}
         self._actions = {f"{PRESENTATION}.{name}": handler for name, handler in actions.items()}
         self._apply_palette()
         if player is not None:
@@ -201,10 +245,16 @@ class PresentationView(QWidget):
         super().resizeEvent(event)
         for widget, scale, bold in self._fonts + self._row_fonts:
             self._apply_font(widget, scale, bold)
+        if self.race_view is not None:
+            self.race_view.apply_fonts()
 
     # ----- content -----------------------------------------------------------------------------------
     def set_content(self, detail: StimulusDetail | None, models: Sequence[str], humans: bool = True) -> None:
-        """Show a stimulus with every answer hidden, and its clip paused where the player has it."""
+        """Show a stimulus with every answer hidden, and its clip paused where the player has it (a race on
+        the stimulus before ends here; one on this stimulus goes on when its stored answers change)."""
+        if detail is None or self._detail is None or detail.id != self._detail.id:
+            self._end_race()
+        self._detail = detail
         self._clear_rows()
         self._voices = detail is not None and detail.kind == "echomind_script"
         self._show_media(detail)
@@ -318,7 +368,9 @@ class PresentationView(QWidget):
         return [label for label, _ in self._reveals[index].labels]
 
     def reveal_next(self) -> bool:
-        """Reveal the next hidden unit; False when all are shown."""
+        """Reveal the next hidden unit (in a race, the next verdict); False when all are shown."""
+        if self.race_view is not None:
+            return self.race_view.reveal_next()
         if self._revealed >= len(self._reveals):
             return False
         for label, text in self._reveals[self._revealed].labels:
@@ -332,12 +384,16 @@ class PresentationView(QWidget):
         return True
 
     def reveal_all(self) -> None:
+        if self.race_view is not None:
+            self.race_view.reveal_all()
+            return
         while self.reveal_next():
             pass
 
     def advance(self) -> None:
-        """The presenter's one key: the next answer, or the next stimulus once all are shown."""
-        if not self.reveal_next():
+        """The presenter's one key: the next answer, or the next stimulus once all are shown (a race's only
+        once it is over)."""
+        if not self.reveal_next() and (self.race_view is None or self.race_view.state.all_revealed()):
             self.nextStimulusRequested.emit()
 
     # ----- the clip ----------------------------------------------------------------------------------
@@ -355,7 +411,8 @@ class PresentationView(QWidget):
             detail.media_by_role("video") or detail.media_by_role("audio"))
         self.transport.setVisible(has_clip)
         # the keys line names only what works on this stimulus
-        shown = [k for k in HELP_KEYS if (k != "Space" or has_clip) and (k != "V" or (has_clip and self._voices))]
+        shown = [k for k in HELP_KEYS if (k != "Space" or has_clip) and (k != "V" or (has_clip and self._voices))
+                 and (k != "R" or self._race_desk is not None)]
         self.help.setText(" · ".join(f"{k}: {d.split(',')[0]}" for k in shown
                                      for key, _a, d in PRESENTATION_KEYS if key == k))
         self._show_position()
@@ -387,9 +444,101 @@ class PresentationView(QWidget):
         self.transport.setText(f"{state}  {format_time(clock.position)} / {format_time(clock.duration or 0.0)}"
                                f"{voice} · Space plays")
 
+    # ----- the race --------------------------------------------------------------------------------------
+    def enable_race(self, desk: RaceDesk) -> None:
+        """Let the presenter race the contenders the settings name (R, the Race button)."""
+        self._race_desk = desk
+        for widget in (self.race_button, self.contenders_button, self.at_once):
+            widget.show()
+        self.at_once.setChecked(desk.settings.load().race_verdicts_at_once)
+        self._show_media(self._detail)
+
+    def race_running(self) -> bool:
+        return self._race_stop is not None
+
+    def start_race(self, ask_again: bool = False) -> None:
+        """Ask every contender about the stimulus on stage at once (R); a contender with a kept answer shows it
+        unless `ask_again` (Shift+R). Nothing happens while a race runs."""
+        desk, detail = self._race_desk, self._detail
+        if desk is None or detail is None or self.race_running():
+            return
+        from app.contenders import lineup_problem
+        from app.live.race import run_race
+        from widgets.race_view import RaceView
+
+        contenders = desk.settings.load().contenders
+        problem = "no contenders yet: name the live models to race with Contenders…" if not contenders \
+            else lineup_problem(contenders)
+        if problem:
+            self.help.setText(f"Cannot race: {problem}")
+            return
+        self._end_race()
+        self.race_view = RaceView(contenders, detail.ground_truth, self.at_once.isChecked(), self.base_px)
+        self.scroll.hide()
+        self._layout.insertWidget(self._layout.indexOf(self.scroll) + 1, self.race_view, 4)
+        stop = threading.Event()
+        self._race_stop = stop
+        view, service = self.race_view, desk.service()
+
+        def work(token: CancelToken, progress: Callable[[float, object], None]) -> None:
+            run_race(service, detail, contenders, lambda event: progress(0.0, event),
+                     lambda: stop.is_set() or token(), ask_again=ask_again)
+
+        def finished(_result: object = None) -> None:
+            if self.race_view is view:
+                self._race_stop = None
+                view.finish()
+
+        def failed(exc: BaseException) -> None:
+            finished()
+            self.help.setText(f"The race stopped: {type(exc).__name__}: {exc}")
+
+        desk.runner.submit("race", work, finished, failed,
+                           on_progress=lambda _f, event: view.apply(event) if self.race_view is view else None,
+                           with_progress=True)
+
+    def cancel_race(self) -> None:
+        """Escape during a race: every contender's request stops; what arrived stays on stage."""
+        if self._race_stop is not None:
+            self._race_stop.set()
+            self._race_stop = None
+            if self.race_view is not None:
+                self.race_view.cancel_all()
+
+    def _end_race(self) -> None:
+        """Leave the race's stage (another stimulus, or leaving): its requests stop, the answers come back."""
+        self.cancel_race()
+        if self.race_view is not None:
+            self.race_view.deleteLater()
+            self.race_view = None
+            self.scroll.show()
+
+    def edit_contenders(self) -> None:
+        """The Contenders… button: name the live models a race asks (kept in the settings)."""
+        if self._race_desk is None:
+            return
+        from widgets.contenders_dialog import ContendersDialog
+
+        dialog = ContendersDialog(self._race_desk.settings.load().contenders, self)
+        if dialog.exec() == ContendersDialog.DialogCode.Accepted:
+            self._race_desk.settings.update(contenders=dialog.contenders())
+            self._show_media(self._detail)
+        self.setFocus()
+
+    def _at_once_toggled(self, on: bool) -> None:
+        if self._race_desk is not None:
+            self._race_desk.settings.update(race_verdicts_at_once=on)
+        if self.race_view is not None:
+            self.race_view.state.verdicts_at_once = on
+            self.race_view.refresh()
+
     # ----- leaving -----------------------------------------------------------------------------------
     def leave(self) -> None:
-        """Close the presentation (Escape, F5): the clip pauses and the player gets its media back."""
+        """Close the presentation (Escape, F5): the clip pauses and the player gets its media back. Escape
+        during a race cancels the race instead."""
+        if self.race_running():
+            self.cancel_race()
+            return
         self._leaving = True
         self.close()
         self.left.emit()
@@ -397,6 +546,7 @@ class PresentationView(QWidget):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         # however the window goes (a key, the window manager), the media area must not go with it
         super().closeEvent(event)
+        self._end_race()
         if self._unsubscribe is not None:
             self.player.clock.pause()
             self._unsubscribe()

@@ -14,12 +14,14 @@
     thinslice sample [--db PATH]                                                     (re)import the sample
     thinslice backup OUT [--db PATH]                 a consistent, checked copy of the store in a new file OUT
     thinslice check [--db PATH]                      read every table back; exit 1 naming a damaged table
-    thinslice recover [--db PATH]                    open a store whose write-ahead log is damaged
+    thinslice recover [--db PATH]                    open a store whose write-ahead log is damaged, and put back
+                                                     the acknowledged edits it lacks from its edit journal
     thinslice team init|add-member|join|status|sync|leave ...   annotate as a team on a PostgreSQL server
 
 --db names an existing store; add --create to make a new one there. Without --db the default store in the
 data folder is used (and made, with the sample, on first start). Verbs that only read (info, export, check,
-metrics) open the store read-only, so they work while another program holds it for reading.
+metrics) open the store read-only, so they work while another program holds it for reading. While a
+Thinslice window holds the store, `backup` and `check` are handed to the window (app/store_channel.py).
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import duckdb
 
-from storage.errors import StoreMissingError, ThinsliceError
+from storage.errors import StoreLockedError, StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
 
 VERBS = ("info", "list", "import", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup", "check",
@@ -107,19 +109,34 @@ def cmd_sample(argv: list[str]) -> int:
 
 def cmd_backup(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="thinslice backup",
-                                     description="Write a consistent copy of the store to a new file, and check it.")
+                                     description="Write a consistent copy of the store to a new file, and check it. "
+                                                 "While a Thinslice window holds the store, the window writes it.")
     parser.add_argument("out", type=Path, metavar="OUT", help="the copy to write (must not exist yet)")
     db_argument(parser)
     args = parser.parse_args(argv)
-    from storage.backup import backup_store
-    store = open_cli_store(args.db, create=False)
+    from app.store_backups import back_up
+    out = args.out.expanduser().resolve()
     try:
-        tables = backup_store(store, args.out)
+        store = open_cli_store(args.db, create=False)
+    except StoreLockedError as held:
+        print(json.dumps(_hand_to_window(held, "backup", {"out": str(out)})))
+        return 0
+    try:
+        report = back_up(store, out)
     finally:
         store.close()
-    print(json.dumps({"backup": str(args.out.expanduser().resolve()), "tables": len(tables),
-                      "rows": sum(t.rows for t in tables)}))
+    print(json.dumps(report.as_json()))
     return 0
+
+
+def _hand_to_window(held: StoreLockedError, verb: str, args: dict[str, str]) -> dict:
+    """The answer of the Thinslice window holding the store, which does `verb` itself; the lock error
+    again when no window of ours takes requests for it (another program holds it)."""
+    from app.store_channel import ask_holder
+    answer = ask_holder(held.path, verb, args)
+    if answer is None:
+        raise held
+    return answer
 
 
 def cmd_check(argv: list[str]) -> int:
@@ -127,13 +144,18 @@ def cmd_check(argv: list[str]) -> int:
                                      description="Read every table of the store back in full (history included).")
     db_argument(parser)
     args = parser.parse_args(argv)
+    from app.store_backups import check_summary
     from storage.backup import check_store
-    store = open_cli_store(args.db, read_only=True)
+    try:
+        store = open_cli_store(args.db, read_only=True)
+    except StoreLockedError as held:
+        print(json.dumps(_hand_to_window(held, "check", {}), indent=2))
+        return 0
     try:
         tables = check_store(store)
     finally:
         store.close()
-    print(json.dumps({"store": str(store.path), "ok": True, "tables": {t.table: t.rows for t in tables}}, indent=2))
+    print(json.dumps(check_summary(store.path, tables), indent=2))
     return 0
 
 

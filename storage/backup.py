@@ -10,6 +10,7 @@ store still lacks.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -25,6 +26,7 @@ from storage.store import Store, wal_path
 
 _DAMAGE_AT = re.compile(r"byte position (\d+)")
 _BACKUP_ALIAS = "thinslice_backup"
+_BACKUP_NUMBERS = itertools.count(1)   # each backup attaches its copy under a name of its own
 
 
 @dataclass(frozen=True)
@@ -112,14 +114,15 @@ def backup_store(store: Store, out: Path | str) -> list[TableCheck]:
         leftover.unlink(missing_ok=True)
     cur = store.cursor()
     source = _main_database(cur)
+    alias = f"{_BACKUP_ALIAS}_{next(_BACKUP_NUMBERS)}"   # attached databases are shared by every cursor
     try:
-        cur.execute(f"ATTACH '{_quoted(partial)}' AS {_BACKUP_ALIAS}")
+        cur.execute(f"ATTACH '{_quoted(partial)}' AS {alias} (READ_WRITE)")  # even from a read-only store
         try:
-            cur.execute(f'COPY FROM DATABASE "{source}" TO {_BACKUP_ALIAS}')
-            checks = check_connection(cur, out, _BACKUP_ALIAS)
-            cur.execute(f"CHECKPOINT {_BACKUP_ALIAS}")
+            cur.execute(f'COPY FROM DATABASE "{source}" TO {alias}')
+            checks = check_connection(cur, out, alias)
+            cur.execute(f"CHECKPOINT {alias}")
         finally:
-            cur.execute(f"DETACH {_BACKUP_ALIAS}")
+            cur.execute(f"DETACH {alias}")
     except duckdb.Error as exc:
         for leftover in (partial, wal_path(partial)):
             leftover.unlink(missing_ok=True)

@@ -95,13 +95,14 @@ def format_comparisons(doc: dict) -> str:
             continue
         lines += [f"  {k}: {v}" for k, v in ds["methods"].items()]
         header = (f"  {'judge':<32} {'cue':<34} {'n r/w':>7} {'delta':>7} {'95% CI':>15} {'p adj':>7}"
-                  f" {'rho':>7} {'p adj':>7}")
+                  f" {'rho':>7} {'p adj':>7}  note")
         lines += ["", header, "  " + "-" * (len(header) - 2)]
         for c in ds["comparisons"]:
-            ci = f"[{_number(c['ci_low'], 2)}, {_number(c['ci_high'], 2)}]"
+            ci = (f"[{_number(c['ci_low'], 2)}, {_number(c['ci_high'], 2)}]" if c["ci_low"] is not None
+                  else "-" if c["flag"] == "does not vary" else "none")
             lines.append(f"  {c['judge'][:32]:<32} {c['cue'][:34]:<34} {len(c['right']):>3}/{len(c['wrong']):<3}"
                          f" {_number(c['delta'], 2):>7} {ci:>15} {_number(c['p_adjusted']):>7}"
-                         f" {_number(c['rho'], 2):>7} {_number(c['rho_p_adjusted']):>7}")
+                         f" {_number(c['rho'], 2):>7} {_number(c['rho_p_adjusted']):>7}  {c['flag']}")
         if ds["voices"]:
             lines += ["", "  target voice against the neutral and alternative voices of the same script"]
             for v in ds["voices"]:

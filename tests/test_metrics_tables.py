@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+import scipy.stats as ss
 
 from app.metrics import (
     accuracy_table,
@@ -11,7 +12,8 @@ from app.metrics import (
     judge_means,
     mcq_accuracy_by_type,
     ncp_success,
-    normal_mean_interval,
+    t_mean_interval,
+    t_quantile,
     wilson_interval,
 )
 
@@ -47,10 +49,16 @@ def test_mcq_accuracy_is_split_by_question_type():
     assert dict(zip(table["question_type"], table["accuracy"])) == {"reasoning": 0.5, "understanding": 0.75}
 
 
-def test_judge_means_match_numpy_with_a_normal_interval():
+def scipy_t_interval(values: np.ndarray) -> tuple[float, float]:
+    low, high = ss.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=ss.sem(values))
+    return float(low), float(high)
+
+
+def test_judge_means_with_one_score_per_stimulus_match_scipys_t_interval():
     rng = np.random.default_rng(3)
     frame = pl.DataFrame(
         {
+            "stimulus_id": np.arange(400),
             "model": rng.choice(["x", "y"], 400),
             "criterion": rng.choice(["C1", "C2", "C3", "C4", "VES"], 400),
             "score": rng.integers(1, 6, 400).astype(float),
@@ -60,9 +68,44 @@ def test_judge_means_match_numpy_with_a_normal_interval():
     assert table.filter(pl.col("model") == "x")["criterion"].to_list() == ["C1", "C2", "C3", "C4", "VES"]
     for row in table.iter_rows(named=True):
         scores = frame.filter((pl.col("model") == row["model"]) & (pl.col("criterion") == row["criterion"]))["score"].to_numpy()
-        assert row["mean"] == pytest.approx(scores.mean())
-        expected = normal_mean_interval(scores.mean(), scores.std(ddof=1), len(scores))
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx((expected.low, expected.high))
+        assert row["mean"] == pytest.approx(scores.mean()) and row["n"] == row["n_units"] == len(scores)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(scipy_t_interval(scores), abs=1e-12)
+        assert row["ci_method"] == "t"
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 30, 1000])
+def test_t_multiplier_equals_scipy(n):
+    assert t_quantile(0.95, n - 1) == pytest.approx(ss.t.ppf(0.975, n - 1), abs=1e-12)
+    assert t_quantile(0.9, n - 1) == pytest.approx(ss.t.ppf(0.95, n - 1), abs=1e-12)
+    values = np.random.default_rng(n).normal(3.0, 1.0, n)
+    interval = t_mean_interval(values.mean(), values.std(ddof=1), n)
+    assert (interval.low, interval.high) == pytest.approx(scipy_t_interval(values), abs=1e-12)
+
+
+def test_repeated_scores_of_the_same_stimuli_count_the_stimulus_as_the_unit():
+    """EchoMind's shape: 6 stimuli, each scored 6 times (voices, judges): n = 6 stimuli, not 36 scores."""
+    rng = np.random.default_rng(11)
+    stimulus_effect = rng.normal(0.0, 1.0, 6)
+    rows = [{"stimulus_id": s, "model": "m", "criterion": "C1", "score": 3.0 + stimulus_effect[s] + rng.normal(0, 0.3)}
+            for s in range(6) for _ in range(6)]
+    rows += [{"stimulus_id": 5, "model": "m", "criterion": "C1", "score": None}]  # a missing score is left out
+    frame = pl.DataFrame(rows)
+    row = judge_means(frame, criteria=["C1"]).row(0, named=True)
+    per_stimulus = frame.drop_nulls("score").group_by("stimulus_id").agg(pl.col("score").mean())["score"].to_numpy()
+    assert row["n"] == 36 and row["n_units"] == 6 and row["ci_method"] == "t_by_stimulus"
+    assert row["mean"] == pytest.approx(per_stimulus.mean())
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(scipy_t_interval(per_stimulus), abs=1e-12)
+    naive = scipy_t_interval(frame["score"].drop_nulls().to_numpy())
+    assert row["ci_high"] - row["ci_low"] > 2 * (naive[1] - naive[0])  # 36 "independent" scores claim far more
+
+
+def test_a_t_interval_at_n_6_covers_about_95_percent_where_a_z_interval_does_not():
+    rng = np.random.default_rng(5)
+    samples = rng.normal(0.0, 1.0, (20000, 6))
+    means, sds = samples.mean(axis=1), samples.std(axis=1, ddof=1)
+    t_half, z_half = t_quantile(0.95, 5) * sds / np.sqrt(6), 1.959964 * sds / np.sqrt(6)
+    assert 0.94 <= np.mean(np.abs(means) <= t_half) <= 0.96
+    assert np.mean(np.abs(means) <= z_half) < 0.91
 
 
 def test_agentviss_scores_by_task_in_benchmark_order_and_vision_mode():

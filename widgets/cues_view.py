@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileD
                                QMainWindow, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from app.cues.compare import METHODS, Comparison, DatasetComparison, comparisons_frame
+from app.cues.compare import METHODS, Comparison, DatasetComparison, comparisons_frame, interval_text, summary_text
 from app.cues.measures import CUES
 from app.cues.service import CueService
 from app.cues.stats import CORRECTIONS
 from widgets.tasks import TaskRunner
 
-COLUMNS = ("cue", "right", "wrong", "Cliff's δ", "95% CI", "p adj.", "Spearman ρ", "ρ p adj.")
+COLUMNS = ("cue", "right", "wrong", "Cliff's δ", "95% CI", "p adj.", "Spearman ρ", "ρ p adj.", "note")
 VOICE_COLUMNS = ("script", "attribute", "cue", "target", "neutral", "alternative", "expected", "as expected")
 RIGHT_COLOUR, WRONG_COLOUR = "#2e8b57", "#c0392b"
 SIGNIFICANT = 0.05
@@ -198,7 +198,8 @@ class CuesView(QWidget):
         versions = result.run.versions if result.run else {}
         self.methods.setText(
             f"{METHODS['effect_size']}. Test: {METHODS['test']}. Correlation: {METHODS['correlation']}. "
-            f"p adjusted: {CORRECTIONS[result.correction]}, over the cues of each judge. Groups: {METHODS['groups']}. "
+            f"p adjusted: {CORRECTIONS[result.correction]}, over the cues of each judge. Groups: {METHODS['groups']}; "
+            f"{METHODS['small_groups']}; {METHODS['constant']}. "
             + ("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) + "." if versions else ""))
         self._show_judge()
         self._show_voices()
@@ -208,12 +209,11 @@ class CuesView(QWidget):
         self.table.clearSelection()
         self.table.setRowCount(len(rows))
         for r, c in enumerate(rows):
-            ci = f"[{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}]"
-            values = (c.cue, str(len(c.right)), str(len(c.wrong)), _number(c.delta, 2), ci, _number(c.p_adjusted),
-                      _number(c.rho, 2), _number(c.rho_p_adjusted))
+            values = (c.cue, str(len(c.right)), str(len(c.wrong)), _number(c.delta, 2), interval_text(c),
+                      _number(c.p_adjusted), _number(c.rho, 2), _number(c.rho_p_adjusted), c.flag)
             for col, text in enumerate(values):
                 item = QTableWidgetItem(text)
-                if col:
+                if 0 < col < len(values) - 1:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == 0 and c.cue in CUES:
                     item.setToolTip(CUES[c.cue][1])
@@ -285,8 +285,7 @@ class CuesView(QWidget):
         judge = self.judge.currentText()
         label = f"{c.cue}, target − neutral" if judge.startswith(RECOGNITION_PREFIX) else c.cue
         self.plot.setLabel("left", label + (f" ({unit})" if unit else ""))
-        self.plot.setTitle(f"{judge}: δ = {_number(c.delta, 2)} [{_number(c.ci_low, 2)}, {_number(c.ci_high, 2)}],"
-                           f" p adj. {_number(c.p_adjusted)}", size="9pt")
+        self.plot.setTitle(f"{judge}: {summary_text(c)}", size="9pt")
         self.plot.enableAutoRange(axis="y")
 
     def _point_clicked(self, _item, points, _event=None) -> None:

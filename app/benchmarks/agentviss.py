@@ -10,7 +10,7 @@ import polars as pl
 
 from app.benchmarks.generic import open_answer
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
-from app.metrics import AGENTVISS_TASKS, agentviss_task_scores
+from app.metrics import AGENTVISS_TASKS, JUDGE_MEANS_METHOD, agentviss_task_scores
 from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
@@ -58,7 +58,7 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
     return [table_of(
         "agentviss.tasks", "AgentViSS judged scores by task and vision mode",
         "Mean judge score per task (Expr, Char, Int-Reg, Int-Out) in verbalized (VV) and direct (DV) vision; "
-        "95% normal intervals.", scores, source, ["model", "vision_mode", "task"],
+        f"{JUDGE_MEANS_METHOD}.", scores, source, ["model", "vision_mode", "task"],
         ChartSpec("bars", value_col="mean", low_col="ci_low", high_col="ci_high", category_cols=("task",),
                   series_col="model_mode", y_label="mean score", y_range=(0.0, top) if top else None),
         describe=("model", "vision_mode", "task"))]

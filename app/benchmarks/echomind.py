@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
-from app.metrics import (BLEU_TOKENIZERS, ECHOMIND_JUDGE_CRITERIA, judge_means, mcq_accuracy_by_type,
-                         text_overlap_table, wer_table)
+from app.metrics import (BLEU_TOKENIZERS, ECHOMIND_JUDGE_CRITERIA, JUDGE_MEANS_METHOD, judge_means,
+                         mcq_accuracy_by_type, text_overlap_table, wer_table)
 from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
@@ -251,7 +251,7 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
         tables.append(table_of(
             "echomind.judges", "EchoMind conversation judge scores",
             "Mean judge score (1-5) per criterion: C1 context fit, C2 naturalness, C3 colloquialism, "
-            "C4 speech-information relevance, VES vocal empathy; 95% normal intervals.",
+            f"C4 speech-information relevance, VES vocal empathy; {JUDGE_MEANS_METHOD}.",
             means, judged, ["model", "criterion"],
             ChartSpec("bars", value_col="mean", low_col="ci_low", high_col="ci_high", category_cols=("criterion",),
                       series_col="model", y_label="mean score", y_range=(0.0, 5.0))))

@@ -4,10 +4,13 @@ For a judge (humans pooled, humans in one condition, one model in one modality) 
 when more than half of the judge's verdicts on it are correct and *wrong* when fewer than half are;
 a tie is left out of the two groups but kept in the correlation. For every cue (the stimulus-level value,
 subject `all`) a comparison gives both groups' values (with their stimuli, to open them), Cliff's delta
-of right against wrong with a percentile bootstrap interval, the Mann-Whitney p, Spearman's rho with the
+of right against wrong with Newcombe's continuity-corrected score interval (app/cues/stats.py), the
+Mann-Whitney p (exact for small groups without ties, as scipy's "auto"), Spearman's rho with the
 per-stimulus accuracy and its p, and both p-values adjusted for the number of cues compared for that
 judge (Holm by default, or Benjamini-Hochberg). A labelled cue counts 0 on a measured stimulus that has
-no such label.
+no such label. A cue with one value on all of a judge's right and wrong stimuli "does not vary": it gets
+no delta, p or interval (and its p is left out of the adjustment). A comparison with a group under SMALL_GROUP stimuli
+is flagged `small_group`; a group under MIN_INTERVAL_GROUP gets no interval.
 
 For EchoMind scripts, each cue of the target voice is set against the neutral and the alternative voice
 of the same script; where the attribute implies a direction (a whisper is quieter and less voiced than
@@ -24,8 +27,8 @@ from typing import Any
 import polars as pl
 
 from app.cues.measures import CUES, EGEMAPS_PREFIX, LABEL_PREFIX, WHOLE
-from app.cues.stats import (BOOTSTRAP_RESAMPLES, CONFIDENCE, CORRECTIONS, adjust, bootstrap_delta_ci, cliffs_delta,
-                            mann_whitney_p, spearman)
+from app.cues.stats import (CONFIDENCE, CORRECTIONS, EXACT_MAX_SMALLER, MIN_INTERVAL_GROUP, SMALL_GROUP, adjust,
+                            cliffs_delta, cliffs_delta_interval, mann_whitney_p, spearman)
 from storage import cues as cue_store
 from storage.lookups import datasets as list_datasets
 from storage.store import Store
@@ -53,11 +56,19 @@ ATTRIBUTE_DIRECTIONS: dict[str, dict[str, int]] = {
     "crowd": {"intensity_sd_db": -1},
 }
 METHODS = {
-    "effect_size": (f"Cliff's delta (right minus wrong), percentile bootstrap {CONFIDENCE:.0%} interval "
-                    f"({BOOTSTRAP_RESAMPLES} resamples per group, seed 0)"),
-    "test": "Mann-Whitney U, two-sided, normal approximation with tie and continuity corrections",
+    "effect_size": (f"Cliff's delta, P(right > wrong) - P(right < wrong) over all pairs of stimuli, with a "
+                    f"{CONFIDENCE:.0%} interval by Newcombe's (2006, method 5) score interval for P(right > wrong) "
+                    f"+ P(tie)/2, continuity-corrected by 1/(n_right n_wrong); its coverage is at least 94% at every "
+                    f"group size from 2 to 30 in a seeded simulation; no interval for a group under "
+                    f"{MIN_INTERVAL_GROUP}"),
+    "test": (f"Mann-Whitney U, two-sided: exact distribution of U when the smaller group has at most "
+             f"{EXACT_MAX_SMALLER} stimuli and no values tie, else normal approximation with tie and continuity "
+             f"corrections (scipy.stats.mannwhitneyu, method 'auto')"),
     "correlation": "Spearman's rank correlation with per-stimulus accuracy, two-sided t approximation",
     "groups": "right: more than half of the judge's verdicts correct; wrong: fewer than half; ties in neither",
+    "small_groups": (f"comparisons with a group under {SMALL_GROUP} stimuli are flagged small_group: "
+                     f"their delta rests on few pairs and their interval is wide"),
+    "constant": "a cue with one value on all of a judge's right and wrong stimuli does not vary: no delta, p or interval",
 }
 
 
@@ -81,10 +92,48 @@ class Comparison:
     rho_p: float
     rho_p_adjusted: float
     n_stimuli: int
+    varies: bool = True
 
     @property
     def judge(self) -> str:
         return f"{self.who} · {self.condition}"
+
+    @property
+    def small_group(self) -> bool:
+        """A group under SMALL_GROUP stimuli (delta rests on few pairs)."""
+        return min(len(self.right), len(self.wrong)) < SMALL_GROUP
+
+    @property
+    def flag(self) -> str:
+        """What a reader must know before reading the numbers ("" when nothing)."""
+        if not self.varies:
+            return "does not vary"
+        if self.small_group:
+            return f"group under {SMALL_GROUP}"
+        return ""
+
+
+def _fmt(value: float, digits: int = 2) -> str:
+    return "–" if not _finite(value) else f"{value:.{digits}f}"
+
+
+def interval_text(c: Comparison) -> str:
+    """The interval as the table, the plot and the command line show it: never a precise-looking [0, 0]
+    for a cue that does not vary, and saying why there is none."""
+    if not c.varies:
+        return "does not vary"
+    if not (_finite(c.ci_low) and _finite(c.ci_high)):
+        return f"none (group under {MIN_INTERVAL_GROUP})" if c.right and c.wrong else "none (a group is empty)"
+    return f"[{c.ci_low:.2f}, {c.ci_high:.2f}]"
+
+
+def summary_text(c: Comparison) -> str:
+    """One line for a comparison: delta, interval, adjusted p and n, with its flag."""
+    n = f"n {len(c.right)} right / {len(c.wrong)} wrong"
+    if not c.varies:
+        return f"does not vary ({n})"
+    flag = f" · {c.flag}" if c.flag else ""
+    return f"δ = {_fmt(c.delta)} {interval_text(c)}, p adj. {_fmt(c.p_adjusted, 3)} ({n}){flag}"
 
 
 def _finite(value: Any) -> bool:
@@ -127,16 +176,22 @@ def compare_cues(values: dict[str, dict[int, float]], accuracy: dict[tuple[str, 
             right = sorted((s for s in by_stimulus if acc[s] > 0.5))
             wrong = sorted((s for s in by_stimulus if acc[s] < 0.5))
             xs, ys = [by_stimulus[s] for s in right], [by_stimulus[s] for s in wrong]
-            ci = bootstrap_delta_ci(xs, ys)
             ordered = sorted(by_stimulus)
-            corr = spearman([by_stimulus[s] for s in ordered], [acc[s] for s in ordered])
-            rows.append([who, condition, cue, xs, ys, right, wrong, cliffs_delta(xs, ys), ci.low, ci.high,
-                         mann_whitney_p(xs, ys), corr.rho, corr.p, len(ordered)])
+            varies = len(set(xs + ys)) > 1
+            nan = float("nan")
+            corr = spearman([by_stimulus[s] for s in ordered], [acc[s] for s in ordered])  # NaN when constant
+            if varies:
+                ci = cliffs_delta_interval(xs, ys)
+                numbers = [cliffs_delta(xs, ys), ci.low if ci else nan, ci.high if ci else nan,
+                           mann_whitney_p(xs, ys), corr.rho, corr.p]
+            else:
+                numbers = [nan, nan, nan, nan, corr.rho, corr.p]
+            rows.append([who, condition, cue, xs, ys, right, wrong, *numbers, len(ordered), varies])
         p_adj = adjust([r[10] for r in rows], correction)
         rho_adj = adjust([r[12] for r in rows], correction)
         for r, pa, ra in zip(rows, p_adj, rho_adj):
             out.append(Comparison(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], pa,
-                                  r[11], r[12], ra, r[13]))
+                                  r[11], r[12], ra, r[13], r[14]))
     return out
 
 
@@ -201,6 +256,8 @@ def _clean(value: Any) -> Any:
 def comparison_json(c: Comparison, names: dict[int, str]) -> dict[str, Any]:
     out = {k: _clean(v) for k, v in asdict(c).items()}
     out["judge"] = c.judge
+    out["n_right"], out["n_wrong"] = len(c.right), len(c.wrong)
+    out["small_group"], out["flag"] = c.small_group, c.flag
     out["right_stimuli"] = [names.get(s, str(s)) for s in c.right_stimuli]
     out["wrong_stimuli"] = [names.get(s, str(s)) for s in c.wrong_stimuli]
     out["right_ids"], out["wrong_ids"] = c.right_stimuli, c.wrong_stimuli
@@ -273,13 +330,13 @@ def comparisons_frame(result: DatasetComparison) -> pl.DataFrame:
                      "n_right": len(c.right), "n_wrong": len(c.wrong), "cliffs_delta": _clean(c.delta),
                      "ci_low": _clean(c.ci_low), "ci_high": _clean(c.ci_high), "p": _clean(c.p),
                      "p_adjusted": _clean(c.p_adjusted), "spearman_rho": _clean(c.rho), "rho_p": _clean(c.rho_p),
-                     "rho_p_adjusted": _clean(c.rho_p_adjusted), "n_stimuli": c.n_stimuli,
+                     "rho_p_adjusted": _clean(c.rho_p_adjusted), "n_stimuli": c.n_stimuli, "flag": c.flag,
                      "right_stimuli": " ".join(result.names.get(s, str(s)) for s in c.right_stimuli),
                      "wrong_stimuli": " ".join(result.names.get(s, str(s)) for s in c.wrong_stimuli),
                      "correction": result.correction})
     schema = {"judge": pl.String, "who": pl.String, "condition": pl.String, "cue": pl.String, "n_right": pl.Int64,
               "n_wrong": pl.Int64, "cliffs_delta": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
               "p": pl.Float64, "p_adjusted": pl.Float64, "spearman_rho": pl.Float64, "rho_p": pl.Float64,
-              "rho_p_adjusted": pl.Float64, "n_stimuli": pl.Int64, "right_stimuli": pl.String,
+              "rho_p_adjusted": pl.Float64, "n_stimuli": pl.Int64, "flag": pl.String, "right_stimuli": pl.String,
               "wrong_stimuli": pl.String, "correction": pl.String}
     return pl.DataFrame(rows, schema=schema)

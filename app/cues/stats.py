@@ -16,10 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BOOTSTRAP_RESAMPLES = 2000
+from app.metrics.intervals import student_t_two_sided_p, two_sided_z
+
 CONFIDENCE = 0.95
-# Up to this many resample x pair comparisons the bootstrap compares all pairs in one array operation.
-BROADCAST_PAIRS = 4_000_000
+# The least group size with an interval for Cliff's delta: Newcombe's interval needs two per group.
+MIN_INTERVAL_GROUP = 2
+# Groups smaller than this are flagged wherever a comparison is shown.
+SMALL_GROUP = 5
+# scipy's "auto": the exact U distribution when the smaller group has at most this many values.
+EXACT_MAX_SMALLER = 8
 CORRECTIONS = {"holm": "Holm step-down", "bh": "Benjamini-Hochberg step-up (false discovery rate)"}
 
 
@@ -55,20 +60,39 @@ def _normal_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
+def _u_tail_counts(m: int, n: int) -> list[int]:
+    """How many of the C(m + n, m) orderings give each U = 0 .. mn (no ties): the coefficients of the
+    Gaussian binomial [m + n choose m]_q, built as prod (1 - q^(n + i)) / (1 - q^i), i = 1 .. m."""
+    size = m * n + 1
+    counts = [0] * size
+    counts[0] = 1
+    for i in range(1, m + 1):
+        for k in range(size - 1, n + i - 1, -1):  # times (1 - q^(n + i))
+            counts[k] -= counts[k - n - i]
+        for k in range(i, size):  # divided by (1 - q^i)
+            counts[k] += counts[k - i]
+    return counts
+
+
 def mann_whitney_p(x: Sequence[float], y: Sequence[float]) -> float:
-    """Two-sided p of the Mann-Whitney U test (normal approximation, tie and continuity corrections)."""
+    """Two-sided p of the Mann-Whitney U test as scipy's method "auto": exact when the smaller group has
+    at most EXACT_MAX_SMALLER values and no value is tied, else the normal approximation with tie and
+    continuity corrections."""
     n1, n2 = len(x), len(y)
     if n1 == 0 or n2 == 0:
         return float("nan")
     joined = np.concatenate([np.asarray(x, float), np.asarray(y, float)])
     u1 = mann_whitney_u(x, y)
     u = max(u1, n1 * n2 - u1)
-    n = n1 + n2
     _, counts = np.unique(joined, return_counts=True)
+    if min(n1, n2) <= EXACT_MAX_SMALLER and counts.max() == 1:
+        dist = _u_tail_counts(min(n1, n2), max(n1, n2))
+        return min(1.0, 2.0 * sum(dist[int(round(u)):]) / math.comb(n1 + n2, n1))
+    n = n1 + n2
     ties = float(np.sum(counts**3 - counts))
     variance = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))
     if variance <= 0:
-        return float("nan")
+        return 1.0  # every value the same: U is its mean, and scipy's p is 1
     z = (u - n1 * n2 / 2.0 - 0.5) / math.sqrt(variance)
     return min(1.0, 2.0 * _normal_sf(z))
 
@@ -79,73 +103,30 @@ class Interval:
     high: float
 
 
-def bootstrap_delta_ci(x: Sequence[float], y: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES,
-                       confidence: float = CONFIDENCE, seed: int = 0) -> Interval:
-    """Percentile bootstrap interval of Cliff's delta, each group resampled on its own."""
-    xa, ya = np.asarray(x, float), np.asarray(y, float)
-    if len(xa) < 2 or len(ya) < 2:
-        return Interval(float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    bx = xa[rng.integers(0, len(xa), size=(resamples, len(xa)))]
-    by = ya[rng.integers(0, len(ya), size=(resamples, len(ya)))]
-    if resamples * len(xa) * len(ya) <= BROADCAST_PAIRS:
-        # delta over all pairs of each resample at once: sign(x_i - y_j) averaged
-        deltas = np.sign(bx[:, :, None] - by[:, None, :]).mean(axis=(1, 2))
-    else:  # large groups: count the pairs by binary search in the sorted second group
-        by.sort(axis=1)
-        deltas = np.empty(resamples)
-        for i in range(resamples):
-            below = np.searchsorted(by[i], bx[i], side="left").sum()
-            above = len(ya) - np.searchsorted(by[i], bx[i], side="right")
-            deltas[i] = (below - above.sum()) / (len(xa) * len(ya))
-    alpha = (1.0 - confidence) / 2.0
-    return Interval(float(np.quantile(deltas, alpha)), float(np.quantile(deltas, 1.0 - alpha)))
+def cliffs_delta_interval(x: Sequence[float], y: Sequence[float], confidence: float = CONFIDENCE) -> Interval | None:
+    """Newcombe's continuity-corrected score interval for Cliff's delta (see the module docstring), or
+    None when a group has fewer than MIN_INTERVAL_GROUP values."""
+    m, n = len(x), len(y)
+    if min(m, n) < MIN_INTERVAL_GROUP:
+        return None
+    theta = (cliffs_delta(x, y) + 1.0) / 2.0
+    z = two_sided_z(confidence)
+    big_n = (m + n) / 2.0 - 1.0
+    correction = 1.0 / (m * n)
 
+    def outside(t: float) -> float:  # > 0 where t lies outside the interval
+        variance = t * (1 - t) / (m * n) * (1 + (big_n - 1) * (1 - t) / (2 - t) + (big_n - 1) * t / (1 + t))
+        return max(abs(theta - t) - correction, 0.0) ** 2 - z * z * variance
 
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-16
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 10000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < eps:
-            break
-    return h
+    def edge(inside: float, beyond: float) -> float:
+        if outside(beyond) <= 0:
+            return beyond
+        for _ in range(100):
+            mid = (inside + beyond) / 2.0
+            inside, beyond = (inside, mid) if outside(mid) > 0 else (mid, beyond)
+        return (inside + beyond) / 2.0
 
-
-def regularized_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def student_t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with `df` degrees of freedom."""
-    if math.isinf(t):
-        return 0.0
-    return regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+    return Interval(2.0 * edge(theta, 0.0) - 1.0, 2.0 * edge(theta, 1.0) - 1.0)
 
 
 @dataclass(frozen=True)

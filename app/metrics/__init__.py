@@ -16,7 +16,8 @@ from app.metrics.intervals import (
     Interval,
     bootstrap_interval,
     newcombe_paired_bounds,
-    normal_mean_interval,
+    t_mean_interval,
+    t_quantile,
     two_sided_z,
     wilson_bounds,
     wilson_interval,
@@ -35,6 +36,7 @@ from app.metrics.stimuli import correct_column, per_stimulus_frame, run_keys, sc
 from app.metrics.tables import (
     AGENTVISS_TASKS,
     ECHOMIND_JUDGE_CRITERIA,
+    JUDGE_MEANS_METHOD,
     accuracy_table,
     agentviss_task_scores,
     judge_means,
@@ -55,6 +57,7 @@ from app.metrics.text import (
 
 __all__ = [
     "AGENTVISS_TASKS",
+    "JUDGE_MEANS_METHOD",
     "BLEU_TOKENIZERS",
     "CORRECTIONS",
     "ECHOMIND_JUDGE_CRITERIA",
@@ -84,7 +87,8 @@ __all__ = [
     "models_disagree",
     "ncp_success",
     "newcombe_paired_bounds",
-    "normal_mean_interval",
+    "t_mean_interval",
+    "t_quantile",
     "normalize_for_wer",
     "per_stimulus_frame",
     "rouge_l_f",

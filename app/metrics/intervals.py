@@ -4,7 +4,9 @@ Methods are named in every result so a figure can say how its interval was made:
 - ``wilson``: Wilson score interval for one binomial proportion (Wilson 1927).
 - ``newcombe_paired``: Newcombe's score-based interval for the difference of two paired
   proportions (Newcombe 1998, "method 10"), built from the two Wilson intervals.
-- ``normal``: mean +- z * SD / sqrt(n), for means of judge scores.
+- ``t``: mean +- t(n - 1) * SD / sqrt(n), Student's t interval for a mean of n independent scores.
+- ``t_by_stimulus``: the same over per-stimulus means, n the number of stimuli, for scores that repeat
+  per stimulus (several judges or runs scoring the same item are not independent of each other).
 - ``bootstrap_percentile``: percentile bootstrap.
 """
 from __future__ import annotations
@@ -29,6 +31,69 @@ def two_sided_z(level: float) -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"confidence level must be between 0 and 1, got {level}")
     return z_quantile(0.5 + level / 2.0)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, eps = 1e-300, 1e-16
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def regularized_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with `df` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_quantile(level: float, df: float) -> float:
+    """The t multiplier of a two-sided interval at confidence ``level`` with ``df`` degrees of freedom
+    (2.570582 for 0.95 and 5), by bisection of the two-sided tail (scipy.stats.t.ppf to 1e-12)."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"confidence level must be between 0 and 1, got {level}")
+    tail = 1.0 - level
+    lo, hi = 0.0, 1.0
+    while student_t_two_sided_p(hi, df) > tail:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if student_t_two_sided_p(mid, df) > tail else (lo, mid)
+        if hi - lo < 1e-15 * hi:
+            break
+    return (lo + hi) / 2.0
 
 
 @dataclass(frozen=True)
@@ -95,12 +160,12 @@ def newcombe_paired_bounds(
     return np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
 
 
-def normal_mean_interval(mean: float, sd: float, n: int, level: float = 0.95) -> Interval:
-    """mean +- z * SD / sqrt(n); NaN bounds with fewer than two values."""
+def t_mean_interval(mean: float, sd: float, n: int, level: float = 0.95) -> Interval:
+    """mean +- t(level, n - 1) * SD / sqrt(n) (Student); NaN bounds with fewer than two values."""
     if n < 2 or math.isnan(sd):
-        return Interval(math.nan, math.nan, "normal", level)
-    half_width = two_sided_z(level) * sd / math.sqrt(n)
-    return Interval(mean - half_width, mean + half_width, "normal", level)
+        return Interval(math.nan, math.nan, "t", level)
+    half_width = t_quantile(level, n - 1) * sd / math.sqrt(n)
+    return Interval(mean - half_width, mean + half_width, "t", level)
 
 
 def bootstrap_interval(

@@ -10,11 +10,15 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from app.metrics.intervals import two_sided_z
+from app.metrics.intervals import t_quantile, two_sided_z
 
 AGENTVISS_TASKS: tuple[str, ...] = ("Expr", "Char", "Int-Reg", "Int-Out")
 ECHOMIND_JUDGE_CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "VES")
 NCP_FACTORS: tuple[str, ...] = ("goal_order", "goal_size", "false_belief")
+# How `judge_means` makes its interval, for the notes under its tables.
+JUDGE_MEANS_METHOD = ("95% Student t intervals with the stimulus as the unit: the mean of per-stimulus mean "
+                      "scores, t with (stimuli - 1) degrees of freedom; n_units is the number of stimuli, "
+                      "n the number of scores")
 
 
 def wilson_columns(successes: str, n: str, level: float, prefix: str = "ci") -> list[pl.Expr]:
@@ -81,38 +85,56 @@ def judge_means(
     score_col: str = "score",
     level: float = 0.95,
     criteria: Sequence[str] | None = None,
+    cluster_col: str = "stimulus_id",
 ) -> pl.DataFrame:
-    """Mean judge score per group with a normal interval (mean +- z * SD / sqrt(n)).
+    """Mean judge score per group with Student's t interval, the stimulus as the unit.
 
     Expects a judgments frame with the ``group_by`` columns (typically model and criterion, plus
     condition columns such as prompt_setting) and a numeric ``score_col``; null scores are left
-    out. ``criteria`` keeps only those criterion values, in that order. Returns the group columns
-    plus ``n``, ``mean``, ``sd``, ``ci_low``, ``ci_high``, ``ci_method`` ("normal").
+    out. ``criteria`` keeps only those criterion values, in that order. Scores of the same
+    ``cluster_col`` value (one stimulus scored by several judges, voices or runs) are not independent
+    of each other, so each group's mean is the mean of its per-stimulus means and its interval
+    mean +- t(level, k - 1) * SD / sqrt(k) over those k per-stimulus means (``ci_method``
+    "t_by_stimulus"); a group whose stimuli each have one score gets the same numbers, named "t" (the
+    plain t interval over its scores). Without ``cluster_col`` in the frame every score is its own unit.
+    Returns the group columns plus ``n`` (scores), ``n_units`` (stimuli, or scores), ``mean``, ``sd``
+    (of the units), ``ci_low``, ``ci_high`` (null under two units), ``ci_method``, ``ci_level``.
     """
     keys = list(group_by)
-    z = two_sided_z(level)
     lazy = judgments.lazy().filter(pl.col(score_col).is_not_null())
     if criteria is not None:
         lazy = lazy.filter(pl.col("criterion").is_in(list(criteria)))
-    half_width = z * pl.col("sd") / pl.col("n").sqrt()
+    unit = [cluster_col] if cluster_col in judgments.columns else []
+    if not unit:
+        lazy = lazy.with_row_index("_unit")
+        unit = ["_unit"]
+    units = lazy.group_by([*keys, *unit]).agg(pl.col(score_col).cast(pl.Float64).mean().alias("_mean"),
+                                               pl.len().alias("_count"))
     table = (
-        lazy.group_by(keys)
+        units.group_by(keys)
         .agg(
-            pl.len().alias("n"),
-            pl.col(score_col).cast(pl.Float64).mean().alias("mean"),
-            pl.col(score_col).cast(pl.Float64).std(ddof=1).alias("sd"),
+            pl.col("_count").sum().cast(pl.Int64).alias("n"),
+            pl.len().cast(pl.Int64).alias("n_units"),
+            pl.col("_mean").mean().alias("mean"),
+            pl.col("_mean").std(ddof=1).alias("sd"),
+            (pl.col("_count").max() > 1).alias("_repeated"),
         )
-        .with_columns(
-            pl.when(pl.col("n") >= 2).then(pl.col("mean") - half_width).alias("ci_low"),
-            pl.when(pl.col("n") >= 2).then(pl.col("mean") + half_width).alias("ci_high"),
-            pl.lit("normal").alias("ci_method"),
-        )
+        .collect()
     )
+    multipliers = {k: t_quantile(level, k - 1) for k in set(table["n_units"].to_list()) if k >= 2}
+    half_width = (pl.col("n_units").replace_strict(multipliers, default=None, return_dtype=pl.Float64)
+                  * pl.col("sd") / pl.col("n_units").cast(pl.Float64).sqrt())
+    table = table.with_columns(
+        pl.when(pl.col("n_units") >= 2).then(pl.col("mean") - half_width).alias("ci_low"),
+        pl.when(pl.col("n_units") >= 2).then(pl.col("mean") + half_width).alias("ci_high"),
+        pl.when(pl.col("_repeated")).then(pl.lit("t_by_stimulus")).otherwise(pl.lit("t")).alias("ci_method"),
+        pl.lit(level).alias("ci_level"),
+    ).drop("_repeated")
     if criteria is not None and "criterion" in keys:
         order = pl.col("criterion").replace_strict(list(criteria), list(range(len(criteria))), return_dtype=pl.Int64)
         others = [k for k in keys if k != "criterion"]
-        return table.sort([*others, order]).collect()
-    return table.sort(keys).collect()
+        return table.sort([*others, order])
+    return table.sort(keys)
 
 
 def agentviss_task_scores(

@@ -1,16 +1,27 @@
 """Turn-taking in a conversation from word times: floors, gaps, overlaps, backchannels, pauses, rates.
 
-The terms follow Heldner & Edlund (2010), "Pauses, gaps and overlaps in conversations":
+This is a floor-based analysis (who holds the floor, and when it passes), with the terms of Heldner &
+Edlund (2010), "Pauses, gaps and overlaps in conversations"; it is not their vocal-activity classification
+of every silence and overlap (there a backchannel is speech like any other). The definitions:
 - an inter-pausal unit (IPU) is a stretch of one speaker's words with no silence of `min_pause_s` or more;
-- a backchannel is a short IPU (at most `backchannel_max_words` words, `backchannel_max_s` long) made only
-  of listener tokens ("mm", "yeah", ...) while the other speaker holds the floor; it does not take the floor;
+- a backchannel is a short IPU (at most `backchannel_max_words` words, at most `backchannel_max_s` long)
+  made only of listener tokens (BACKCHANNEL_TOKENS) while another speaker holds the floor; it does not
+  take the floor;
 - the floor passes to another speaker when an IPU of theirs that is not a backchannel outlasts the
   holder's speech; the floor transfer offset (FTO) is its start minus the end of the holder's speech:
   positive is a gap (between-speaker silence), negative an overlap (between-speaker overlap);
-- a turn is one speaker's stretch of floor; a pause is a silence of `min_pause_s` or more between two of
-  the holder's IPUs within one turn.
-Speech rate of a turn is its words per second of turn; articulation rate is words per second of speech
-(IPU time, pauses left out). Rates are in words, since transcripts give words, not syllables.
+- a simultaneous start (IPUs of two speakers starting at the same millisecond) is no transition: the
+  longer IPU is taken first, so the floor goes (or stays) with whoever speaks on, and the shorter IPU is
+  overlap inside it, as any speech wholly inside the holder's is;
+- a turn is one speaker's stretch of floor, from the start of its first word (also when it was taken in
+  overlap) to the end of its last; a pause is a joint silence of `min_pause_s` or more between two of the
+  holder's IPUs within one turn: a silence of the holder in which anyone else speaks (a backchannel
+  too) is not a pause.
+Speech rate of a turn is its words per second of turn; articulation rate is the same words per second of
+their IPUs (pauses left out), so a speech rate never exceeds its articulation rate. Rates are in words,
+since transcripts give words, not syllables. Every threshold is compared on a millisecond grid (times
+rounded to whole milliseconds first), so a silence of exactly `min_pause_s` on a 10 ms grid is a pause
+whatever the floating-point rounding of its ends.
 """
 from __future__ import annotations
 
@@ -25,13 +36,20 @@ BACKCHANNEL_TOKENS = frozenset({
 _PUNCTUATION = re.compile(r"[^\w'-]+")
 
 
+def ms(seconds: float) -> int:
+    """A time on the millisecond grid every threshold is compared on."""
+    return round(seconds * 1000.0)
+
+
 @dataclass(frozen=True)
 class ConversationSettings:
-    """Thresholds of the turn-taking analysis (seconds, words)."""
+    """Thresholds of the turn-taking analysis (seconds, words) and the listener tokens a backchannel is
+    made of (stored with a cue run, so a changed list measures again)."""
 
     min_pause_s: float = 0.2
     backchannel_max_s: float = 1.0
     backchannel_max_words: int = 2
+    backchannel_tokens: tuple[str, ...] = tuple(sorted(BACKCHANNEL_TOKENS))
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -62,7 +80,7 @@ class Unit:
 
 @dataclass(frozen=True)
 class Turn:
-    """One speaker's stretch of floor, from where they took it to the end of their last word in it."""
+    """One speaker's stretch of floor, from the start of its first word to the end of its last."""
 
     speaker: str
     start: float
@@ -79,6 +97,11 @@ class Turn:
     def speech_rate(self) -> float:
         """Words per second of turn."""
         return self.n_words / self.duration if self.duration > 0 else float("nan")
+
+    @property
+    def articulation_rate(self) -> float:
+        """Words per second of the turn's IPUs (its pauses left out): never below `speech_rate`."""
+        return self.n_words / self.speech_s if self.speech_s > 0 else float("nan")
 
 
 @dataclass(frozen=True)
@@ -120,6 +143,14 @@ class Conversation:
     def backchannels(self) -> list[Unit]:
         return [u for u in self.units if u.backchannel]
 
+    @property
+    def simultaneous_starts(self) -> list[float]:
+        """Times (on the millisecond grid) where IPUs of two or more speakers start together."""
+        speakers_at: dict[int, set[str]] = {}
+        for u in self.units:
+            speakers_at.setdefault(ms(u.start), set()).add(u.speaker)
+        return [t / 1000.0 for t, who in sorted(speakers_at.items()) if len(who) > 1]
+
 
 def normalise_token(word: str) -> str:
     return _PUNCTUATION.sub("", word.lower()).strip("-'")
@@ -134,20 +165,27 @@ def _units(words: Sequence[TimedWord], settings: ConversationSettings) -> list[U
         own.sort(key=lambda w: (w.start, w.end))
         start, end, tokens = own[0].start, own[0].end, [own[0].word]
         for word in own[1:]:
-            if word.start - end < settings.min_pause_s:
+            if ms(word.start) - ms(end) < ms(settings.min_pause_s):
                 end, tokens = max(end, word.end), tokens + [word.word]
             else:
                 units.append(Unit(speaker, start, end, tuple(tokens)))
                 start, end, tokens = word.start, word.end, [word.word]
         units.append(Unit(speaker, start, end, tuple(tokens)))
-    units.sort(key=lambda u: (u.start, u.end, u.speaker))
+    # at a simultaneous start the longer IPU comes first, so the shorter one falls inside it
+    units.sort(key=lambda u: (ms(u.start), -u.end, u.speaker))
     return units
+
+
+def _joint_silence(a: Unit, b: Unit, units: Sequence[Unit]) -> bool:
+    """Whether nobody speaks between the end of `a` and the start of `b` (units of any speaker)."""
+    return not any(u.start < b.start and u.end > a.end for u in units if u.speaker != a.speaker)
 
 
 def _is_listener_token_unit(unit: Unit, settings: ConversationSettings) -> bool:
     tokens = [normalise_token(w) for w in unit.words]
-    return (0 < len(tokens) <= settings.backchannel_max_words and unit.duration <= settings.backchannel_max_s
-            and all(t in BACKCHANNEL_TOKENS for t in tokens))
+    return (0 < len(tokens) <= settings.backchannel_max_words
+            and ms(unit.end) - ms(unit.start) <= ms(settings.backchannel_max_s)
+            and all(t in settings.backchannel_tokens for t in tokens))
 
 
 def _overlaps(units: Sequence[Unit]) -> list[tuple[float, float]]:
@@ -185,7 +223,8 @@ def analyse(words: Iterable[TimedWord], settings: ConversationSettings = Convers
     turn_units: list[Unit] = []
 
     def close_turn() -> None:
-        pauses = tuple((a.end, b.start) for a, b in zip(turn_units, turn_units[1:]) if b.start > a.end)
+        pauses = tuple((a.end, b.start) for a, b in zip(turn_units, turn_units[1:])
+                       if b.start > a.end and _joint_silence(a, b, units))
         turns.append(Turn(holder or "", floor_start, holder_end, sum(len(u.words) for u in turn_units),
                           sum(u.duration for u in turn_units), pauses))
 
@@ -199,10 +238,10 @@ def analyse(words: Iterable[TimedWord], settings: ConversationSettings = Convers
         elif unit.speaker == holder:
             holder_end = max(holder_end, unit.end)
             turn_units.append(unit)
-        elif unit.end > holder_end:
+        elif ms(unit.end) > ms(holder_end):
             close_turn()
             transitions.append(Transition(holder, unit.speaker, unit.start, unit.start - holder_end))
-            holder, floor_start = unit.speaker, max(unit.start, holder_end)
+            holder, floor_start = unit.speaker, unit.start  # the turn starts at its first word
             holder_end, turn_units = unit.end, [unit]
         # else: speech wholly inside the holder's (a failed interruption): an overlap, not a floor change
     if holder is not None:
@@ -225,12 +264,15 @@ def _intersection(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, flo
 
 def speaker_measures(conversation: Conversation, speaker: str) -> dict[str, float]:
     """One speaker's turn-taking cues: turns, rates, pauses, gaps and overlaps into their turns, overlap
-    share (of their speech time, the part someone else also speaks), backchannels given."""
+    share (of their speech time, the part someone else also speaks), backchannels given. Speech and
+    articulation rates count the same words, those of the speaker's turns (backchannels and speech
+    inside another's turn are in neither), over turn time and over those turns' IPU time."""
     own = [u for u in conversation.units if u.speaker == speaker]
     turns = [t for t in conversation.turns if t.speaker == speaker]
     speech = sum(u.duration for u in own)
     words = sum(len(u.words) for u in own)
     turn_time = sum(t.duration for t in turns)
+    turn_speech = sum(t.speech_s for t in turns)
     pauses = [b - a for t in turns for a, b in t.pauses]
     into = [t for t in conversation.transitions if t.to_speaker == speaker]
     rates = [t.speech_rate for t in turns if t.duration > 0]
@@ -240,7 +282,8 @@ def speaker_measures(conversation: Conversation, speaker: str) -> dict[str, floa
         "word_count": float(words),
         "speech_rate_wps": sum(t.n_words for t in turns) / turn_time if turn_time > 0 else float("nan"),
         "turn_speech_rate_mean_wps": sum(rates) / len(rates) if rates else float("nan"),
-        "articulation_rate_wps": words / speech if speech > 0 else float("nan"),
+        "articulation_rate_wps": (sum(t.n_words for t in turns) / turn_speech if turn_speech > 0
+                                  else float("nan")),
         "pause_rate_per_min": 60.0 * len(pauses) / turn_time if turn_time > 0 else float("nan"),
         "backchannel_count": float(sum(1 for u in own if u.backchannel)),
         "overlap_share": (_intersection([(u.start, u.end) for u in own], conversation.overlaps) / speech
@@ -270,6 +313,7 @@ def conversation_measures(conversation: Conversation) -> dict[str, float]:
         "fto_mean_s": (sum(t.offset_s for t in conversation.transitions) / len(conversation.transitions)
                        if conversation.transitions else float("nan")),
         "conversation_time_s": total,
+        "simultaneous_start_count": float(len(conversation.simultaneous_starts)),
     }
     out.update(_stats([t.offset_s for t in conversation.gaps], "gap"))
     out.update(_stats([-t.offset_s for t in conversation.overlapped_transitions], "overlap"))

@@ -34,10 +34,10 @@ CUES: dict[str, tuple[str, str]] = {
     "intensity_mean_db": ("dB", "mean intensity (energy average)"),
     "intensity_sd_db": ("dB", "intensity standard deviation"),
     "duration_s": ("s", "length of the voice's audio"),
-    "speech_rate_wps": ("words/s", "words per second of turn"),
-    "articulation_rate_wps": ("words/s", "words per second of speech, pauses left out"),
+    "speech_rate_wps": ("words/s", "words of the speaker's turns per second of turn (first word to last)"),
+    "articulation_rate_wps": ("words/s", "the same words per second of their speech, pauses left out"),
     "pause_rate_per_min": ("/min", "pauses per minute of turn"),
-    "pause_mean_s": ("s", "mean pause inside a turn"),
+    "pause_mean_s": ("s", "mean pause inside a turn (a joint silence of the pause threshold or more)"),
     "gap_mean_s": ("s", "mean gap before taking the floor"),
     "overlap_mean_s": ("s", "mean overlap when taking the floor"),
     "overlap_share": ("", "share of speech time with both speaking"),
@@ -47,6 +47,7 @@ CUES: dict[str, tuple[str, str]] = {
     "overlapped_transition_share": ("", "share of transitions made in overlap"),
     "floor_balance": ("", "share of floor time the more talkative speaker holds"),
     "fto_mean_s": ("s", "mean floor transfer offset (gap > 0, overlap < 0)"),
+    "simultaneous_start_count": ("", "IPUs of two speakers starting at the same millisecond (no transition)"),
 }
 LABEL_PREFIX = "label:"
 # Praat's default dynamic range for drawing intensity and spectrograms.

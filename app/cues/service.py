@@ -1,13 +1,15 @@
 """Computing a dataset's cue measures once and keeping them, for the CLI and the app's worker alike.
 
-A run is keyed by its settings and the versions of the libraries that make the values (Praat through
-praat-parselmouth, openSMILE): computing again with the same ones measures only the stimuli not yet
-measured; changing either starts a new run, and the dataset's older runs are dropped once it is done.
+A run is keyed by its settings (every threshold, the backchannel word list too) and the versions of what
+makes the values (Thinslice itself, its cue definitions, Praat through praat-parselmouth, openSMILE):
+computing again with the same ones measures only the stimuli not yet measured; changing any starts a new
+run, and the dataset's older runs are dropped once it is done.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from importlib import metadata
 from dataclasses import dataclass
 
 from app.changes import ChangeChannel, Topic
@@ -25,6 +27,9 @@ from storage.records import StimulusDetail
 from storage.store import Store
 
 Progress = Callable[[float, str], None]
+# Raised whenever a cue's definition changes, so stored values made by the old one are measured again.
+# 2: turns timed from their first word, simultaneous starts, pauses as joint silences, millisecond grid.
+CUE_DEFINITIONS = "2"
 
 
 class CuesCancelled(ThinsliceError):
@@ -47,7 +52,8 @@ class ComputeSummary:
 
 
 def library_versions(settings: CueSettings) -> dict[str, str | None]:
-    versions = {"praat-parselmouth": PARSELMOUTH_VERSION, "praat": PRAAT_VERSION}
+    versions = {"thinslice": metadata.version("thinslice"), "cue definitions": CUE_DEFINITIONS,
+                "praat-parselmouth": PARSELMOUTH_VERSION, "praat": PRAAT_VERSION}
     if settings.egemaps:
         versions["opensmile"] = egemaps_version()
     return versions

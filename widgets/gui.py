@@ -1,6 +1,7 @@
 """Starting the window: application object, store, first-run sample, screenshot mode."""
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -15,7 +16,7 @@ from app.sample import import_sample, store_is_empty
 from app.session import Session
 from storage import lookups
 from storage.errors import StoreMissingError, ThinsliceError
-from storage.store import Store
+from storage.store import Store, default_store_path
 
 
 def _application() -> QApplication:
@@ -31,7 +32,7 @@ def run_gui(argv: list[str]) -> int:
     args = gui_parser().parse_args(argv)
     app = _application()
     try:
-        store = open_cli_store(args.db, create=args.create)
+        store = open_window_store(args.db, create=args.create)
     except ThinsliceError as exc:
         print(f"thinslice: {exc}", file=sys.stderr)
         if not args.screenshot:
@@ -43,8 +44,8 @@ def run_gui(argv: list[str]) -> int:
         settings = QSettings()
         if args.annotator:
             SettingsStore(settings).update(annotator=args.annotator)
-        window = MainWindow(store, Session(), settings)
-        if not args.no_sample and store_is_empty(store):
+        window = window_for(store, settings)
+        if not args.no_sample and store_is_empty(store) and not store.read_only:
             _import_sample_in_background(window)
         elif args.dataset:
             window.select_dataset(args.dataset)
@@ -59,6 +60,29 @@ def run_gui(argv: list[str]) -> int:
         return app.exec()
     finally:
         store.close()
+
+
+def open_window_store(db: Path | None, *, create: bool = False) -> Store:
+    """The store the window works on; opened read-only when the user cannot write it (a file of mode 444,
+    a folder or disk mounted read-only), since a writable open would fail there."""
+    path = Path(db).expanduser() if db is not None else default_store_path()
+    if path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return open_cli_store(path, read_only=True)
+    return open_cli_store(db, create=create)
+
+
+def window_for(store: Store, settings: QSettings) -> MainWindow:
+    """The main window on `store`: it says so when the store is read-only, and takes `thinslice backup` and
+    `check` from the command line while it holds the store."""
+    window = MainWindow(store, Session(), settings)
+    try:
+        window.store_backups.serve_command_line()
+    except (ThinsliceError, OSError) as exc:  # the window works without it; the command line is then refused
+        window.report_error(exc)
+    if store.read_only:
+        window.setWindowTitle(f"{window.windowTitle()} (read-only)")
+        window.show_status(f"{store.path} is opened read-only: you cannot write it, so edits are not saved.")
+    return window
 
 
 def _import_sample_in_background(window: MainWindow) -> None:

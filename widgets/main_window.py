@@ -38,7 +38,7 @@ from widgets.label_palette import LABEL_KEY_MODE_SETTING
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_annotations import SceneAnnotationsPanel
-from widgets.store_menu import StoreMenu
+from widgets.store_menu import StoreBackups, StoreMenu
 from widgets.scene_view import SceneView
 from widgets.stimulus_table import StimulusTableModel, StimulusTableView
 from widgets.stimulus_view import StimulusView
@@ -315,6 +315,8 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.import_action)
         file_menu.addSeparator()
         self.store_menu = StoreMenu(self, file_menu, self.settings, self.store.path)
+        self.store_backups = StoreBackups(self, file_menu, self.settings, self.store, self.runner, self.show_status,
+                                          self.report_error)
         self.team_action = self._menu_action("&Team…", lambda: self.team.open_dialog(self))
         file_menu.addAction(self.team_action)
         file_menu.addSeparator()
@@ -769,6 +771,7 @@ class MainWindow(QMainWindow):
             super().closeEvent(event)
             return
         self._closed = True
+        self.store_backups.close()
         self.team.stop()
         self.change_relay.close()
         self.runner.close()

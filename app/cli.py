@@ -33,7 +33,7 @@ from pathlib import Path
 import duckdb
 
 from storage.errors import StoreLockedError, StoreMissingError, ThinsliceError
-from storage.store import Store, default_store_path
+from storage.store import Store, database_error, default_store_path
 
 VERBS = ("info", "list", "import", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup", "check",
          "recover", "team")
@@ -221,9 +221,8 @@ def dispatch(argv: list[str]) -> int | None:
         return _fail(str(exc), EXIT_MISSING_STORE)
     except ThinsliceError as exc:
         return _fail(str(exc))
-    except duckdb.Error as exc:  # a damaged block met while reading: one line, and where to look next
-        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-        return _fail(f"the store could not be read ({first}); `thinslice check` names the damaged table")
+    except duckdb.Error as exc:  # a full disk, or a damaged block met while reading: one line naming which
+        return _fail(str(database_error(exc)))
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     return None

@@ -130,3 +130,20 @@ class StoreEditsMissing(ThinsliceError):
         super().__init__(
             f"{count} acknowledged label {edits} missing from the store {self.path} (its write-ahead log was "
             f"damaged); run `thinslice recover --db {self.path}` to put them back from its edit journal.")
+
+
+class StoreDiskFull(ThinsliceError):
+    """DuckDB could not write for want of space: said as a full disk, not as a damaged store."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"The disk is full: {detail}. Free some space and try again "
+                         "(`thinslice check` reads the store back in full).")
+
+
+class StoreReadFailed(ThinsliceError):
+    """DuckDB met something it could not read in the store (a damaged block): where to look next."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"the store could not be read ({detail}); `thinslice check` names the damaged table")

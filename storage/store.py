@@ -11,8 +11,8 @@ from pathlib import Path
 
 import duckdb
 
-from storage.errors import (StoreEditsMissing, StoreLockedError, StoreMissingError, StoreOpenError, StoreTooNewError,
-                            StoreWalDamaged)
+from storage.errors import (StoreDiskFull, StoreEditsMissing, StoreLockedError, StoreMissingError, StoreOpenError,
+                            StoreReadFailed, StoreTooNewError, StoreWalDamaged, ThinsliceError)
 from storage.journal import TRIM_BYTES, EditJournal, gap, journal_path, read_records, sequence_value
 from storage.schema import LATEST_VERSION, current_version, migrate
 
@@ -47,6 +47,24 @@ def lock_holder(message: str) -> str:
     except OSError:
         pass  # another system or the process just ended: DuckDB's program name will do
     return f"{program} (pid {pid})"
+
+
+_NO_SPACE = ("No space left on device", "Disk quota exceeded")
+_UNWRITTEN = re.compile(r'Could not write (?:to )?file "(?P<file>[^"]+)"')
+
+
+def database_error(exc: duckdb.Error) -> ThinsliceError:
+    """The one reading of a DuckDB error met in the middle of work: a write refused for want of space is a
+    full disk (`StoreDiskFull`, naming the file it could not write); anything else is something in the store
+    that could not be read (`StoreReadFailed`)."""
+    text = str(exc)
+    first = (text.splitlines() or [type(exc).__name__])[0][:200]
+    for words in _NO_SPACE:
+        if words in text:
+            unwritten = _UNWRITTEN.search(text)
+            what = f"{unwritten.group('file')} could not be written" if unwritten else "the store could not be written"
+            return StoreDiskFull(f"{what} ({words})")
+    return StoreReadFailed(first)
 
 
 def wal_path(path: Path) -> Path:

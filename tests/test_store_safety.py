@@ -199,3 +199,39 @@ def test_a_verb_that_meets_a_damaged_block_says_so_in_one_line(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert code == 1 and "Traceback" not in err and len(err.splitlines()) == 1
     assert "could not be read" in err and "thinslice check" in err
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 4 MB filesystem of its own (tmpfs), to fill up; skipped where one cannot be mounted."""
+    import subprocess
+
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small filesystem here")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def test_a_big_import_on_a_full_disk_says_the_disk_is_full(tmp_path, small_disk, capsys):
+    from store_rows import store_rows
+
+    db = small_disk / "s.duckdb"
+    make_store(db, friendbench_like_plan(tmp_path, n_stimuli=2)).close()
+    before = Store.open(db, create=False)
+    rows = store_rows(before)
+    before.close()
+    big = tmp_path / "answers.csv"   # about 8 MB of answers for a 4 MB disk
+    big.write_text("stimulus_id,model,answer,truth\n"
+                   + "".join(f"s{i:07d},m{i % 7},{'word ' * 8}{i},yes\n" for i in range(150_000)))
+    assert dispatch(["import", "generic", str(big), "--db", str(db)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("thinslice: The disk is full: ") and "No space left on device" in err, err
+    assert str(small_disk) in err and "damaged" not in err and "could not be read" not in err
+    import subprocess
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)   # room again
+    after = Store.open(db, create=False)
+    assert store_rows(after) == rows   # the refused import left nothing behind
+    after.close()

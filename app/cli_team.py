@@ -61,8 +61,10 @@ def _parser() -> argparse.ArgumentParser:
 def team_main(argv: list[str]) -> int:
     """Run a team verb; returns the exit code (errors are raised as `ThinsliceError` for the dispatcher)."""
     args = _parser().parse_args(argv)
-    if getattr(args, "url", None) and team_server.has_password(args.url):
-        print(PASSWORD_NOTE, file=sys.stderr)
+    if getattr(args, "url", None):
+        team_server.public_url(args.url)   # an address that does not parse is refused in one line, first
+        if team_server.has_password(args.url):
+            print(PASSWORD_NOTE, file=sys.stderr)
     if args.verb == "init":
         applied = init_team(args.url)
         print(json.dumps({"team": team_server.describe(args.url), "migrations_applied": applied}))

@@ -49,7 +49,8 @@ def public_url(url: str) -> str:
     try:
         parts = conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
-        raise TeamError(f"The team address {url.split('@')[-1]!r} is not a PostgreSQL URL: {exc}") from None
+        raise TeamError(f"The team address {url.split('@')[-1]!r} is not a PostgreSQL URL: "
+                        f"{str(exc).strip()}") from None
     parts.pop("password", None)
     return make_conninfo(**parts)
 
@@ -65,7 +66,9 @@ def describe(url: str) -> str:
 
 
 def connect(url: str, *, user: str | None = None, autocommit: bool = True) -> psycopg.Connection:
-    """A connection to the team server (as `user` when given), or `TeamUnreachable` naming the server."""
+    """A connection to the team server (as `user` when given), or `TeamUnreachable` naming the server; an
+    address libpq cannot use as written (`connect_timeout=abc`) is a `TeamError` naming what is wrong."""
+    public_url(url)   # an address that does not parse is refused in one line
     parts = conninfo_to_dict(url)
     if user:
         parts["user"] = user
@@ -82,6 +85,8 @@ def connect(url: str, *, user: str | None = None, autocommit: bool = True) -> ps
     except psycopg.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TeamUnreachable(f"The team server {describe(url)} cannot be reached: {first}") from None
+    except psycopg.ProgrammingError as exc:
+        raise TeamError(f"The team address {describe(url)} has an option libpq cannot use: {exc}") from None
 
 
 def _refused(exc: psycopg.Error, what: str) -> TeamRefused:

@@ -147,3 +147,31 @@ def test_a_store_the_user_cannot_write_opens_read_only_and_says_so(qtbot, read_o
     qtbot.waitUntil(lambda: window.table_model.rowCount() == 2, timeout=10000)
     window.close()
     store.close()
+
+
+def test_the_window_says_how_many_acknowledged_edits_a_damaged_log_lost(tmp_path):
+    import shutil
+
+    from storage.journal import journal_path
+    from storage.store import wal_path
+
+    live = make_store(tmp_path / "live.duckdb", friendbench_like_plan(tmp_path, n_stimuli=2))
+    live.cursor().execute("SET checkpoint_threshold = '1GB'")
+    live.checkpoint()
+    notes = AnnotationStore(live)
+    for i in range(5):
+        notes.create(1, "ana", "vocal cues", f"laugh {i}", i, i + 0.5)
+    crashed = tmp_path / "crashed.duckdb"
+    for name, copy in ((live.path, crashed), (wal_path(live.path), wal_path(crashed)),
+                       (journal_path(live.path), journal_path(crashed))):
+        shutil.copyfile(name, copy)
+    live.close()
+    log = wal_path(crashed).read_bytes()
+    wal_path(crashed).write_bytes(log[:log.index(b"\xff\xff") + 2])   # read as a log that ends after its header
+    shown = subprocess.run([sys.executable, str(ROOT / "main.py"), "--db", str(crashed), "--no-sample",
+                            "--screenshot", str(tmp_path / "shot.png")], cwd=ROOT, capture_output=True, text=True,
+                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, timeout=120)
+    assert shown.returncode == 1 and not (tmp_path / "shot.png").exists()
+    said = shown.stderr.strip().splitlines()
+    assert len(said) == 1 and "5 acknowledged label edits are missing" in said[0], said
+    assert f"thinslice recover --db {crashed}" in said[0]

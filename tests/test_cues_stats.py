@@ -164,6 +164,7 @@ def test_a_constant_cue_does_not_vary_and_gets_no_delta_p_or_interval():
     assert not flat.varies and flat.flag == "does not vary"
     assert all(math.isnan(v) for v in (flat.delta, flat.ci_low, flat.ci_high, flat.p, flat.p_adjusted))
     assert interval_text(flat) == "does not vary" and summary_text(flat).startswith("does not vary")
+    assert "[" not in summary_text(flat)  # no precise-looking [0.00, 0.00]
     # the constant cue is not counted in the adjustment: the other p is adjusted over one cue
     assert rows["pitch"].p_adjusted == pytest.approx(rows["pitch"].p)
     assert rows["pitch"].flag == "group under 5" and rows["pitch"].small_group

@@ -10,6 +10,8 @@ plot as PNG or SVG.
 """
 from __future__ import annotations
 
+import html
+
 import math
 from pathlib import Path
 
@@ -19,11 +21,11 @@ import pyqtgraph.exporters
 from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog, QHBoxLayout, QLabel,
-                               QMainWindow, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel,
+                               QMainWindow, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from app.cues.compare import METHODS, Comparison, DatasetComparison, comparisons_frame, interval_text, summary_text
+from app.cues.compare import METHODS, Comparison, DatasetComparison, comparisons_frame, interval_text, summary_lines
 from app.cues.measures import CUES
 from app.cues.service import CueService
 from app.cues.stats import CORRECTIONS
@@ -34,7 +36,8 @@ VOICE_COLUMNS = ("script", "attribute", "cue", "target", "neutral", "alternative
 RIGHT_COLOUR, WRONG_COLOUR = "#2e8b57", "#c0392b"
 SIGNIFICANT = 0.05
 RECOGNITION_PREFIX = "target − neutral by recognition: "
-MIN_PLOT_HEIGHT = 260
+MIN_PLOT_HEIGHT = 200
+TITLE_HEIGHT = 40
 DOCK_HEIGHT = 420
 
 
@@ -79,10 +82,14 @@ class CuesView(QWidget):
         self._points: list[tuple[float, float, int]] = []
 
         self.dataset = QComboBox(self)
-        self.dataset.setMinimumContentsLength(18)
+        self.dataset.setMinimumContentsLength(14)
         self.judge = QComboBox(self)
-        self.judge.setMinimumContentsLength(22)
+        self.judge.setMinimumContentsLength(18)
         self.correction = QComboBox(self)
+        self.correction.setMinimumContentsLength(14)
+        for combo in (self.dataset, self.judge, self.correction):
+            # as wide as their least contents, not their longest item: the dock fits a laptop's screen
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         for key, name in CORRECTIONS.items():
             self.correction.addItem(name.split(" (")[0], key)
         self.compute_button = QPushButton("Compute cues", self)
@@ -92,15 +99,20 @@ class CuesView(QWidget):
         self.csv_button = QPushButton("Export table…", self)
         self.figure_button = QPushButton("Export figure…", self)
         self.progress = QLabel("", self)
+        # two rows, and a progress text that takes the room left rather than asking for more: the dock sits
+        # between the side docks and must not make the window wider than a laptop's screen
+        self.progress.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         top = QHBoxLayout()
         for label, widget in (("dataset", self.dataset), ("judge", self.judge), ("correction", self.correction)):
             top.addWidget(QLabel(label, self))
             top.addWidget(widget)
-        for widget in (self.compute_button, self.stop_button, self.progress):
-            top.addWidget(widget)
         top.addStretch(1)
-        top.addWidget(self.csv_button)
-        top.addWidget(self.figure_button)
+        actions = QHBoxLayout()
+        for widget in (self.compute_button, self.stop_button):
+            actions.addWidget(widget)
+        actions.addWidget(self.progress, 1)
+        actions.addWidget(self.csv_button)
+        actions.addWidget(self.figure_button)
 
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
@@ -135,11 +147,20 @@ class CuesView(QWidget):
         self.methods = QLabel("", self)
         self.methods.setWordWrap(True)
         self.methods.setStyleSheet("color: #666")
+        self.methods.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the methods paragraph scrolls within a few lines, so its length never makes the window taller
+        self.methods_area = QScrollArea(self)
+        self.methods_area.setWidget(self.methods)
+        self.methods_area.setWidgetResizable(True)
+        self.methods_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.methods_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.methods_area.setMaximumHeight(4 * self.fontMetrics().lineSpacing() + 4)
         self.plot.setMinimumHeight(MIN_PLOT_HEIGHT)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(actions)
         layout.addWidget(split, 1)
-        layout.addWidget(self.methods)
+        layout.addWidget(self.methods_area)
 
         self.dataset.activated.connect(lambda _i: self.refresh())
         self.correction.activated.connect(lambda _i: self.refresh())
@@ -217,6 +238,11 @@ class CuesView(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == 0 and c.cue in CUES:
                     item.setToolTip(CUES[c.cue][1])
+                if col in (1, 2, 3, 4) and c.flag:  # the counts and the effect a flag qualifies read slanted
+                    font = item.font()
+                    font.setItalic(True)
+                    item.setFont(font)
+                    item.setToolTip(c.flag)
                 significant = (col == 5 and (c.p_adjusted or 1.0) < SIGNIFICANT) or (
                     col == 7 and (c.rho_p_adjusted or 1.0) < SIGNIFICANT)
                 if significant:
@@ -264,6 +290,7 @@ class CuesView(QWidget):
         if not chosen:
             self.scatter.setData([], [])
             self.plot.setTitle("")
+            self.plot.setLabel("bottom", "")
             return
         c = chosen[0]
         rng = np.random.default_rng(0)  # the same jitter every time a cue is shown
@@ -285,7 +312,13 @@ class CuesView(QWidget):
         judge = self.judge.currentText()
         label = f"{c.cue}, target − neutral" if judge.startswith(RECOGNITION_PREFIX) else c.cue
         self.plot.setLabel("left", label + (f" ({unit})" if unit else ""))
-        self.plot.setTitle(f"{judge}: {summary_text(c)}", size="9pt")
+        effect, counts = summary_lines(c)
+        self.plot.setTitle(f"{html.escape(judge)}<br>{html.escape(effect)}", size="9pt")
+        # pyqtgraph gives a title one line's height: make room for the second
+        self.plot.plotItem.titleLabel.setMaximumHeight(TITLE_HEIGHT)
+        self.plot.plotItem.layout.setRowFixedHeight(0, TITLE_HEIGHT)
+        self.plot.setLabel("bottom", counts)
+        self.plot.setXRange(-0.6, 1.6, padding=0)  # both groups, whatever the points' jitter
         self.plot.enableAutoRange(axis="y")
 
     def _point_clicked(self, _item, points, _event=None) -> None:

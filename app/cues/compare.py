@@ -127,13 +127,18 @@ def interval_text(c: Comparison) -> str:
     return f"[{c.ci_low:.2f}, {c.ci_high:.2f}]"
 
 
-def summary_text(c: Comparison) -> str:
-    """One line for a comparison: delta, interval, adjusted p and n, with its flag."""
+def summary_lines(c: Comparison) -> list[str]:
+    """A comparison in two lines: delta with its interval and adjusted p; n with its flag."""
     n = f"n {len(c.right)} right / {len(c.wrong)} wrong"
     if not c.varies:
-        return f"does not vary ({n})"
-    flag = f" · {c.flag}" if c.flag else ""
-    return f"δ = {_fmt(c.delta)} {interval_text(c)}, p adj. {_fmt(c.p_adjusted, 3)} ({n}){flag}"
+        return ["does not vary: no delta, p or interval", n]
+    return [f"δ = {_fmt(c.delta)} {interval_text(c)}, p adj. {_fmt(c.p_adjusted, 3)}",
+            n + (f" · {c.flag}" if c.flag else "")]
+
+
+def summary_text(c: Comparison) -> str:
+    """A comparison in one line (see `summary_lines`)."""
+    return "; ".join(summary_lines(c))
 
 
 def _finite(value: Any) -> bool:

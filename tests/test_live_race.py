@@ -9,7 +9,8 @@ import threading
 import pytest
 
 from app.contenders import Contender, contenders_from_stored, contenders_to_stored, lineup_problem
-from app.live.race import (ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState, run_race)
+from app.live.race import run_race
+from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState
 from app.live.service import LiveService
 from fixtures_store import friendbench_like_plan, make_store
 from live_server import Reply, ScriptedServer, unreachable_url

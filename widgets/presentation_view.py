@@ -132,6 +132,14 @@ class RaceDesk:
     runner: TaskRunner
 
 
+def _prepare_race() -> None:
+    """Load the live client on a worker as the stage opens, so that R starts every stream at once (a failure
+    here shows when the race runs)."""
+    from app.live.race import prepare_race
+
+    prepare_race()
+
+
 class _Reveal:
     """One unit the presenter reveals with one key: its labels and what each shows once revealed."""
 
@@ -450,8 +458,11 @@ class PresentationView(QWidget):
         self._race_desk = desk
         for widget in (self.race_button, self.contenders_button, self.at_once):
             widget.show()
-        self.at_once.setChecked(desk.settings.load().race_verdicts_at_once)
+        settings = desk.settings.load()
+        self.at_once.setChecked(settings.race_verdicts_at_once)
         self._show_media(self._detail)
+        if settings.contenders:
+            desk.runner.submit("race-prepare", _prepare_race, lambda _done: None, lambda _error: None)
 
     def race_running(self) -> bool:
         return self._race_stop is not None
@@ -463,7 +474,6 @@ class PresentationView(QWidget):
         if desk is None or detail is None or self.race_running():
             return
         from app.contenders import lineup_problem
-        from app.live.race import run_race
         from widgets.race_view import RaceView
 
         contenders = desk.settings.load().contenders
@@ -478,10 +488,13 @@ class PresentationView(QWidget):
         self._layout.insertWidget(self._layout.indexOf(self.scroll) + 1, self.race_view, 4)
         stop = threading.Event()
         self._race_stop = stop
-        view, service = self.race_view, desk.service()
+        view, make_service = self.race_view, desk.service
 
         def work(token: CancelToken, progress: Callable[[float, object], None]) -> None:
-            run_race(service, detail, contenders, lambda event: progress(0.0, event),
+            # the live client and the benchmarks' rules load here, off the GUI thread, on the first race
+            from app.live.race import run_race
+
+            run_race(make_service(), detail, contenders, lambda event: progress(0.0, event),
                      lambda: stop.is_set() or token(), ask_again=ask_again)
 
         def finished(_result: object = None) -> None:

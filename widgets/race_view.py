@@ -15,7 +15,7 @@ from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.contenders import Contender
-from app.live.race import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, WAITING, RaceEvent, RaceState
+from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, WAITING, RaceEvent, RaceState
 from widgets.palette import colour
 from widgets.presentation_view import HIDDEN, text_html, verdict_html
 

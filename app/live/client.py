@@ -28,6 +28,21 @@ Message = dict[str, Any]
 _CANCEL_POLL_S = 0.05
 _END_OF_STREAM = object()
 DEFAULT_MAX_ANSWER_BYTES = 256 * 1024
+_TLS_LOCK = threading.Lock()
+_TLS: Any = None
+
+
+def _shared_tls() -> Any:
+    """The one TLS context every client uses, made as the HTTP library makes its own (system certificates,
+    SSL_CERT_FILE). Making one reads every CA certificate, tens of milliseconds of CPU: several models asked
+    at once (a race) would each make theirs at the same moment, and the window would wait for the cores."""
+    global _TLS
+    with _TLS_LOCK:
+        if _TLS is None:
+            import httpx2
+
+            _TLS = httpx2.create_ssl_context()
+        return _TLS
 
 
 @dataclass(frozen=True)
@@ -106,9 +121,15 @@ class LiveClient:
                 key = self._api_key or resolve_api_key(self.settings)[0] or NO_KEY_PLACEHOLDER
                 remember_secret(key if key != NO_KEY_PLACEHOLDER else None)
                 self._client = openai.OpenAI(
-                    base_url=self.settings.base_url, api_key=key, timeout=self.timeout_s, max_retries=self.max_retries
+                    base_url=self.settings.base_url, api_key=key, timeout=self.timeout_s, max_retries=self.max_retries,
+                    http_client=openai.DefaultHttpxClient(verify=_shared_tls()),
                 )
             return self._client
+
+    def prepare(self) -> None:
+        """Make the underlying client and load what its chat calls need, asking nothing: the first ask of a
+        process then starts at once (the `openai` package loads about half a second of modules on first use)."""
+        self._openai().chat.completions  # noqa: B018 (the attribute loads the chat resources)
 
     def close(self) -> None:
         """Release the connection pool."""

@@ -175,3 +175,24 @@ def test_the_window_says_how_many_acknowledged_edits_a_damaged_log_lost(tmp_path
     said = shown.stderr.strip().splitlines()
     assert len(said) == 1 and "5 acknowledged label edits are missing" in said[0], said
     assert f"thinslice recover --db {crashed}" in said[0]
+
+
+def test_the_schedule_dialog_keeps_what_the_user_set(qtbot, window_for, tmp_path):
+    store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path, n_stimuli=2))
+    window = window_for(store, show=False)
+    names = [a.text() for a in window.file_menu.actions()]
+    assert "&Back up store…" in names and "&Automatic backups…" in names
+    dialog = store_menu.ScheduleDialog(window.store_backups.settings_store, store.path, window)
+    qtbot.addWidget(dialog)
+    assert dialog.every.value() == 0.0 and dialog.every.text() == "never"   # no schedule until one is set
+    assert dialog.folder.placeholderText() == str(default_folder(store.path))
+    dialog.every.setValue(12.0)
+    dialog.keep.setValue(3)
+    dialog.folder.setText(str(tmp_path / "elsewhere"))
+    dialog.save()
+    saved = SettingsStore(QSettings()).load()
+    assert (saved.backup_every_hours, saved.backup_keep, saved.backup_folder) == (12.0, 3, str(tmp_path / "elsewhere"))
+    window.store_backups.backup_if_due()   # due at once: nothing made yet in the chosen folder
+    qtbot.waitUntil(lambda: len(scheduled_backups(store.path, tmp_path / "elsewhere")) == 1, timeout=20000)
+    window.close()
+    store.close()

@@ -291,6 +291,15 @@ class TeamSession:
             leave()
         self._keep_position(*self._kept)
 
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until the work handed to the session's thread so far is done (True), or `timeout` seconds;
+        without that thread everything is done on return anyway. What was sent by then has been answered."""
+        if self._thread is None:
+            return True
+        done = threading.Event()
+        self._thread.submit(done.set)
+        return done.wait(timeout)
+
     def status(self) -> TeamStatus:
         return TeamStatus(team_server.describe(self.url), self.member, self.lead, self.online,
                           self.local.waiting_count(), self.present, self.message, self.connecting,

@@ -311,9 +311,11 @@ class Listener:
                     if batch and not self._stop.is_set():
                         batch += [json.loads(n.payload) for n in self._con.notifies(timeout=0.001)]
                         self.on_notify(batch)
-            except (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError):
-                if self._stop.is_set():
+            except Exception as exc:
+                if self._stop.is_set():   # what it hands up may be closed by now (the store): nothing to say
                     break
+                if not isinstance(exc, (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError)):
+                    raise
                 self.on_state(False)
                 self._stop.wait(pause)
                 pause = min(pause * 2, 2.0)

@@ -6,9 +6,9 @@ and their history; who may change what is decided here, by the server, not by th
 - every member is a PostgreSQL role in the group `thinslice_member`; a lead is also in `thinslice_lead`;
 - row-level security lets a member read every annotation and create or change only rows whose annotator
   is their own role name; a lead may also write the `consensus` tier (adjudication) and the label sets;
-- history rows (`annotation_event`, `label_set_event`) can be inserted, never updated or deleted: the
-  privileges are revoked and a trigger refuses it even for the tables' owner; a member can only write
-  events in their own name;
+- history rows (`annotation_event`, `label_set_event`) are never updated or deleted: the privileges are
+  revoked and a trigger refuses it even for the tables' owner; since version 4 only the server writes
+  them (members have no INSERT): the triggers and `record_conflict` run with the owner's rights;
 - every write of an annotation row, however it is made, gets its revision, author and time and its
   history event from triggers, so none escapes the history;
 - `apply_edit` is the client's write of an annotation: it checks the edit's base revision, so a
@@ -17,6 +17,8 @@ and their history; who may change what is decided here, by the server, not by th
 - every event raises a NOTIFY: label sets on the channel `thinslice`, a dataset's labels and presence on
   `thinslice_` + the first 16 hex digits of the md5 of its name, so a client hears only of its datasets.
 
+Version 2 stamps each event with its transaction id (catch-up by commit, see `team_server.commit_horizon`);
+version 3 holds labels to the import path's value rule; version 4 makes the history the server's own.
 `apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
 raw SQL. The migrations are run by the database owner (`thinslice team init`).
 """

@@ -3,7 +3,7 @@ store them, then set every cue against who got each stimulus right.
 
     thinslice cues compute [--db PATH [--create]] [--dataset NAME] [--force] [--pitch-floor HZ] [--pitch-ceiling HZ]
                            [--time-step S] [--formants] [--no-egemaps]
-    thinslice cues compare [--db PATH] [--dataset NAME] [--correction holm|bh] [--egemaps] [--json]
+    thinslice cues compare [--db PATH] [--dataset NAME] [--correction holm|bh] [--egemaps] [--json | --methods]
 
 Progress goes to stderr; Ctrl+C stops the computation and keeps the stimuli already measured.
 """
@@ -18,7 +18,7 @@ import threading
 
 from app.cli import db_argument, open_cli_store
 from app.cues.acoustics import PraatSettings
-from app.cues.compare import compare_dataset, dataset_json
+from app.cues.compare import compare_dataset, dataset_json, methods_paragraph
 from app.cues.measures import CueSettings
 from app.cues.service import CueDatasetNotFound, CuesCancelled, compute_cues
 from app.cues.stats import CORRECTIONS
@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
                          help="; ".join(f"{k} = {v}" for k, v in CORRECTIONS.items()))
     compare.add_argument("--egemaps", action="store_true", help="compare the eGeMAPS features too")
     compare.add_argument("--json", action="store_true", help="print one JSON document")
+    compare.add_argument("--methods", action="store_true",
+                         help="print each dataset's methods as a paragraph for a paper's methods section")
     return parser
 
 
@@ -93,7 +95,8 @@ def format_comparisons(doc: dict) -> str:
         if not ds["measured"]:
             lines += ["  no cue measures stored: run `thinslice cues compute` first", ""]
             continue
-        lines += [f"  {k}: {v}" for k, v in ds["methods"].items()]
+        lines += [f"  {k}: {v}" for k, v in ds["methods"].items() if isinstance(v, str)]
+        lines.append("  n: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in ds["methods"]["n"].items()))
         header = (f"  {'judge':<32} {'cue':<34} {'n r/w':>7} {'delta':>7} {'95% CI':>15} {'p adj':>7}"
                   f" {'rho':>7} {'p adj':>7}  note")
         lines += ["", header, "  " + "-" * (len(header) - 2)]
@@ -122,9 +125,12 @@ def _compare(args: argparse.Namespace, store: Store) -> int:
         if not chosen:
             raise CueDatasetNotFound(args.dataset, [d.name for d in datasets])
         datasets = chosen
-    doc = {"datasets": [dataset_json(compare_dataset(store, d.id, args.correction, args.egemaps))
-                        for d in datasets if args.dataset is not None or d.benchmark in ("friendbench", "echomind",
-                                                                                          "seamless")]}
+    results = [compare_dataset(store, d.id, args.correction, args.egemaps) for d in datasets
+               if args.dataset is not None or d.benchmark in ("friendbench", "echomind", "seamless")]
+    if args.methods:
+        _write("\n\n".join(methods_paragraph(r) for r in results))
+        return 0
+    doc = {"datasets": [dataset_json(r) for r in results]}
     _write(json.dumps(doc, indent=2, ensure_ascii=False) if args.json else format_comparisons(doc))
     return 0
 

@@ -108,6 +108,19 @@ def test_the_command_computes_then_compares_as_json(dyad_store, capsys):
     assert "Benjamini-Hochberg" in ds["methods"]["correction"] and "Cliff's delta" in ds["methods"]["effect_size"]
     laugh = next(c for c in ds["comparisons"] if c["judge"] == "m · audio" and c["cue"] == "label:vocal cues/laugh")
     assert laugh["right_stimuli"] == ["d2", "d3"] and laugh["delta"] == 1.0
+    methods = ds["methods"]
+    assert methods["n"]["comparisons"] == len(ds["comparisons"]) and methods["n"]["stimuli"] == 4
+    assert methods["n"]["with_a_group_under_5"] == sum(1 for c in ds["comparisons"] if c["flag"] == "group under 5")
+    assert methods["parameters"]["conversation"]["min_pause_s"] == 0.2
+    assert "mhm" in methods["parameters"]["conversation"]["backchannel_tokens"]
+    assert methods["versions"]["praat"] == parselmouth.PRAAT_VERSION and methods["versions"]["thinslice"]
+    assert "Newcombe" in methods["effect_size"] and "exact" in methods["test"]
+    assert "first word" in methods["turn_taking"] and "pitch_range_st" in methods["cues"]
+    assert cues_main(["compare", "--db", path, "--dataset", "Generated dyads", "--methods"]) == 0
+    paragraph = capsys.readouterr().out.strip()
+    assert "\n" not in paragraph and paragraph.startswith("Cues of Generated dyads (friendbench) were measured with")
+    assert f"praat {parselmouth.PRAAT_VERSION}" in paragraph and "min_pause_s 0.2" in paragraph
+    assert f"{methods['n']['comparisons']} comparisons of {methods['n']['cues']} cues" in paragraph
     assert cues_main(["compare", "--db", path, "--dataset", "nope"]) == 1
     assert "no dataset named 'nope'" in capsys.readouterr().err
 

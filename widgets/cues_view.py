@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileD
                                QMainWindow, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from app.cues.compare import METHODS, Comparison, DatasetComparison, comparisons_frame, interval_text, summary_lines
+from app.cues.compare import (Comparison, DatasetComparison, comparisons_frame, interval_text, methods_paragraph,
+                              summary_lines)
 from app.cues.measures import CUES
 from app.cues.service import CueService
 from app.cues.stats import CORRECTIONS
@@ -216,12 +217,7 @@ class CuesView(QWidget):
             self.judge.addItem(name)
         index = self.judge.findText(judge)
         self.judge.setCurrentIndex(max(0, index))
-        versions = result.run.versions if result.run else {}
-        self.methods.setText(
-            f"{METHODS['effect_size']}. Test: {METHODS['test']}. Correlation: {METHODS['correlation']}. "
-            f"p adjusted: {CORRECTIONS[result.correction]}, over the cues of each judge. Groups: {METHODS['groups']}; "
-            f"{METHODS['small_groups']}; {METHODS['constant']}. "
-            + ("Measured with " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) + "." if versions else ""))
+        self.methods.setText(methods_paragraph(result))
         self._show_judge()
         self._show_voices()
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from app.cues import conversation as turn_taking
 from app.cues.measures import CUES, EGEMAPS_PREFIX, LABEL_PREFIX, WHOLE
 from app.cues.stats import (CONFIDENCE, CORRECTIONS, EXACT_MAX_SMALLER, MIN_INTERVAL_GROUP, SMALL_GROUP, adjust,
                             cliffs_delta, cliffs_delta_interval, mann_whitney_p, spearman)
@@ -313,6 +314,59 @@ def compare_dataset(store: Store, dataset_id: int, correction: str = "holm",
     return DatasetComparison(ds.name, ds.benchmark, run, comparisons, voices, recognition, names, correction)
 
 
+def methods_block(result: DatasetComparison) -> dict[str, Any]:
+    """How every number of a dataset's comparison was made: each statistic's definition, the cues'
+    definitions, the measuring parameters and versions, the correction and the counts behind it all."""
+    compared = result.comparisons + result.recognition
+    order = {c: i for i, c in enumerate(CUES)}
+    cues = sorted({c.cue for c in compared}, key=lambda c: (order.get(c, len(order)), c))
+    return {
+        **METHODS,
+        "correction": CORRECTIONS[result.correction] + ", over the cues of each judge",
+        "turn_taking": turn_taking.DEFINITION,
+        "cues": {c: CUES[c][1] if c in CUES else ("count of a label per stimulus" if c.startswith(LABEL_PREFIX)
+                                                   else "openSMILE eGeMAPS v02 functional") for c in cues},
+        "parameters": result.run.params if result.run else None,
+        "versions": result.run.versions if result.run else None,
+        "n": {
+            "stimuli": len({s for c in result.comparisons for s in c.right_stimuli + c.wrong_stimuli}),
+            "judges": len({c.judge for c in result.comparisons}),
+            "cues": len({c.cue for c in result.comparisons}),
+            "comparisons": len(result.comparisons),
+            "with_a_group_under_5": sum(1 for c in result.comparisons if c.varies and c.small_group),
+            "not_varying": sum(1 for c in result.comparisons if not c.varies),
+        },
+    }
+
+
+def _flat(params: Any, prefix: str = "") -> list[str]:
+    if isinstance(params, dict):
+        return [part for k, v in params.items() for part in _flat(v, f"{prefix}{k} ")]
+    if isinstance(params, list | tuple):
+        return [f"{prefix.strip()} {', '.join(map(str, params))}"]
+    return [f"{prefix.strip()} {params}"]
+
+
+def methods_paragraph(result: DatasetComparison) -> str:
+    """The methods of one dataset's comparison as a paragraph a researcher can paste into a paper's methods
+    section (the same facts as `methods_block`)."""
+    if result.run is None:
+        return f"{result.dataset}: no cues measured."
+    m = methods_block(result)
+    versions = ", ".join(f"{k} {v}" for k, v in (m["versions"] or {}).items() if v)
+    n = m["n"]
+    return (
+        f"Cues of {result.dataset} ({result.benchmark}) were measured with {versions}, with these settings: "
+        f"{'; '.join(_flat(m['parameters']))}. Cues: "
+        + "; ".join(f"{k}: {v}" for k, v in m["cues"].items())
+        + f". Turn-taking: {m['turn_taking']}. For each judge, stimuli were grouped as {m['groups']}. "
+        f"Effect size: {m['effect_size']}. Test: {m['test']}. Correlation: {m['correlation']}. p-values were "
+        f"adjusted by {m['correction']}. {n['comparisons']} comparisons of {n['cues']} cues for {n['judges']} "
+        f"judges over {n['stimuli']} stimuli; {n['with_a_group_under_5']} had a group under 5 stimuli "
+        f"({m['small_groups']}); in {n['not_varying']} the cue did not vary ({m['constant']})."
+    )
+
+
 def dataset_json(result: DatasetComparison) -> dict[str, Any]:
     return {
         "dataset": result.dataset,
@@ -320,7 +374,7 @@ def dataset_json(result: DatasetComparison) -> dict[str, Any]:
         "measured": result.run is not None,
         "params": result.run.params if result.run else None,
         "versions": result.run.versions if result.run else None,
-        "methods": {**METHODS, "correction": CORRECTIONS[result.correction] + ", over the cues of each judge"},
+        "methods": methods_block(result),
         "comparisons": [comparison_json(c, result.names) for c in result.comparisons],
         "voices": [{k: _clean(v) for k, v in asdict(v).items()} for v in result.voices],
         "voice_recognition": [comparison_json(c, result.names) for c in result.recognition],

@@ -33,6 +33,14 @@ BACKCHANNEL_TOKENS = frozenset({
     "mm", "mhm", "mm-hmm", "mmhmm", "hm", "hmm", "uh-huh", "uhhuh", "yeah", "yes", "yep", "ya", "right",
     "okay", "ok", "oh", "ah", "wow", "really", "sure", "true", "exactly", "nice", "cool", "aha",
 })
+# The definitions above in one sentence, for the methods a comparison prints.
+DEFINITION = ("turn-taking by floor (Heldner and Edlund's 2010 terms, not their vocal-activity classification): "
+              "inter-pausal units split at silences of the pause threshold or more; backchannels are short units "
+              "of listener tokens that do not take the floor; the floor passes when another speaker's unit "
+              "outlasts the holder's speech, the offset being gap (> 0) or overlap (< 0); a simultaneous start "
+              "is overlap, not a transition; turns run from their first word to their last; a pause is a joint "
+              "silence of the threshold or more inside a turn; speech and articulation rates count the words of "
+              "a speaker's turns over turn time and over their speech time; times compared on a millisecond grid")
 _PUNCTUATION = re.compile(r"[^\w'-]+")
 
 

@@ -24,18 +24,22 @@ from storage.records import Segment, StimulusDetail
 
 WHOLE = "all"
 AUDIO_PREFIX = "audio"
+# Praat's default dynamic range for drawing intensity and spectrograms.
+SILENCE_BELOW_MAX_DB = 50.0
 # name -> (unit, what it is): the cues compared by default, in the order a table shows them.
 CUES: dict[str, tuple[str, str]] = {
     "pitch_mean_hz": ("Hz", "mean F0 over voiced frames"),
     "pitch_median_hz": ("Hz", "median F0 over voiced frames"),
-    "pitch_range_st": ("st", "F0 range, 5th to 95th percentile, in semitones"),
+    "pitch_range_st": ("st", "F0 range in semitones, 5th to 95th percentile of the voiced frames (numpy's "
+                              "linear interpolation, not Praat's Get quantile)"),
     "pitch_sd_st": ("st", "F0 standard deviation in semitones"),
     "voiced_fraction": ("", "share of frames Praat finds voiced"),
     "intensity_mean_db": ("dB", "mean intensity (energy average)"),
-    "intensity_sd_db": ("dB", "intensity standard deviation"),
+    "intensity_sd_db": ("dB", f"standard deviation of the intensity frames within {SILENCE_BELOW_MAX_DB:g} dB of "
+                              "the loudest (silence left out, unlike Praat's Get standard deviation of every frame)"),
     "duration_s": ("s", "length of the voice's audio"),
     "speech_rate_wps": ("words/s", "words of the speaker's turns per second of turn (first word to last)"),
-    "articulation_rate_wps": ("words/s", "the same words per second of their speech, pauses left out"),
+    "articulation_rate_wps": ("words/s", "words of the speaker's turns per second of their speech, pauses left out"),
     "pause_rate_per_min": ("/min", "pauses per minute of turn"),
     "pause_mean_s": ("s", "mean pause inside a turn (a joint silence of the pause threshold or more)"),
     "gap_mean_s": ("s", "mean gap before taking the floor"),
@@ -50,8 +54,6 @@ CUES: dict[str, tuple[str, str]] = {
     "simultaneous_start_count": ("", "IPUs of two speakers starting at the same millisecond (no transition)"),
 }
 LABEL_PREFIX = "label:"
-# Praat's default dynamic range for drawing intensity and spectrograms.
-SILENCE_BELOW_MAX_DB = 50.0
 EGEMAPS_PREFIX = "egemaps:"
 
 

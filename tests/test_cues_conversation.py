@@ -172,3 +172,64 @@ def test_a_backchannel_inside_the_holders_silence_leaves_no_pause_there():
     assert speaker_measures(talk, "A")["pause_count"] == 1
     # without the backchannel the same silence is a pause
     assert analyse([w for w in words if w.speaker == "A"]).turns[0].pauses == ((1.0, 2.0), (3.0, 3.5))
+
+
+def test_heldner_and_edlunds_classification_of_the_hand_worked_dyad():
+    talk = analyse(dyad())
+    assert [(v.kind, v.start, v.end) for v in talk.vocal_activity] == [
+        ("within-speaker overlap", 1.0, 1.3),  # B's "mhm" inside A's speech
+        ("pause", 1.6, 2.1), ("gap", 2.7, 3.2),
+        ("between-speaker overlap", 4.3, 4.5),  # A takes over from B
+        ("gap", 5.0, 5.3), ("within-speaker overlap", 5.4, 5.5)]
+    whole = conversation_measures(talk)
+    assert whole["va_pause_count"] == 1 and whole["va_gap_count"] == 2 and whole["va_gap_mean_s"] == approx(0.4)
+    assert whole["va_overlap_within_count"] == 2 and whole["va_overlap_between_mean_s"] == approx(0.2)
+    # a backchannel in the holder's silence: no floor-based pause, and in Heldner and Edlund's view two gaps
+    words = [TimedWord("A", "so", 0.0, 1.0), TimedWord("B", "mhm", 1.4, 1.6), TimedWord("A", "then", 2.0, 3.0)]
+    assert [v.kind for v in analyse(words).vocal_activity] == ["gap", "gap"]
+
+
+def reference_vocal_activity(words: list[TimedWord], settings: ConversationSettings) -> list[tuple[str, int, int]]:
+    """Heldner and Edlund's classification done the slow way: each speaker's IPUs painted onto a 1 ms grid,
+    runs of the joint state classified by the nearest one-speaker run on each side."""
+    talk = analyse(words, settings)
+    end = max(round(u.end * 1000) for u in talk.units)
+    speakers = sorted({u.speaker for u in talk.units})
+    grid = np.zeros((len(speakers), end + 1), bool)
+    for u in talk.units:
+        grid[speakers.index(u.speaker), round(u.start * 1000):round(u.end * 1000)] = True
+    state = [tuple(np.flatnonzero(grid[:, t])) for t in range(end)]
+    runs = []
+    for t, s in enumerate(state):
+        if runs and runs[-1][2] == s:
+            runs[-1][1] = t + 1
+        else:
+            runs.append([t, t + 1, s])
+    first = min(round(u.start * 1000) for u in talk.units)
+    runs = [r for r in runs if r[0] >= first]
+    out = []
+    for i, (a, b, s) in enumerate(runs):
+        if len(s) == 1:
+            continue
+        before = [r[2][0] for r in runs[:i] if len(r[2]) == 1]
+        after = [r[2][0] for r in runs[i + 1:] if len(r[2]) == 1]
+        if not before or not after:
+            continue
+        same = before[-1] == after[0]
+        kind = ("pause" if same else "gap") if not s else ("within-speaker overlap" if same else "between-speaker overlap")
+        out.append((kind, a, b))
+    return out
+
+
+def test_the_classification_equals_a_millisecond_grid_reference_on_random_dyads():
+    rng = np.random.default_rng(9)
+    for _ in range(60):
+        words = []
+        for speaker in ("A", "B", "C")[: int(rng.integers(2, 4))]:
+            t = int(rng.integers(0, 800))
+            for _ in range(int(rng.integers(1, 15))):
+                length = int(rng.integers(50, 700))
+                words.append(TimedWord(speaker, "mm" if rng.random() < 0.2 else "word", t / 1000, (t + length) / 1000))
+                t += length + int(rng.choice([0, 30, 200, 450, 1200]))
+        ours = [(v.kind, round(v.start * 1000), round(v.end * 1000)) for v in analyse(words).vocal_activity]
+        assert ours == reference_vocal_activity(words, ConversationSettings())

@@ -17,6 +17,12 @@ of every silence and overlap (there a backchannel is speech like any other). The
   overlap) to the end of its last; a pause is a joint silence of `min_pause_s` or more between two of the
   holder's IPUs within one turn: a silence of the holder in which anyone else speaks (a backchannel
   too) is not a pause.
+Alongside, `vocal_activity` is Heldner & Edlund's own vocal-activity classification, where every IPU
+(backchannels too) is speech and nobody holds a floor: each stretch of joint silence is a *pause* when the
+same speaker speaks alone on both sides of it and a *gap* when they differ; each stretch where two or more
+speak is a *within-speaker overlap* when the same speaker speaks alone on both sides and a
+*between-speaker overlap* when they differ (the nearest one-speaker stretch on each side; stretches at
+either end of the conversation are left out).
 Speech rate of a turn is its words per second of turn; articulation rate is the same words per second of
 their IPUs (pauses left out), so a speech rate never exceeds its articulation rate. Rates are in words,
 since transcripts give words, not syllables. Every threshold is compared on a millisecond grid (times
@@ -40,7 +46,10 @@ DEFINITION = ("turn-taking by floor (Heldner and Edlund's 2010 terms, not their 
               "outlasts the holder's speech, the offset being gap (> 0) or overlap (< 0); a simultaneous start "
               "is overlap, not a transition; turns run from their first word to their last; a pause is a joint "
               "silence of the threshold or more inside a turn; speech and articulation rates count the words of "
-              "a speaker's turns over turn time and over their speech time; times compared on a millisecond grid")
+              "a speaker's turns over turn time and over their speech time; times compared on a millisecond grid. "
+              "The va_ measures are Heldner and Edlund's vocal-activity classification of the same units "
+              "(backchannels included, no floor): joint silences are pauses (same speaker alone on both sides) "
+              "or gaps (different), overlaps are within- or between-speaker likewise")
 _PUNCTUATION = re.compile(r"[^\w'-]+")
 
 
@@ -128,6 +137,64 @@ class Transition:
         return (min(self.time, other), max(self.time, other))
 
 
+VA_PAUSE, VA_GAP = "pause", "gap"
+VA_WITHIN, VA_BETWEEN = "within-speaker overlap", "between-speaker overlap"
+
+
+@dataclass(frozen=True)
+class VocalActivity:
+    """One stretch of Heldner & Edlund's classification: `kind` is VA_PAUSE, VA_GAP, VA_WITHIN or VA_BETWEEN;
+    `before` and `after` are the speakers alone on either side."""
+
+    kind: str
+    start: float
+    end: float
+    before: str
+    after: str
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+def vocal_activity(units: Sequence[Unit]) -> list[VocalActivity]:
+    """Heldner & Edlund's classification of every joint silence and overlap between the first and the last
+    speech (see the module docstring), on the millisecond grid."""
+    changes: dict[int, dict[str, int]] = {}
+    for u in units:
+        if ms(u.end) > ms(u.start):
+            for time, step in ((ms(u.start), 1), (ms(u.end), -1)):
+                by_speaker = changes.setdefault(time, {})
+                by_speaker[u.speaker] = by_speaker.get(u.speaker, 0) + step
+    edges = sorted(changes)
+    if len(edges) < 2:
+        return []
+    # the speakers active in each elementary stretch between consecutive edges, merged where they stay the same
+    stretches: list[tuple[int, int, frozenset[str]]] = []
+    talking: dict[str, int] = {}
+    for a, b in zip(edges, edges[1:]):
+        for speaker, step in changes[a].items():
+            talking[speaker] = talking.get(speaker, 0) + step
+        active = frozenset(speaker for speaker, n in talking.items() if n > 0)
+        if stretches and stretches[-1][2] == active:
+            stretches[-1] = (stretches[-1][0], b, active)
+        else:
+            stretches.append((a, b, active))
+    alone = [next(iter(who)) if len(who) == 1 else None for _, _, who in stretches]
+    out = []
+    for i, (a, b, who) in enumerate(stretches):
+        if len(who) == 1:
+            continue
+        before = next((alone[j] for j in range(i - 1, -1, -1) if alone[j] is not None), None)
+        after = next((alone[j] for j in range(i + 1, len(stretches)) if alone[j] is not None), None)
+        if before is None or after is None:
+            continue
+        same = before == after
+        kind = (VA_PAUSE if same else VA_GAP) if not who else (VA_WITHIN if same else VA_BETWEEN)
+        out.append(VocalActivity(kind, a / 1000.0, b / 1000.0, before, after))
+    return out
+
+
 @dataclass(frozen=True)
 class Conversation:
     """Everything the turn-taking analysis found for one conversation."""
@@ -150,6 +217,11 @@ class Conversation:
     @property
     def backchannels(self) -> list[Unit]:
         return [u for u in self.units if u.backchannel]
+
+    @property
+    def vocal_activity(self) -> list[VocalActivity]:
+        """Heldner & Edlund's vocal-activity classification of the same IPUs (see `vocal_activity`)."""
+        return vocal_activity(self.units)
 
     @property
     def simultaneous_starts(self) -> list[float]:
@@ -325,4 +397,8 @@ def conversation_measures(conversation: Conversation) -> dict[str, float]:
     }
     out.update(_stats([t.offset_s for t in conversation.gaps], "gap"))
     out.update(_stats([-t.offset_s for t in conversation.overlapped_transitions], "overlap"))
+    classified = conversation.vocal_activity
+    for kind, prefix in ((VA_PAUSE, "va_pause"), (VA_GAP, "va_gap"), (VA_WITHIN, "va_overlap_within"),
+                         (VA_BETWEEN, "va_overlap_between")):
+        out.update(_stats([v.duration for v in classified if v.kind == kind], prefix))
     return out

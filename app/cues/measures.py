@@ -52,6 +52,10 @@ CUES: dict[str, tuple[str, str]] = {
     "floor_balance": ("", "share of floor time the more talkative speaker holds"),
     "fto_mean_s": ("s", "mean floor transfer offset (gap > 0, overlap < 0)"),
     "simultaneous_start_count": ("", "IPUs of two speakers starting at the same millisecond (no transition)"),
+    "va_pause_mean_s": ("s", "Heldner & Edlund: mean joint silence with the same speaker on both sides"),
+    "va_gap_mean_s": ("s", "Heldner & Edlund: mean joint silence between different speakers"),
+    "va_overlap_within_mean_s": ("s", "Heldner & Edlund: mean overlap with the same speaker alone on both sides"),
+    "va_overlap_between_mean_s": ("s", "Heldner & Edlund: mean overlap across a change of speaker"),
 }
 LABEL_PREFIX = "label:"
 EGEMAPS_PREFIX = "egemaps:"

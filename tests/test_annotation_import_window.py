@@ -96,10 +96,13 @@ def test_a_file_in_no_format_is_refused_in_one_line_and_the_store_is_unchanged(q
     before = store_rows(target)
     win = window_for(target, annotator="ana")
     _ready(qtbot, win)
-    panel = _imported(qtbot, win, notes)
-    said = panel.headline.text()
+    dialog = win.import_annotation_file(notes)
+    # the worker's answer reaches the panel through the event loop, which runs only while waiting here
+    with qtbot.waitSignal(dialog.panel.failed, timeout=15000) as failed:
+        pass
+    said = dialog.panel.headline.text()
     assert said.startswith("Import failed, nothing was written: notes.md: found <a file in no annotation format")
-    assert "\n" not in said and win.status_message.text() == said
+    assert "\n" not in said and failed.args == [said]
     assert store_rows(target) == before
 
 

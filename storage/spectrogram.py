@@ -187,6 +187,20 @@ class SpectrogramTiles:
         self._lock = threading.Lock()
         self._cache_dir = (cache_dir or spectrogram_cache_dir()) / cache_key if cache_key else None
 
+    def describe(self, painted: PaintedSpectrogram | None = None, settings: PaintSettings | None = None) -> str:
+        """What is drawn, in Praat's terms and with the values Praat settles on (a figure's method)."""
+        text = (f"Praat's To Spectrogram: Gaussian window {self.params.window_length_s * 1000:g} ms "
+                f"(physical {self.physical_window_s * 1000:g} ms, {self.window_samples} samples at {self.rate} Hz), "
+                f"time step {self.time_step * 1000:.4g} ms, frequency step {self.frequency_step:.4g} Hz "
+                f"({self.n_bands} bands to {self.n_bands * self.frequency_step:.0f} Hz), "
+                f"power spectral density in dB re 4e-10 Pa²/Hz; {self.frames_at(0)} frames")
+        if painted is not None and settings is not None:
+            text += (f". Painted as Praat's Paint: pre-emphasis {settings.pre_emphasis_db_per_octave:g} dB/octave, "
+                     f"dynamic compression {settings.dynamic_compression:g}, maximum {painted.high_db:.1f} dB"
+                     f"{' (autoscaled over the view)' if settings.maximum_db is None else ''}, "
+                     f"dynamic range {settings.dynamic_range_db:g} dB")
+        return text
+
     def _plan(self) -> None:
         """Praat's sampling (Sound_to_Spectrogram), in the same double arithmetic."""
         dx = 1.0 / self.rate

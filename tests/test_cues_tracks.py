@@ -65,7 +65,9 @@ def test_tracks_draw_praats_values_and_a_click_seeks(qtbot, dyads, window_of):
     page = win.media_page
     tracks = page.player.tracks
     wait_for_tracks(qtbot, page, tracks)
-    assert tracks.wanted_rows() == [(SPECTROGRAM, 0), (PITCH, 0), (CONVERSATION, None)]
+    # as Praat's editor: the first voice's pitch is drawn over its spectrogram, one row, then the turn-taking
+    assert tracks.wanted_rows() == [(SPECTROGRAM, 0), (CONVERSATION, None)]
+    assert tracks.row_plot(PITCH, 0) is tracks.row_plot(SPECTROGRAM, 0)
     # the first voice's pitch is Praat's for that file, and its F0 is the generated one
     praat = parselmouth.Sound(str(root / "d0_A.wav")).to_pitch_ac(pitch_floor=75.0, pitch_ceiling=600.0)
     assert np.allclose(np.nan_to_num(tracks.voice(0).pitch.f0_hz), praat.selected_array["frequency"], atol=1e-6)
@@ -83,7 +85,7 @@ def test_tracks_draw_praats_values_and_a_click_seeks(qtbot, dyads, window_of):
 
 
 def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyads, window_of):
-    store, _ = dyads
+    store, root = dyads
     win = window_of(store)
     win.select_stimulus_id(1)
     page = win.media_page
@@ -106,6 +108,24 @@ def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyad
     qtbot.waitUntil(lambda: drawn.image.shape[0] >= 0.5 / spectrogram.params.time_step_s, timeout=10000)
     extent = drawn.mapRectToParent(drawn.boundingRect())
     assert extent.left() <= 1.0 and extent.right() >= 1.5
+    # what is drawn is Praat's spectrogram of the file painted as Praat paints it, frame for frame
+    def level_0_at_hand():
+        at_hand = spectrogram.query(1.0, 1.5, int(ruler.width()), compute=False)
+        return at_hand.complete and at_hand.level == 0
+
+    qtbot.waitUntil(level_0_at_hand, timeout=10000)
+    tracks.redraw_spectrograms()
+    found = spectrogram.query(1.0, 1.5, int(ruler.width()), compute=False)
+    praat = parselmouth.Sound(str(root / "d0_A.wav")).to_spectrogram(window_length=0.005, maximum_frequency=5000.0)
+    first = round((found.t0 + 0.5 * found.time_step - praat.x1) / praat.dx)
+    db = 10 * np.log10((praat.values.T[first:first + len(found.image)] + 1e-30) / 4e-10)
+    assert np.max(np.abs(found.image - db)) < 1e-3
+    drawn = next(i for i in tracks.row_plot(SPECTROGRAM, 0).items if getattr(i, "image", None) is not None)
+    pre = 6.0 * np.log2(np.arange(1, db.shape[1] + 1) * praat.dy / 1000.0)
+    assert np.max(np.abs(drawn.image - (db + pre))) < 1e-3
+    assert drawn.levels[1] == pytest.approx(max(0.0, float(np.max(db + pre))), abs=1e-3)
+    assert drawn.levels[1] - drawn.levels[0] == pytest.approx(tracks.dynamic_range.value())
+    assert "To Spectrogram" in tracks.row_plot(SPECTROGRAM, 0).toolTip()
 
 
 def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_of):

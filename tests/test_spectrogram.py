@@ -237,3 +237,16 @@ def test_autoscaling_takes_the_loudest_frame_in_the_view_only():
     whole = tiles.query(0.0, 2.0, 1000)
     assert paint(whole, PaintSettings()).high_db - paint(quiet, PaintSettings(), 0.1, 0.9).high_db == \
         pytest.approx(20 * math.log10(50), abs=0.5)
+
+
+def test_the_description_states_the_steps_praat_settles_on():
+    samples = signals(16000, 1.0)["speech"]
+    for band in ("wide", "narrow"):
+        tiles = tiles_of(samples, 16000, band=band)
+        reference, _ = praat_db(samples, 16000, tiles.params)
+        found = tiles.query(0.0, 1.0, 1000)
+        settings = PaintSettings(dynamic_range_db=45.0)
+        text = tiles.describe(paint(found, settings), settings)
+        assert f"time step {reference.dx * 1000:.4g} ms" in text and f"frequency step {reference.dy:.4g} Hz" in text
+        assert f"{reference.nx} frames" in text and f"{reference.ny} bands" in text
+        assert "pre-emphasis 6 dB/octave" in text and "dynamic range 45 dB" in text and "autoscaled" in text

@@ -1,7 +1,12 @@
 """Analysis tracks under the waveform, on its time axis: spectrogram (with formants), pitch, intensity per
 voice, and the conversation's floors, gaps, overlaps and backchannels.
 
-Each track is toggled per lane (voice) from the Tracks menu and remembered; the spectrogram's band, top
+Each track is toggled per lane (voice) from the Tracks menu and remembered. As in Praat's sound editor, a
+voice's pitch (on its own floor-to-ceiling scale), intensity and formants are drawn over its spectrogram when
+that is shown, so one row per voice says what Praat's editor says; a pitch or intensity without a
+spectrogram gets a row of its own. Rows share the height they are given (the player's splitter sets it) in
+proportion to their kind and scroll only below their least legible heights; each row's name is written
+across in the column left of the time axis, with the scales of what is drawn over it. The spectrogram's band, top
 frequency, dynamic range and pre-emphasis and Praat's pitch floor and ceiling are set in the strip above the
 rows. The spectrogram is Praat's `To Spectrogram...` painted as Praat's `Paint...` does, autoscaled to the
 view's loudest frame (see storage/spectrogram.py).
@@ -37,14 +42,16 @@ from app.cues.tracks import VoiceTracks, conversation_track, voice_tracks
 from storage.records import MediaRef
 from storage.spectrogram import PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram, paint
 from widgets.tasks import TaskRunner
-from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox
+from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox, NamedAxis
 
 SPECTROGRAM, PITCH, INTENSITY, FORMANTS = "spectrogram", "pitch", "intensity", "formants"
 CONVERSATION = "conversation"
 LANE_TRACKS = (SPECTROGRAM, PITCH, INTENSITY, FORMANTS)
 TRACK_TITLES = {SPECTROGRAM: "spectrogram", PITCH: "pitch (F0)", INTENSITY: "intensity", FORMANTS: "formants",
                 CONVERSATION: "turn-taking"}
-ROW_HEIGHTS = {SPECTROGRAM: 120, PITCH: 70, INTENSITY: 68, CONVERSATION: 76}
+ROW_HEIGHTS = {SPECTROGRAM: 120, PITCH: 70, INTENSITY: 68, CONVERSATION: 76}  # shares of the height given
+ROW_MIN_HEIGHTS = {SPECTROGRAM: 54, PITCH: 36, INTENSITY: 34, CONVERSATION: 40}  # the least that stays legible
+TICK_VALUES_PX = 16  # the part of the name column the kHz values take
 # on by default: the first voice's spectrogram and pitch, and the turn-taking of a conversation
 DEFAULT_ON = {SPECTROGRAM, PITCH, CONVERSATION}
 SETTINGS_GROUP = "analysis_tracks"
@@ -56,10 +63,10 @@ GAP_BRUSH = QColor(128, 128, 128, 90)
 OVERLAP_BRUSH = QColor(214, 39, 40, 150)
 MAX_TURN_LABELS = 200
 FORMANT_RANGE_DB = 30.0
-# The rows ask for up to PREFERRED_HEIGHT and scroll past it, so the waveform lanes above keep their room;
-# given more (a taller window, the splitter dragged), they show more rows.
+# The rows ask for up to PREFERRED_HEIGHT, so the waveform lanes above keep their room; given more (a taller
+# window, the splitter dragged) every row grows, and given less than their least heights they scroll.
 PREFERRED_HEIGHT = 220
-MIN_VISIBLE_HEIGHT = 70
+UNSCROLLED_HEIGHT = 160
 
 
 class _Row:
@@ -130,7 +137,13 @@ class AnalysisTracksView(QWidget):
         self._restore_parameters()
         self.status = QLabel("", self)
         self.status.setStyleSheet("color: #777")
-        strip = QHBoxLayout()
+        # in a narrow bar a long note is cut, not allowed to widen the window; its tooltip has it whole
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.band.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.band.setMinimumContentsLength(9)
+        # the strip is a widget of its own, so a host short of height may put it in a bar of its own
+        self.strip = QWidget(self)
+        strip = QHBoxLayout(self.strip)
         strip.setContentsMargins(4, 0, 4, 0)
         strip.addWidget(self.tracks_button)
         strip.addWidget(self.band)
@@ -161,7 +174,7 @@ class AnalysisTracksView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addLayout(strip)
+        layout.addWidget(self.strip)
         self.scroll = QScrollArea(self)
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -185,8 +198,8 @@ class AnalysisTracksView(QWidget):
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         hint = super().sizeHint()
-        strip = self.tracks_button.sizeHint().height() + 4
-        rows = self.canvas.minimumHeight() if self._rows else 0
+        strip = self.strip.sizeHint().height() + 4 if self.strip.parent() is self else 0
+        rows = sum(ROW_HEIGHTS[row.track] + 2 for row in self._rows)
         return QSize(hint.width(), strip + min(rows, PREFERRED_HEIGHT))
 
     def _spin(self, low: int, high: int, step: int, value: int, suffix: str, tip: str) -> QSpinBox:
@@ -316,17 +329,26 @@ class AnalysisTracksView(QWidget):
         return len({w.speaker for w in self._words}) >= 2
 
     def wanted_rows(self) -> list[tuple[str, int | None]]:
-        """(track, lane index) of every row to show, top to bottom."""
+        """(track, lane index) of every row to show, top to bottom: pitch and intensity have a row of their
+        own only when their voice has no spectrogram row to be drawn over."""
         rows: list[tuple[str, int | None]] = []
         for index, (name, _) in enumerate(self._lanes):
-            if self.is_on(name, SPECTROGRAM) or self.is_on(name, FORMANTS):
+            if self._has_spectrogram_row(name):
                 rows.append((SPECTROGRAM, index))
+                continue
             for track in (PITCH, INTENSITY):
                 if self.is_on(name, track):
                     rows.append((track, index))
         if self._has_conversation() and self.is_on(None, CONVERSATION):
             rows.append((CONVERSATION, None))
         return rows
+
+    def _has_spectrogram_row(self, name: str) -> bool:
+        return self.is_on(name, SPECTROGRAM) or self.is_on(name, FORMANTS)
+
+    def _needs_voice(self, name: str) -> bool:
+        """Whether the voice's pitch and intensity are on show (in a row of their own or over its spectrogram)."""
+        return self.is_on(name, PITCH) or self.is_on(name, INTENSITY)
 
     def _rebuild(self) -> None:
         """Lay out the wanted rows, reusing each kind's plot; an unchanged set of rows keeps its layout."""
@@ -339,19 +361,24 @@ class AnalysisTracksView(QWidget):
             for row in self._rows:
                 self.canvas.ci.removeItem(row.plot)
             self._rows = []
-            total = 0
+            least = 0
+            grid = self.canvas.ci.layout
+            for position in range(grid.rowCount()):
+                grid.setRowStretchFactor(position, 0)
             for position, (track, lane) in enumerate(wanted):
                 plot = self._plots.get((track, lane))
                 if plot is None:
                     plot = self._plots[(track, lane)] = self._make_plot(track, lane)
                 self.canvas.ci.addItem(plot, row=position, col=0)
+                grid.setRowStretchFactor(position, ROW_HEIGHTS[track])  # the height given, shared by kind
                 row = _Row(plot, track, lane)
                 self._rows.append(row)
                 self._reset_row(row)
-                total += ROW_HEIGHTS[track] + 2
-            self.canvas.setFixedHeight(max(total, 0) + 4)
-            self.scroll.setMaximumHeight(total + 4)
-            self.scroll.setMinimumHeight(min(total + 4, MIN_VISIBLE_HEIGHT))
+                least += ROW_MIN_HEIGHTS[track] + 2
+            # the rows fill the height given; the player's splitter gives them their least legible heights
+            # up to UNSCROLLED_HEIGHT, and only more rows than that scroll
+            self.canvas.setMinimumHeight(least + 4)
+            self.scroll.setMinimumHeight(min(least + 4, UNSCROLLED_HEIGHT))
             self.scroll.setVisible(bool(self._rows))
             self.updateGeometry()
         for row in self._rows:
@@ -364,23 +391,33 @@ class AnalysisTracksView(QWidget):
         if row.image is not None and row.image.image is not None:
             row.image.clear()
         row.plot.playhead.setValue(self._playhead)
-        label = _row_label(row.track, self._lanes[row.lane][0] if row.lane is not None else "")
-        if row.plot.label_text != label:
-            row.plot.setLabel("left", label, color=_row_colour(row.lane))
-            row.plot.label_text = label
+        self._name_row(row)
+
+    def _name_row(self, row: _Row) -> None:
+        """The row's name across its name column: the voice, the unit of its values, and the scales of
+        the pitch and intensity drawn over a spectrogram (in their colours)."""
+        name = self._lanes[row.lane][0] if row.lane is not None else "turns"
+        unit = {SPECTROGRAM: "kHz", PITCH: "F0 Hz", INTENSITY: "dB", CONVERSATION: ""}[row.track]
+        extra: list[tuple[str, str]] = []
+        if row.track == SPECTROGRAM:
+            if self.is_on(name, PITCH):
+                extra.append((f"F0 {self.pitch_floor.value()}-{self.pitch_ceiling.value()}", PITCH_COLOUR))
+            if self.is_on(name, INTENSITY):
+                extra.append(("dB", INTENSITY_COLOUR))
+        values = 0 if row.track == CONVERSATION else TICK_VALUES_PX
+        row.plot.getAxis("left").set_name(name, _row_colour(row.lane), unit, values, extra)
 
     def _make_plot(self, track: str, lane: int | None) -> pg.PlotItem:
-        plot = pg.PlotItem(viewBox=LaneViewBox())
+        plot = pg.PlotItem(viewBox=LaneViewBox(), axisItems={"left": NamedAxis()})
         plot.hideButtons()
         plot.setMenuEnabled(False)
         plot.hideAxis("bottom")
         axis = plot.getAxis("left")
         axis.setWidth(LEFT_AXIS_WIDTH)
         axis.enableAutoSIPrefix(False)
-        height = ROW_HEIGHTS[track]
-        plot.setMinimumHeight(height)
-        plot.setMaximumHeight(height)
-        plot.label_text = None  # named by _reset_row for each stimulus's lane
+        if track == CONVERSATION:
+            axis.setStyle(showValues=False)  # the speakers are named by their bars' colours and the row's name
+        plot.setMinimumHeight(ROW_MIN_HEIGHTS[track])
         plot.image = None  # the spectrogram's image, made on its first draw and kept with the plot
         if self._x_link is not None:
             plot.setXLink(self._x_link)
@@ -392,9 +429,12 @@ class AnalysisTracksView(QWidget):
         return plot
 
     def row_plot(self, track: str, lane: int | None = None) -> pg.PlotItem | None:
+        """The row `track` of `lane` is drawn in: its own, or its voice's spectrogram row it is drawn over."""
         for row in self._rows:
             if row.track == track and row.lane == lane:
                 return row.plot
+        if track in (PITCH, INTENSITY, FORMANTS) and lane is not None and self.is_on(self._lanes[lane][0], track):
+            return self.row_plot(SPECTROGRAM, lane)
         return None
 
     def _on_clicked(self, seconds: float) -> None:
@@ -448,7 +488,7 @@ class AnalysisTracksView(QWidget):
                                    lambda result, i=index, g=generation: self._spectrogram_ready(g, i, result),
                                    on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} spectrogram", exc),
                                    with_progress=True)
-            needs_voice = ((PITCH, index) in wanted or (INTENSITY, index) in wanted or self.is_on(name, FORMANTS))
+            needs_voice = self._needs_voice(name) or self.is_on(name, FORMANTS)
             formants_missing = (self.is_on(name, FORMANTS) and index in self._voices
                                 and self._voices[index].formants is None)
             if needs_voice and (index not in self._voices or formants_missing):
@@ -468,6 +508,7 @@ class AnalysisTracksView(QWidget):
 
     def _status(self, text: str) -> None:
         self.status.setText(text)
+        self.status.setToolTip(text)
 
     def _failed(self, what: str, exc: BaseException) -> None:
         self._errors[what] = str(exc)
@@ -521,6 +562,7 @@ class AnalysisTracksView(QWidget):
         self._voices, self._boundaries = {}, {}
         for row in self._rows:
             if row.track in (PITCH, INTENSITY, SPECTROGRAM):
+                self._name_row(row)
                 self._draw_row(row)
         self._request_missing()
 
@@ -574,7 +616,9 @@ class AnalysisTracksView(QWidget):
             if len(found.image) == 0:
                 row.image.clear()
             else:
-                painted = paint(found, self.paint_settings(), t0, t1)
+                settings = self.paint_settings()
+                painted = paint(found, settings, t0, t1)
+                row.plot.setToolTip(tiles.describe(painted, settings))
                 dark = self.palette().window().color().lightness() < 128
                 row.image.setImage(painted.image, levels=(painted.low_db, painted.high_db), lut=_lut(dark),
                                    autoLevels=False)
@@ -599,6 +643,32 @@ class AnalysisTracksView(QWidget):
             dark = self.palette().window().color().lightness() < 128
             self._add(row, pg.ScatterPlotItem(times[keep], values[keep], size=2, pen=None,
                                               brush=pg.mkBrush(FORMANT_COLOUR_DARK if dark else FORMANT_COLOUR)))
+
+        if voice is not None:
+            self._draw_over_spectrogram(row, voice, top_hz)
+
+    def _draw_over_spectrogram(self, row: _Row, voice: VoiceTracks, top_hz: float) -> None:
+        """Pitch and intensity over the spectrogram as Praat's editor draws them: each on its own scale
+        spread over the row's whole height (pitch floor to ceiling; intensity over the dynamic range under
+        its loudest), the scales named in the row's name column."""
+        name = self._lanes[row.lane][0]
+        if self.is_on(name, INTENSITY):
+            db = voice.intensity.db
+            finite = db[np.isfinite(db)]
+            if len(finite):
+                high = float(finite.max()) + 2.0
+                low = high - 2.0 - self.dynamic_range.value()
+                y = np.clip((db - low) / (high - low), 0.0, 1.0) * top_hz
+                self._add(row, pg.PlotCurveItem(voice.intensity.times, y, connect="finite",
+                                                pen=pg.mkPen(INTENSITY_COLOUR, width=2)))
+        if self.is_on(name, PITCH):
+            floor, ceiling = float(self.pitch_floor.value()), float(self.pitch_ceiling.value())
+            y = (voice.pitch.f0_hz - floor) / (ceiling - floor) * top_hz
+            # a light casing under the blue line keeps it legible on Praat's black energy and on inferno
+            self._add(row, pg.PlotCurveItem(voice.pitch.times, y, connect="finite",
+                                            pen=pg.mkPen(QColor(255, 255, 255, 170), width=4)))
+            self._add(row, pg.PlotCurveItem(voice.pitch.times, y, connect="finite",
+                                            pen=pg.mkPen(PITCH_COLOUR, width=2)))
 
     def _view_computed(self, generation: int, row: _Row) -> None:
         if generation == self._generation and row in self._rows:
@@ -678,8 +748,8 @@ class AnalysisTracksView(QWidget):
         (`app.cues.boundaries`) of every voice whose pitch or intensity row is shown, from the tracks
         already computed; none while they are still being computed."""
         shown = self.wanted_rows()
-        parts = [found for lane, found in self._boundaries.items()
-                 if (PITCH, lane) in shown or (INTENSITY, lane) in shown]
+        del shown  # pitch or intensity on show, in a row of its own or over the spectrogram
+        parts = [found for lane, found in self._boundaries.items() if self._needs_voice(self._lanes[lane][0])]
         return np.unique(np.concatenate(parts)) if parts else np.empty(0)
 
     # ----- for tests and screenshots --------------------------------------------------------------------
@@ -692,7 +762,8 @@ class AnalysisTracksView(QWidget):
             name = self._lanes[lane][0] if lane is not None else ""
             if track == SPECTROGRAM and lane not in self._spectrograms and f"{name} spectrogram" not in self._errors:
                 return False
-            if track in (PITCH, INTENSITY) and lane not in self._voices and f"{name} pitch" not in self._errors:
+            voice_wanted = track in (PITCH, INTENSITY) or (track == SPECTROGRAM and self._needs_voice(name))
+            if voice_wanted and lane not in self._voices and f"{name} pitch" not in self._errors:
                 return False
             if track == CONVERSATION and self._conversation is None and "turn-taking" not in self._errors:
                 return False
@@ -723,19 +794,8 @@ def _set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float) -> 
         plot.y_range = (low, high, padding)
 
 
-def _row_label(track: str, lane_name: str) -> str:
-    """The rotated name on a row's left axis: the lane's short name and the row's unit."""
-    name = short_name(lane_name)
-    return {SPECTROGRAM: f"{name} kHz", PITCH: f"{name} F0", INTENSITY: f"{name} dB", CONVERSATION: "turns"}[track]
-
-
 def _row_colour(lane: int | None) -> str:
     return LANE_COLOURS[lane % len(LANE_COLOURS)] if lane is not None else "#666666"
-
-
-def short_name(lane_name: str) -> str:
-    """A lane's name short enough for a row's rotated label ("alternative" -> "altern.")."""
-    return lane_name if len(lane_name) <= 7 else lane_name[:6] + "."
 
 
 def lanes_for(media: Sequence[MediaRef], lane_names: Sequence[str]) -> list[tuple[str, MediaRef]]:

@@ -1,6 +1,7 @@
-"""`thinslice metrics [--db PATH] [--dataset NAME] [--correction loglinear|half_over_n] [--json]`.
+"""`thinslice metrics [--db PATH] [--dataset NAME] [--correction loglinear|half_over_n] [--json | --methods]`.
 
-Prints the same tables the metrics dashboard draws: as one JSON document with --json, else as
+Prints the same tables the metrics dashboard draws: as one JSON document with --json, as a methods
+paragraph per dataset with --methods (each figure's method as its note states it, and its n), else as
 readable tables per dataset.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import math
 import os
 import sys
+from importlib import metadata
 from typing import Any
 
 from app.beliefs.stories import engine_agreement
@@ -30,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="rate correction for d' and c: " + "; ".join(f"{k} = {v}" for k, v in
                                                                           CORRECTION_NAMES.items()))
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--methods", action="store_true",
+                        help="print each dataset's methods as a paragraph for a paper's methods section")
     return parser
 
 
@@ -81,7 +85,10 @@ def metrics_main(argv: list[str]) -> int:
             return 1
     finally:
         store.close()
-    text = json.dumps(result, indent=2, ensure_ascii=False) if args.json else format_result(result)
+    if args.methods:
+        text = "\n\n".join(methods_paragraph(d) for d in result["datasets"])
+    else:
+        text = json.dumps(result, indent=2, ensure_ascii=False) if args.json else format_result(result)
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
@@ -104,3 +111,18 @@ def format_result(result: dict[str, Any]) -> str:
             lines += ["", format_table(table)]
         lines.append("")
     return "\n".join(lines)
+
+
+def methods_paragraph(dataset: dict[str, Any]) -> str:
+    """One dataset's figures (as the JSON gives them) as a methods paragraph: each table's method as its note
+    states it, with its rows and the stimuli behind them, then the dataset's notes."""
+    sentences = [f"Figures of {dataset['dataset']} ({dataset['benchmark']}) were recomputed by Thinslice "
+                 f"{metadata.version('thinslice')} from the stored answers."]
+    for table in dataset["tables"]:
+        counts = [r["n_stimuli"] for r in table["rows"]]
+        n = (f"{len(counts)} rows, {min(counts)} to {max(counts)} stimuli each" if counts and min(counts) != max(counts)
+             else f"{len(counts)} rows of {counts[0]} stimuli each" if counts else "no rows")
+        note = table["note"].rstrip(".")
+        sentences.append(f"{table['title']}: {note} ({n}).")
+    sentences += [note if note.endswith(".") else note + "." for note in dataset["notes"]]
+    return " ".join(sentences)

@@ -117,6 +117,22 @@ def test_cli_text_output_and_unknown_dataset(fb, capsys):
     assert "no dataset named 'nope'" in capsys.readouterr().err
 
 
+def test_methods_paragraph_states_each_figures_method_and_n(fb, capsys):
+    from app.cli_metrics import metrics_main
+
+    store, _dataset_id, _plan = fb
+    path = store.path
+    doc = dashboard_json(store)
+    store.close()
+    assert metrics_main(["--db", str(path), "--methods"]) == 0
+    paragraph = capsys.readouterr().out.strip()
+    assert "\n" not in paragraph and paragraph.startswith("Figures of Dyads (friendbench) were recomputed by Thinslice")
+    for table in doc["datasets"][0]["tables"]:
+        counts = [r["n_stimuli"] for r in table["rows"]]
+        assert f"{table['title']}: {table['note'].rstrip('.')} ({len(counts)} rows" in paragraph
+    assert "log-linear" in paragraph
+
+
 def test_dashboard_json_has_no_nan(fb):
     store, _dataset_id, _plan = fb
     text = json.dumps(dashboard_json(store), allow_nan=False)

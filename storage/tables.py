@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import mmap
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -101,20 +100,6 @@ def read_table(path: Path, name: str | None = None, log: ProblemLog | None = Non
                                   "a .csv, .tsv, .jsonl, .json or .parquet table"))
 
 
-def finite_number(text: str | None, name: str, line: int | None, column: str) -> float | None:
-    """The number a text field of a table holds, None for an empty one; anything else (words, nan, inf) is
-    refused naming file, line and column, as the importers refuse a number column's bad value."""
-    if text is None or not text.strip():
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise ImportFailed(RowProblem(name, line, column, repr(text), "a number, finite"))
-    return value
-
-
 # -- delimited ----------------------------------------------------------------------------------------
 
 def _decode(raw: bytes, name: str) -> str:
@@ -126,7 +111,12 @@ def _decode(raw: bytes, name: str) -> str:
                                       f"{utf16_hint(raw)}>", "UTF-8 text")) from None
 
 
-def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) -> Table:
+def delimited_header(path: Path, name: str | None = None) -> tuple[list[str], str]:
+    """The column names of a delimited table and its delimiter, from the first line alone (a tab in a .tsv or
+    .tab file, else whichever of comma, semicolon and tab the header holds most of). Raises `ImportFailed`
+    for a file without a header row or whose first line is not UTF-8."""
+    path = Path(path)
+    name = name or path.name
     try:
         with path.open("rb") as fh:
             first = _decode(fh.readline(), name)
@@ -135,6 +125,15 @@ def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) 
     if not first.strip():
         raise ImportFailed(RowProblem(name, 1, None, "<no header row>", "a header row naming the columns"))
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") else max(",;\t", key=first.count)
+    try:
+        header = next(csv.reader([first.rstrip("\r\n")], delimiter=delimiter))
+    except csv.Error:  # a quoted name holding a line break: the whole read names what is wrong
+        header = []
+    return [h.strip() for h in header], delimiter
+
+
+def _read_delimited(path: Path, name: str, log: ProblemLog, n_rows: int | None) -> Table:
+    _, delimiter = delimited_header(path, name)
     fast = _read_fast(path, delimiter, n_rows)
     if fast is not None:
         return Table(name, fast)

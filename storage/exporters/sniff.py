@@ -15,8 +15,7 @@ import polars as pl
 
 from storage.errors import ThinsliceError
 from storage.files import open_regular
-from storage.importers.common import ProblemLog
-from storage.tables import read_table
+from storage.tables import delimited_header
 
 BY_CONTENT = 0.9
 BY_SUFFIX = 0.05
@@ -54,8 +53,8 @@ def has_columns(columns: Iterable[str], needed: Iterable[str]) -> bool:
 
 
 def table_columns(path: Path, form: str) -> list[str]:
-    """The columns of a table in `form` (see `storage.tables.FORMS`), read from its head; [] when the file is
-    not such a table."""
+    """The columns of a table in `form` (`delimited`, `jsonl` or `parquet`), read from its head; [] when the
+    file is not such a table."""
     path = Path(path)
     if not path.is_file():
         return []
@@ -73,7 +72,10 @@ def table_columns(path: Path, form: str) -> list[str]:
         except ValueError:
             return []
         return [str(key) for key in record] if isinstance(record, dict) else []
-    try:  # a damaged row is the reader's to name; the header still says what the table is
-        return read_table(path, log=ProblemLog(skip_bad=True), n_rows=5, form=form).columns
+    raw = head(path)
+    if len(raw) == HEAD_BYTES and b"\n" not in raw:
+        return []   # no line of text in the head: not a delimited table (a recording chosen by mistake)
+    try:  # the header alone says what the table is; a damaged row further on is the reader's to name
+        return delimited_header(path)[0]
     except (ThinsliceError, OSError):
         return []

@@ -18,7 +18,7 @@ from storage.files import check_regular
 from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
 from storage.exporters.report import Origin, Reading
 from storage.exporters.sniff import has_columns, score, table_columns
-from storage.tables import Table, finite_number, read_table
+from storage.tables import LINE, Table, read_table
 
 SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
           "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
@@ -53,13 +53,22 @@ def _rows(table: Table) -> Reading:
     if missing:
         raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(table.columns)}",
                                       f"the columns {', '.join(ROW_FIELDS)}"))
-    reading = Reading([])
-    for line, record in table.rows():
-        row = blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, line))
-        row["start_s"] = finite_number(row["start_s"], name, line, "start_s")
-        row["end_s"] = finite_number(row["end_s"], name, line, "end_s")
-        row["meta"] = _meta(row["meta"], name, line)
-        reading.rows.append(row)
+    frame = table.frame.select(LINE, *[(pl.col(c) if c in table.columns else pl.lit(None, pl.String)).alias(c)
+                                       for c in ROW_FIELDS])
+    # the times converted at once, as the importers convert a number column; the first text that is not a
+    # finite number is refused with the importers' words
+    times = {c: pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in ("start_s", "end_s")}
+    wrong = {c: pl.col(c).is_not_null() & ~t.is_finite().fill_null(False) for c, t in times.items()}
+    for line, *texts in frame.filter(pl.any_horizontal(*wrong.values())).head(1).select(
+            LINE, *[pl.when(w).then(pl.col(c)) for c, w in wrong.items()]).iter_rows():
+        column, text = next((c, t) for c, t in zip(times, texts) if t is not None)
+        raise ImportFailed(RowProblem(name, line, column, repr(text), "a number, finite"))
+    reading = Reading(frame.with_columns(**times).to_dicts())
+    for row in reading.rows:
+        line = row.pop(LINE)
+        row["origin"] = Origin(name, None, None, line)
+        if row["meta"] is not None:
+            row["meta"] = _meta(row["meta"], name, line)
     reading.report.count_read(name, None, len(reading.rows))
     return reading
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QKeyEvent
-from PySide6.QtWidgets import (QCheckBox, QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QVBoxLayout, QWidget)
 
 from app.clock import ClockEvent
@@ -57,6 +57,8 @@ PROMPTS = ("no", "basic", "enhance")
 # judged cells: larger type while the rows fit a laptop's screen (AgentViSS's six roles × modes), smaller past it
 ROOMY_CONDITIONS = 6
 ROOMY_CELL, DENSE_CELL = 0.75, 0.62
+# the clip's share of the height against the answers' 4, and during a race against the columns'
+MEDIA_STRETCH, RACE_MEDIA_STRETCH, RACE_STRETCH = 5, 3, 5
 
 
 def verdict_html(correct: bool | None) -> str:
@@ -180,9 +182,12 @@ class PresentationView(QWidget):
         self.contenders_button = QPushButton("Contenders…")
         self.contenders_button.setToolTip("The live models a race asks")
         self.contenders_button.clicked.connect(lambda _checked=False: self.edit_contenders())
-        self.at_once = QCheckBox("verdicts at once")
+        # a button rather than a check box: its state reads on a dark stage as well as a light one
+        self.at_once = QPushButton()
+        self.at_once.setCheckable(True)
         self.at_once.setToolTip("Show each contender's verdict as soon as it answers instead of on a reveal key")
         self.at_once.toggled.connect(self._at_once_toggled)
+        self._name_at_once(False)
         footer = QHBoxLayout()
         footer.addWidget(self.help, 1)
         for widget in (self.race_button, self.contenders_button, self.at_once):
@@ -198,7 +203,7 @@ class PresentationView(QWidget):
         layout.setSpacing(10)
         layout.addWidget(self.title)
         layout.addWidget(self.context)
-        layout.addLayout(self.media_box, 5)
+        layout.addLayout(self.media_box, MEDIA_STRETCH)
         layout.addWidget(self.transport)
         layout.addWidget(self.scroll, 4)
         layout.addLayout(footer)
@@ -421,8 +426,8 @@ class PresentationView(QWidget):
         # the keys line names only what works on this stimulus
         shown = [k for k in HELP_KEYS if (k != "Space" or has_clip) and (k != "V" or (has_clip and self._voices))
                  and (k != "R" or self._race_desk is not None)]
-        self.help.setText(" · ".join(f"{k}: {d.split(',')[0]}" for k in shown
-                                     for key, _a, d in PRESENTATION_KEYS if key == k))
+        self.help.setText(self.race_view.keys if self.race_view is not None else " · ".join(
+            f"{k}: {d.split(',')[0]}" for k in shown for key, _a, d in PRESENTATION_KEYS if key == k))
         self._show_position()
 
     def _give_back(self) -> None:
@@ -485,7 +490,11 @@ class PresentationView(QWidget):
         self._end_race()
         self.race_view = RaceView(contenders, detail.ground_truth, self.at_once.isChecked(), self.base_px)
         self.scroll.hide()
-        self._layout.insertWidget(self._layout.indexOf(self.scroll) + 1, self.race_view, 4)
+        self.help.setText(self.race_view.keys)   # the keys line says what the keys do in the race
+        self.race_view.keysChanged.connect(self.help.setText)
+        # the columns take the room the clip gives up while the models answer
+        self._layout.setStretchFactor(self.media_box, RACE_MEDIA_STRETCH)
+        self._layout.insertWidget(self._layout.indexOf(self.scroll) + 1, self.race_view, RACE_STRETCH)
         stop = threading.Event()
         self._race_stop = stop
         view, make_service = self.race_view, desk.service
@@ -525,6 +534,8 @@ class PresentationView(QWidget):
             self.race_view.deleteLater()
             self.race_view = None
             self.scroll.show()
+            self._layout.setStretchFactor(self.media_box, MEDIA_STRETCH)
+            self._show_media(self._detail)   # and the keys line its keys again
 
     def edit_contenders(self) -> None:
         """The Contenders… button: name the live models a race asks (kept in the settings)."""
@@ -538,7 +549,11 @@ class PresentationView(QWidget):
             self._show_media(self._detail)
         self.setFocus()
 
+    def _name_at_once(self, on: bool) -> None:
+        self.at_once.setText("Verdicts: at once" if on else "Verdicts: on reveal")
+
     def _at_once_toggled(self, on: bool) -> None:
+        self._name_at_once(on)
         if self._race_desk is not None:
             self._race_desk.settings.update(race_verdicts_at_once=on)
         if self.race_view is not None:

@@ -22,7 +22,7 @@ from widgets.presentation_view import HIDDEN, text_html, verdict_html
 TAIL_CHARS = 480           # what a column shows of an answer: its end, where it has got to
 REFRESH_MS = 100           # elapsed times and streamed text are redrawn at most this often
 # the columns' type, as a share of the presentation's base size: smaller as more contenders share the width
-TYPE_BY_COLUMNS = {1: 0.8, 2: 0.8, 3: 0.72, 4: 0.66, 5: 0.6, 6: 0.56}
+TYPE_BY_COLUMNS = {1: 0.9, 2: 0.9, 3: 0.82, 4: 0.76, 5: 0.68, 6: 0.62}
 
 
 class _Column:
@@ -62,9 +62,10 @@ class _Column:
 
 
 class RaceView(QWidget):
-    """Every contender's column side by side, a truth line under them, and what the keys do now."""
+    """Every contender's column side by side and a truth line under them; says what the keys do now."""
 
     revealed = Signal(int)   # a lane's verdict (or -1, the truth) was just revealed
+    keysChanged = Signal(str)   # what the presenter's keys do now, for the presentation's key line
 
     def __init__(self, contenders: Sequence[Contender], truth: str | None, verdicts_at_once: bool,
                  base_px: Callable[[], int], parent: QWidget | None = None) -> None:
@@ -84,15 +85,12 @@ class RaceView(QWidget):
         self.truth = QLabel()
         self.truth.setObjectName("truth")
         self.truth.setTextFormat(Qt.TextFormat.RichText)
-        self.keys = QLabel()
-        self.keys.setObjectName("muted")
-        self.keys.setTextFormat(Qt.TextFormat.PlainText)
+        self.keys = ""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(8)
         layout.addLayout(grid, 1)
         layout.addWidget(self.truth)
-        layout.addWidget(self.keys)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
@@ -114,12 +112,11 @@ class RaceView(QWidget):
         base = self._base_px()
         scale = TYPE_BY_COLUMNS.get(len(self.columns), min(TYPE_BY_COLUMNS.values()))
         for column in self.columns:
-            for label, share, bold in ((column.name, scale + 0.1, True), (column.model, scale * 0.75, False),
-                                       (column.status, scale * 0.8, False), (column.body, scale * 0.75, False),
+            for label, share, bold in ((column.name, scale + 0.1, True), (column.model, scale * 0.7, False),
+                                       (column.status, scale * 0.8, False), (column.body, scale * 0.85, False),
                                        (column.answer, scale + 0.1, True)):
                 self._font(label, base * share, bold)
         self._font(self.truth, base * 0.8, False)
-        self._font(self.keys, base * 0.55, False)
 
     @staticmethod
     def _font(label: QLabel, px: float, bold: bool) -> None:
@@ -169,7 +166,7 @@ class RaceView(QWidget):
     # ----- drawing -----------------------------------------------------------------------------------
     def _draw(self, index: int, now: float | None = None) -> None:
         lane, column = self.state.lanes[index], self.columns[index]
-        seconds = f"{self.state.elapsed(index, now):.1f} s"
+        seconds = seconds_text(self.state.elapsed(index, now))
         muted = colour("muted")
         status = {
             WAITING: f"<span style='color:{muted}'>preparing the question…</span>",
@@ -213,7 +210,10 @@ class RaceView(QWidget):
         keys = [f"{waiting} still answering · Esc cancels them all" if waiting else "",
                 "" if self.state.all_revealed() else "Down: reveal the next verdict · A: every verdict",
                 "Right: next stimulus · R: show again · Shift+R: ask again · Esc: leave" if over else ""]
-        self.keys.setText(" · ".join(k for k in keys if k))
+        text = " · ".join(k for k in keys if k)
+        if text != self.keys:
+            self.keys = text
+            self.keysChanged.emit(text)
 
     # ----- what the stage shows (for tests and the presenter's own checks) ----------------------------
     def column_text(self, index: int) -> dict[str, str]:
@@ -221,6 +221,11 @@ class RaceView(QWidget):
         column = self.columns[index]
         return {"name": column.name.text(), "status": _plain(column.status.text()), "body": column.body.text(),
                 "answer": _plain(column.answer.text())}
+
+
+def seconds_text(seconds: float) -> str:
+    """"0.42 s" under ten seconds (a local model answers in less than one), "12.3 s" above."""
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
 
 
 def _plain(html_text: str) -> str:

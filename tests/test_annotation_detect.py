@@ -3,6 +3,7 @@ files the other tools write themselves (ELAN through pympi-ling, Praat's own tex
 binary TextGrids, an Audacity label track), are found to be what they are, under a misleading name too."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -109,3 +110,14 @@ def test_a_file_in_no_format_is_refused_in_one_line(tmp_path):
     assert said.startswith("Import failed, nothing was written: notes.md: found <a file in no annotation format"
                            " Thinslice reads>; expected one of: ")
     assert "ELAN" in said and "Praat TextGrid" in said and "\n" not in said
+
+
+def test_a_large_echomind_list_written_on_one_line_is_recognised(tmp_path):
+    """Another tool may write the whole list on one line, its first case longer than the head looked at."""
+    cases = [{"case_id": "synthesis/901", "annotations": [
+        {"annotator": "ana", "label_set": "vocal cues", "label": f"cue {i}", "start_s": i * 0.01, "end_s": i * 0.01}
+        for i in range(3000)]}]
+    path = tmp_path / "cases.data"
+    path.write_text(json.dumps(cases, separators=(",", ":")))
+    assert path.stat().st_size > 64 * 1024 and b"\n" not in path.read_bytes()
+    assert detect_format(path).name == "echomind"

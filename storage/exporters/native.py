@@ -23,7 +23,7 @@ from storage.files import check_regular
 from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, Loss, Row, atomic_write, blank_row,
                                       fields_lost, write_text)
 from storage.exporters.report import Origin, Reading
-from storage.exporters.sniff import has_columns, head_text, score, table_columns
+from storage.exporters.sniff import has_columns, head, score, table_columns
 from storage.tables import read_table
 
 RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role", "meta")
@@ -150,6 +150,6 @@ class EchoMindExporter:
 
     def detect(self, path: Path) -> float:
         """A JSON list whose first object names a `case_id` and its `annotations`."""
-        text = head_text(path).lstrip()
+        text = head(path).decode("utf-8-sig", errors="replace").lstrip()  # one case may fill the head alone
         return score(path, self.extension, text.startswith("[") and text[1:].lstrip().startswith("{")
                      and bool(_CASE.search(text)) and '"annotations"' in text)

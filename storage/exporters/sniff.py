@@ -49,6 +49,7 @@ def score(path: Path, extension: str, recognised: bool) -> float:
 
 
 def has_columns(columns: Iterable[str], needed: Iterable[str]) -> bool:
+    """Whether `columns` include every one of `needed`."""
     return set(needed) <= set(columns)
 
 

@@ -85,13 +85,13 @@ class _Choice:
 
 def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | None, annotator: str | None,
           label_set: str | None, stimulus: str | None, choice: _Choice) -> ImportReading:
+    if not path.exists():
+        raise refused([f"{path}: no such file or folder"])
     exporter = detect_format(path) if format == AUTO else get_exporter(format)
     ref = annotations.dataset(dataset)
     stimuli = annotations.stimulus_ids(ref.id)
     by_external = {ext: sid for sid, ext in stimuli.items()}
     durations = {stimuli[sid]: d for sid, d in annotations.stimulus_durations(stimuli).items()}
-    if not path.exists():
-        raise refused([f"{path}: no such file or folder"])
     files = files_to_read(path, exporter.extension) if exporter.per_stimulus else [path]
     if not files:
         raise refused([f"{path}: the folder holds no {exporter.extension} files to import as {exporter.name}"])

@@ -34,18 +34,21 @@ def detect_format(path: Path) -> Exporter:
     """The reader most sure, by content, that it reads `path`: a file, or a folder of one format's
     per-recording files (ELAN, Praat, Audacity). Raises `ImportFailed` in one line when none is."""
     path = Path(path)
-    scored = []
-    for order, exporter in enumerate(exporters()):
-        if path.is_dir():
-            # a folder is read as one per-recording format's files (its extension picks them); a few show which
-            files = files_to_read(path, exporter.extension)[:3] if exporter.per_stimulus else []
-            found = max((exporter.detect(file) for file in files), default=0.0)
-        else:
-            found = exporter.detect(path)
-        scored.append((-found, order, exporter))
-    best, _, exporter = min(scored, key=lambda item: item[:2])
-    if -best <= 0:
-        what = "a folder" if path.is_dir() else "a file" if path.exists() else "nothing"
+    if not path.exists():
+        raise ImportFailed(RowProblem(str(path), None, None, "<no such file or folder>", "an annotation file"))
+    readers = exporters()
+
+    def score(exporter: Exporter) -> float:
+        if not path.is_dir():
+            return exporter.detect(path)
+        # a folder is read as one per-recording format's files (its extension picks them); a few show which
+        files = files_to_read(path, exporter.extension)[:3] if exporter.per_stimulus else []
+        return max((exporter.detect(file) for file in files), default=0.0)
+
+    scores = [score(exporter) for exporter in readers]
+    best = max(range(len(readers)), key=lambda i: (scores[i], -i))   # on a tie, the earlier in the list
+    if scores[best] <= 0:
+        what = "a folder" if path.is_dir() else "a file"
         raise ImportFailed(RowProblem(path.name, None, None, f"<{what} in no annotation format Thinslice reads>",
-                                      "one of: " + "; ".join(e.title for e in exporters())))
-    return exporter
+                                      "one of: " + "; ".join(e.title for e in readers)))
+    return readers[best]

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.annotations import REACTION_OFFSET_S
 from storage.store import Store
-from test_window_keys import click_row, live_labels, press
+from test_window_keys import become_active, click_row, live_labels, press
 
 
 @pytest.fixture
@@ -155,6 +155,7 @@ def echomind_window(qtbot, sample_store_copy: Store, window_for):
     win.select_stimulus_id(script)
     qtbot.waitUntil(lambda: win.stimulus_view.current_page() is page and page.player.waveform.lane_count > 0
                     and not page.busy(), timeout=30000)
+    become_active(qtbot, win)
     win.table.setFocus()
     qtbot.waitUntil(lambda: win.table.hasFocus(), timeout=5000)
     return win

@@ -706,6 +706,7 @@ class AnalysisTracksView(QWidget):
             return
         speakers = list(talk.speakers)
         lane_names = [name for name, _ in self._lanes]
+        ink = self.palette().windowText().color()  # the speech rates read on a light or a dark palette
         _set_y_range(row.plot, 0.0, float(len(speakers)), padding=0.02)
         row.plot.getAxis("left").setTicks([[(k + 0.5, s) for k, s in enumerate(speakers)]])
 
@@ -738,7 +739,7 @@ class AnalysisTracksView(QWidget):
         if len(talk.turns) <= MAX_TURN_LABELS:
             for turn in talk.turns:
                 k = speakers.index(turn.speaker)
-                text = pg.TextItem(f"{turn.speech_rate:.1f} w/s", color="#222222", anchor=(0, 0.5))
+                text = pg.TextItem(f"{turn.speech_rate:.1f} w/s", color=ink, anchor=(0, 0.5))
                 text.setPos(turn.start, k + 0.5)
                 self._add(row, text)
 

@@ -67,6 +67,7 @@ class AnnotationPanel(QWidget):
         palette_scroll = QScrollArea()
         palette_scroll.setWidgetResizable(True)
         palette_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        palette_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # names elide instead
         palette_scroll.setWidget(self.palette)
         palette_scroll.setMinimumHeight(60)
         side.addWidget(palette_scroll, 2)

@@ -128,7 +128,8 @@ class _TierNamesAxis(pg.AxisItem):
         self.setPen(pg.mkPen(None))
 
     def paint(self, painter: QPainter, *args) -> None:
-        self._view.paint_tier_names(painter, self.boundingRect(), self)
+        # the axis's own column, not the room its tick labels may spill into
+        self._view.paint_tier_names(painter, self.mapRectFromParent(self.geometry()), self)
 
 
 class _TiersViewBox(pg.ViewBox):
@@ -266,8 +267,34 @@ class AnnotationTiersView(pg.PlotWidget):
         self._boundary_source = source
 
     def link_x(self, viewbox: pg.ViewBox) -> None:
-        """Share the x axis (time) with another ViewBox, such as the waveform's."""
+        """Share the x axis (time) with another ViewBox, such as the waveform's, and keep the tiers' time
+        axis under it pixel for pixel: the same moment at the same x on screen, whatever margins the two
+        views' layouts have."""
         self._box.setXLink(viewbox)
+        self._aligned_to = viewbox
+        viewbox.sigResized.connect(self._align)
+        self._box.sigResized.connect(self._align)
+        self._align()
+
+    def _align(self, *_args) -> None:
+        other = getattr(self, "_aligned_to", None)
+        views = other.scene().views() if other is not None and other.scene() is not None else []
+        if not views or not self.isVisible():
+            return
+        def edges(view, box) -> tuple[float, float]:
+            rect = box.sceneBoundingRect()
+            return (view.mapToGlobal(view.mapFromScene(rect.topLeft())).x(),
+                    view.mapToGlobal(view.mapFromScene(rect.topRight())).x())
+        (left, right), (mine_left, mine_right) = edges(views[0], other), edges(self, self._box)
+        margins = self.plotItem.layout.getContentsMargins()
+        new_left = max(0.0, margins[0] + left - mine_left)
+        new_right = max(0.0, margins[2] + mine_right - right)
+        if abs(new_left - margins[0]) >= 1 or abs(new_right - margins[2]) >= 1:
+            self.plotItem.layout.setContentsMargins(new_left, margins[1], new_right, margins[3])
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        self._align()
 
     def view_box(self) -> pg.ViewBox:
         return self._box
@@ -642,9 +669,10 @@ class AnnotationTiersView(pg.PlotWidget):
                 colour.setAlpha(150)
             painter.setPen(colour)
             width = int(box.width())
-            lines = [tier.annotator + ("" if tier.editable else " (read-only)"), tier.label_set]
-            if box.height() < 2 * line:  # one line's room: the annotator alone says whose tier it is
-                lines = lines[:1]
+            # as many lines as the tier's height holds: whose it is first, then its set, then that it is not
+            # the annotator's own (its paler text and dashed labels say so too)
+            lines = [tier.annotator, tier.label_set] + ([] if tier.editable else ["read-only"])
+            lines = lines[:max(1, int(box.height() // line))]
             text = "\n".join(self._metrics.elidedText(t, Qt.TextElideMode.ElideRight, width) for t in lines)
             painter.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
         painter.restore()

@@ -35,6 +35,7 @@ class LabelPaletteView(QWidget):
     keyModeChanged = Signal(str)            # TAP or HOLD, chosen by the annotator
 
     COLUMNS = 2   # two names with their [key] fit the 300-pixel side panel
+    CELL_TEXT_PX = 108  # the most a name takes in one of the two columns (beside its swatch)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,16 +61,20 @@ class LabelPaletteView(QWidget):
         self.search.returnPressed.connect(self._find_done)
         self.search.installEventFilter(self)
         self.key_mode = QComboBox()
-        self.key_mode.addItem("press at start, again at end", TAP)
-        self.key_mode.addItem("hold for as long as it lasts", HOLD)
+        self.key_mode.addItem("press twice", TAP)
+        self.key_mode.addItem("hold", HOLD)
+        self.key_mode.setItemData(0, "Press a label's key at the start of what you hear and again at its end",
+                                  Qt.ItemDataRole.ToolTipRole)
+        self.key_mode.setItemData(1, "Hold a label's key for as long as what you hear lasts (ELAN's way)",
+                                  Qt.ItemDataRole.ToolTipRole)
         self.key_mode.setToolTip("How a label key marks while playing. Either way a key held down makes one "
-                                 "label, from press to release.")
+                                 "label, from press to release; '.' adds a point label, '/' finds a label.")
         self.key_mode.currentIndexChanged.connect(lambda _i: self.keyModeChanged.emit(self.key_mode.currentData()))
         top = QHBoxLayout()
         top.addWidget(self._title, 1)
         top.addWidget(self.relabel_button)
         mode = QHBoxLayout()
-        mode.addWidget(QLabel("keys:"))
+        mode.addWidget(QLabel("label keys:"))
         mode.addWidget(self.key_mode, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -77,6 +82,7 @@ class LabelPaletteView(QWidget):
         layout.addLayout(mode)
         layout.addWidget(self.search)
         layout.addLayout(self._grid)
+        layout.addStretch(1)  # the buttons sit together at the top, however tall the panel
 
     def hold_keys(self) -> bool:
         """True when a label key marks from its press to its release (ELAN's way), not press twice."""
@@ -112,11 +118,14 @@ class LabelPaletteView(QWidget):
         for label in self._labels:
             button = QToolButton()
             key = self._keys.get(label.name)
-            button.setText(f"[{key}] {label.name}" if key else label.name)
+            text = f"[{key}] {label.name}" if key else label.name
+            if not (nested and label.depth == 0):  # a name too long for its column is elided, whole in the tip
+                text = button.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, self.CELL_TEXT_PX)
+            button.setText(text)
             button.setIcon(swatch(label.colour or fallback_colour(label.name)))
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             button.setCheckable(True)
-            tip = label.description or label.name
+            tip = label.name if not label.description else f"{label.name}: {label.description}"
             if key and not label.shortcut:
                 tip += (f"\n\nKey {key}: a free digit, given to the most used labels without a key of their own"
                         " (Annotate > Label sets gives a label its own).")

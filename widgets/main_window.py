@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea, QToolBar,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea,
+                               QSizePolicy, QToolBar, QVBoxLayout, QWidget)
 
 from app import keymap as keys
 from app.changes import Change, ChangeChannel, Topic
@@ -117,7 +117,7 @@ class MainWindow(QMainWindow):
         self.scene_annotations = SceneAnnotationsPanel(AnnotationModel(self.annotations, self.changes), self.runner)
         self.scene_view.attach_annotations(self.scene_annotations)
         self.media_page = MediaStimulusPage(self.annotation_model)
-        self.stimulus_view.register_page(MEDIA_KINDS, self.media_page)
+        self.stimulus_view.register_page(MEDIA_KINDS, self.media_page, needs_height=True)
         self.ncp_page = NcpTaskPage(_detail_traces)
         self.stimulus_view.register_page(["ncp_task", "story"], self.ncp_page)
         self.predictions = PredictionsPanel()
@@ -131,6 +131,8 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.audio_label = QLabel()
         self.audio_label.setStyleSheet(f"color: {colour('warning')};")
+        # a long note is cut rather than widening the window past a laptop's screen (its tooltip has it all)
+        self.audio_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.statusBar().addWidget(self.status_message, 1)
         self.statusBar().addPermanentWidget(self.audio_label)
         # a team project's session, and its word in the status bar (nothing for a local project)
@@ -504,8 +506,10 @@ class MainWindow(QMainWindow):
             self.detailShown.emit(detail.id)
 
     def _show_audio_status(self) -> None:
-        """The audio output's state stays in view (e.g. no output device: the clock runs silently)."""
-        status = self.media_page.player.audio_status or ""
+        """The audio output's state stays in view (e.g. no output device: the clock runs silently) while a
+        page that plays is shown, and only then."""
+        playing_page = self.stimulus_view.current_page() is self.media_page
+        status = (self.media_page.player.audio_status or "") if playing_page else ""
         self.audio_label.setText(f"audio: {status}" if status else "")
         self.audio_label.setToolTip(status)
 

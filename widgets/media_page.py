@@ -42,9 +42,10 @@ class MediaStimulusPage(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.player)
         split.addWidget(self.annotation)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([520, 300])
+        # the tiers need a few rows' height; the rest goes to video, waveform and the analysis tracks
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        split.setSizes([640, 180])
         self.annotation.setMinimumHeight(120)
         # the ruler outlives every stimulus's lanes: linking to it keeps tiers and waveform on one time axis
         self.annotation.tiers.link_x(self.player.waveform.ruler.vb)

@@ -192,19 +192,23 @@ class PlayerPanel(QWidget):
         bar.addWidget(self.audio_label)
         bar.addWidget(help_button)
 
+        # video or script, waveform, analysis tracks and transcript share the height by a splitter the
+        # annotator may drag; its shares are set again only when the kind of stimulus changes
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.media_area)
-        wave_area = QWidget()
-        wave_box = QVBoxLayout(wave_area)
-        wave_box.setContentsMargins(0, 0, 0, 0)
-        wave_box.addWidget(self.waveform, 2)
-        wave_box.addWidget(self.tracks, 3)  # the tracks take no more than their rows need
-        splitter.addWidget(wave_area)
+        splitter.addWidget(self.waveform)
+        splitter.addWidget(self.tracks)
         splitter.addWidget(self.transcript)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 3)
-        splitter.setStretchFactor(2, 1)
+        splitter.setChildrenCollapsible(False)
+        # each pane may be dragged small (a video to a strip, the transcript to two lines): on a laptop the
+        # window must not grow past the screen to honour their usual sizes
+        self.media_area.setMinimumHeight(60)
+        self.transcript.setMinimumHeight(40)
+        for index, stretch in enumerate((3, 2, 3, 1)):
+            splitter.setStretchFactor(index, stretch)
         self.splitter = splitter
+        self._shares_for: tuple | None = None  # the shape of stimulus the splitter's shares were set for
+        self._shares: list[int] = []  # shares waiting for the splitter to have a height
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(splitter, 1)
@@ -258,7 +262,7 @@ class PlayerPanel(QWidget):
         self.waveform.clear_selection()
         self.waveform.set_lanes([name for name, _ in layout.lanes])
         # however many analysis tracks are on, each voice's waveform keeps a readable lane and its name
-        self.waveform.setMinimumHeight(WAVE_LANE_MIN_PX * len(layout.lanes) + 34)
+        self.waveform.setMinimumHeight(self.waveform.minimum_height_for(len(layout.lanes), WAVE_LANE_MIN_PX))
         self.waveform.set_duration(self.clock.duration or 1.0)
         self.transcript.set_speaker_colours(
             {name: LANE_COLOURS[i % len(LANE_COLOURS)] for i, (name, _) in enumerate(layout.lanes)}
@@ -270,11 +274,7 @@ class PlayerPanel(QWidget):
         self._tracks_timer.stop()
         self.tracks.set_stimulus(layout.lanes, timed_words(segments), start=not layout.lanes)
 
-        total = max(self.height(), 600)
-        if layout.videos:
-            self.splitter.setSizes([int(total * 0.45), int(total * 0.38), int(total * 0.17)])
-        else:
-            self.splitter.setSizes([int(total * 0.12) if text else 0, int(total * 0.68), int(total * 0.2)])
+        self._share_height(layout, bool(text), bool(segments))
         if layout.videos:
             self.video.set_sources([VideoSource(c, m.path, m.offset_s) for c, m in layout.videos])
             self.media_area.setCurrentWidget(self.video)
@@ -304,6 +304,33 @@ class PlayerPanel(QWidget):
         self._show_voice()
         self._render_state()
         self._render_position(0.0)
+
+    def _share_height(self, layout: Layout, script: bool, transcript: bool) -> None:
+        """Give video (or script), waveform, tracks and transcript their shares of the height, when the
+        shape of the stimulus differs from the last one's (a drag of the splitter is kept otherwise)."""
+        shape = (bool(layout.videos), script, transcript, len(layout.lanes))
+        if shape == self._shares_for:
+            return
+        self._shares_for = shape
+        media = 30 if layout.videos else 12 if script else 0
+        talk = 13 if transcript else 0
+        wave = 12 + 6 * len(layout.lanes)
+        self._shares = [media, wave, 100 - media - wave - talk, talk]  # in percent of the splitter's height
+        self._apply_shares()
+
+    def _apply_shares(self) -> None:
+        """Set the splitter to the shares chosen for this shape of stimulus, once it has a height to share
+        (before the panel is first laid out, at its first resize)."""
+        height = self.splitter.height()
+        if not self._shares or height < 100:
+            return
+        self.splitter.setSizes([height * share // 100 for share in self._shares])
+        self._shares = []
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().resizeEvent(event)
+        if self._shares:
+            self._apply_shares()
 
     def clear(self) -> None:
         """Nothing loaded; running work is cancelled."""

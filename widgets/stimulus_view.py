@@ -80,6 +80,7 @@ class StimulusView(QWidget):
         self.generic = GenericStimulusPage()
         self.pages.addWidget(self.generic)
         self._kind_pages: dict[str, QWidget] = {}
+        self._needs_height: set[QWidget] = set()  # pages that open with the metadata folded away
         # a multiple-choice question sits above its audio, whole: it wraps and scrolls, never cut off
         self.mcq = McqView()
         self.mcq.hide()
@@ -88,6 +89,8 @@ class StimulusView(QWidget):
         self.split.addWidget(self.pages)
         self.split.addWidget(self.meta)
         self.split.setChildrenCollapsible(False)
+        self.split.setCollapsible(2, True)  # the metadata folds to its handle, and opens by dragging it
+        self.meta.setMinimumHeight(48)  # its header and a row when open; folded, it asks for no height at all
         self.split.setStretchFactor(0, 2)
         self.split.setStretchFactor(1, 5)
         self.split.setStretchFactor(2, 1)
@@ -98,9 +101,12 @@ class StimulusView(QWidget):
         self.detail: StimulusDetail | None = None
         self.set_detail(None)
 
-    def register_page(self, kinds: list[str], page: QWidget) -> None:
-        """Show `page` (which has `set_detail`) for stimuli of these kinds."""
+    def register_page(self, kinds: list[str], page: QWidget, *, needs_height: bool = False) -> None:
+        """Show `page` (which has `set_detail`) for stimuli of these kinds. A page that `needs_height` (a
+        player with its tracks and tiers) opens with the metadata folded to its handle, to be dragged open."""
         self.pages.addWidget(page)
+        if needs_height:
+            self._needs_height.add(page)
         for kind in kinds:
             self._kind_pages[kind] = page
 
@@ -128,8 +134,24 @@ class StimulusView(QWidget):
             self.meta.setItem(r, 1, item)
         page = self._kind_pages.get(detail.kind, self.generic)
         page.set_detail(detail)  # type: ignore[attr-defined]
+        if page is not self.pages.currentWidget():
+            self._fold_metadata(page in self._needs_height)
         self.pages.setCurrentWidget(page)
         self._show_mcq(detail)
+
+    def _fold_metadata(self, fold: bool) -> None:
+        """Fold the metadata away (or open it to its usual share) as another kind of page comes up; while
+        the same page stays, the annotator's drag of the handle is kept."""
+        sizes = self.split.sizes()
+        total = max(1, sum(sizes))
+        if fold and sizes[2] > 0:
+            self.split.setSizes([sizes[0], sizes[1] + sizes[2], 0])
+        elif not fold and sizes[2] == 0:
+            meta = int(total * 0.15)
+            self.split.setSizes([sizes[0], max(1, sizes[1] - meta), meta])
+
+    def metadata_folded(self) -> bool:
+        return self.split.sizes()[2] == 0
 
     def set_annotation_count(self, count: int) -> None:
         """The shown stimulus now has `count` annotations (after an edit): the header says so."""
@@ -160,5 +182,5 @@ class StimulusView(QWidget):
         self.mcq.document().setTextWidth(max(200, width))
         needed = int(self.mcq.document().size().height()) + 2 * self.mcq.frameWidth() + 8
         top = max(self.mcq.minimumHeight(), min(needed, int(total * 0.45)))
-        meta = sizes[2] if sizes[2] > 0 else int(total * 0.12)
+        meta = sizes[2]  # folded on the player page unless the annotator dragged it open
         self.split.setSizes([top, max(1, total - top - meta), meta])

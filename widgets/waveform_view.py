@@ -4,6 +4,8 @@ Mouse: click a lane to seek; drag the playhead to scrub; drag elsewhere to pan; 
 Shift+drag to select a range (`rangeSelected`). The view never holds a copy of the playback position:
 the panel calls `set_playhead` from the clock. Views below it (the annotation tiers) link their x axis
 to `ruler`, which outlives every stimulus's lanes, and use `LEFT_AXIS_WIDTH` so that times line up.
+A lane's name is written across, in the column left of the time axis (`NamedAxis`), never rotated: three
+EchoMind voices in thin lanes each keep a legible name.
 """
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from storage.media import PeakPyramid
@@ -42,6 +44,67 @@ class TimeAxis(pg.AxisItem):
         if spacing >= 1.0:
             return [format_time(v)[:-3] for v in values]
         return [format_time(v) for v in values]
+
+
+class NamedAxis(pg.AxisItem):
+    """A left axis that writes its row's name across (not rotated), left of any tick values: the name, then
+    further lines in their own colours (a scale drawn over the row, a unit), as many as the row's height
+    holds, each elided to the column, the block centred on the row."""
+
+    NAME_FONT_PT = 8.0
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("left", **kwargs)
+        self.labelText = ""   # pyqtgraph's name for the axis label; the row's name here
+        self._lines: tuple[tuple[str, QColor], ...] = ()
+        self._bold = False
+        self._values_px = 0   # how much of the column the tick values take, at its right
+        self._font = QFont()
+        self._font.setPointSizeF(self.NAME_FONT_PT)
+
+    def set_name(self, name: str, colour: str, unit: str = "", values_px: int = 0,
+                 extra: Sequence[tuple[str, str]] = ()) -> None:
+        """Name the row in `colour`; `extra` lines (text, colour) follow, then `unit`; `values_px` leaves
+        room for tick values at the column's right."""
+        lines = ((name, QColor(colour)), *((t, QColor(c)) for t, c in extra), *(((unit, QColor(colour)),) if unit
+                                                                                 else ()))
+        if (lines, values_px) == (self._lines, self._values_px):
+            return  # a reused row named the same: no repaint
+        self.labelText = name
+        self._lines, self._values_px = lines, values_px
+        self.update()
+
+    def set_emphasis(self, bold: bool) -> None:
+        """Bold for the voice that is heard (the others' names stay as legible: only their traces dim)."""
+        if bold != self._bold:
+            self._bold = bold
+            self.update()
+
+    def name_lines(self) -> list[str]:
+        """The lines written in the column, as given (before eliding)."""
+        return [text for text, _ in self._lines]
+
+    def paint(self, painter: QPainter, *args) -> None:
+        super().paint(painter, *args)
+        if not self._lines:
+            return
+        font = QFont(self._font)
+        font.setBold(self._bold)
+        metrics = QFontMetrics(font)
+        box = self.mapRectFromParent(self.geometry())  # the axis's own column, not the room its ticks spill into
+        width = max(8, int(box.width()) - self._values_px - 6)
+        step = metrics.height()
+        lines = self._lines[:max(1, int(box.height() // step))]
+        top = box.center().y() - step * len(lines) / 2
+        painter.save()
+        painter.setFont(font)
+        painter.setClipRect(box)
+        for k, (text, colour) in enumerate(lines):
+            painter.setPen(colour)
+            painter.drawText(QRectF(box.left() + 3, top + k * step, width, step),
+                             int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                             metrics.elidedText(text, Qt.TextElideMode.ElideRight, width))
+        painter.restore()
 
 
 class LaneViewBox(pg.ViewBox):
@@ -96,6 +159,9 @@ class WaveformView(QWidget):
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(None)
         self.canvas.ci.setSpacing(2)
+        # little margin above and below: a laptop's height goes to the lanes (the sides stay as the views
+        # under the waveform expect)
+        self.canvas.ci.setContentsMargins(9, 2, 9, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.canvas)
@@ -121,7 +187,7 @@ class WaveformView(QWidget):
 
     # ----- building rows -------------------------------------------------------------------------------
     def _make_plot(self, ruler: bool = False) -> pg.PlotItem:
-        axis = {"bottom": TimeAxis(orientation="bottom")} if ruler else {}
+        axis = {"bottom": TimeAxis(orientation="bottom")} if ruler else {"left": NamedAxis()}
         plot = pg.PlotItem(viewBox=LaneViewBox(), axisItems=axis)
         plot.hideButtons()
         plot.setMenuEnabled(False)
@@ -167,6 +233,11 @@ class WaveformView(QWidget):
             if item in self._regions:
                 self._regions.remove(item)
 
+    def minimum_height_for(self, lanes: int, lane_px: int) -> int:
+        """The height that gives each of `lanes` lanes at least `lane_px`, with the ruler and margins."""
+        margins = self.canvas.ci.layout.getContentsMargins()
+        return lanes * (lane_px + 4) + int(self.ruler.minimumHeight() + margins[1] + margins[3]) + 2  # spacing, plot margins
+
     def set_lanes(self, names: Sequence[str]) -> None:
         """Replace the lanes: one row per name (e.g. "A", "B" or "target", "alternative", "neutral"),
         each empty, in its lane colour and not marked as heard."""
@@ -182,8 +253,7 @@ class WaveformView(QWidget):
         self._active_lane = None
         for index, name in enumerate(names):
             plot = self._lanes[index]
-            if plot.getAxis("left").labelText != name:
-                plot.setLabel("left", name, color=LANE_COLOURS[index % len(LANE_COLOURS)])
+            plot.getAxis("left").set_name(name, LANE_COLOURS[index % len(LANE_COLOURS)])
             self._style_lane(index, active=True, heard=False)
             self._pyramids[index] = None
             self._curves[index].setData([], [])
@@ -199,7 +269,6 @@ class WaveformView(QWidget):
         # The y range never changes, so the SI prefix never does: skip recomputing the label on every range change.
         plot.getAxis("left").enableAutoSIPrefix(False)
         colour = LANE_COLOURS[index % len(LANE_COLOURS)]
-        plot.setLabel("left", "", color=colour)
         curve = pg.PlotCurveItem(pen=pg.mkPen(colour, width=1), connect="finite")
         plot.addItem(curve)
         message = pg.TextItem("", color="#666666", anchor=(0, 0.5))
@@ -218,9 +287,7 @@ class WaveformView(QWidget):
             colour.setAlpha(90)
         self._curves[index].setPen(pg.mkPen(colour, width=1))
         plot.vb.setBackgroundColor(QColor(255, 240, 200, 90) if heard else None)
-        font = QFont()
-        font.setBold(heard)
-        plot.getAxis("left").label.setFont(font)
+        plot.getAxis("left").set_emphasis(heard)
 
     @property
     def lane_count(self) -> int:

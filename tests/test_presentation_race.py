@@ -148,3 +148,44 @@ def test_a_race_without_contenders_says_how_to_name_them(qtbot, race_window):
     show = present(qtbot, win, 0)
     press(qtbot, "R")
     assert show.race_view is None and "Cannot race: no contenders yet" in show.help.text()
+
+
+def test_contenders_are_named_on_stage_and_kept_by_the_name_of_their_key(qtbot, race_window, monkeypatch):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QDialogButtonBox
+
+    from widgets.contenders_dialog import ContendersDialog
+
+    win, _store = race_window
+    monkeypatch.setenv("RACE_DIALOG_KEY", "sk-never-stored-0123456789")
+    show = present(qtbot, win, 0)
+    seen: dict[str, str] = {}
+
+    def fill() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, ContendersDialog)
+        ok = dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok)
+        for name in ("Local Qwen", "Local Qwen"):
+            dialog.findChildren(QPushButton)[0].click()          # Add
+            row = dialog.table.rowCount() - 1
+            for column, value in ((0, name), (1, "http://127.0.0.1:8000/v1"), (2, f"qwen-{row}"),
+                                  (4, "RACE_DIALOG_KEY")):
+                dialog.table.item(row, column).setText(value)
+        dialog.table.cellWidget(1, 3).setCurrentText("audio")
+        ok.click()                                               # two contenders of one name: refused
+        seen["refusal"] = dialog.message.text()
+        seen["keys"] = dialog.keys.text()
+        assert dialog.isVisible()
+        dialog.table.item(1, 0).setText("Qwen audio")
+        ok.click()
+
+    QTimer.singleShot(0, fill)
+    show.contenders_button.click()
+    assert seen["refusal"] == "two contenders are named Local Qwen"
+    assert "Local Qwen: key from environment variable RACE_DIALOG_KEY" in seen["keys"] and "sk-never" not in seen["keys"]
+    assert win.settings_store.load().contenders == (
+        Contender("Local Qwen", "http://127.0.0.1:8000/v1", "qwen-0", "text", "RACE_DIALOG_KEY"),
+        Contender("Qwen audio", "http://127.0.0.1:8000/v1", "qwen-1", "audio", "RACE_DIALOG_KEY"))
+    assert "sk-never" not in open(win.settings.fileName(), encoding="utf-8").read()
+    show.at_once.click()
+    assert win.settings_store.load().race_verdicts_at_once and show.at_once.text() == "Verdicts: at once"

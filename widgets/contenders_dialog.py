@@ -60,6 +60,7 @@ class ContendersDialog(QDialog):
             self.message.setText(f"A race has at most {MAX_CONTENDERS} contenders.")
             return
         row = self.table.rowCount()
+        self.table.blockSignals(True)   # the row is read only once it is whole
         self.table.insertRow(row)
         for column, value in enumerate((contender.name, contender.base_url, contender.model)):
             self.table.setItem(row, column, QTableWidgetItem(value))
@@ -68,7 +69,9 @@ class ContendersDialog(QDialog):
         modality.setCurrentText(contender.modality if contender.modality in MODALITIES else "text")
         self.table.setCellWidget(row, 3, modality)
         self.table.setItem(row, 4, QTableWidgetItem(contender.api_key_env))
+        self.table.blockSignals(False)
         self.table.resizeColumnsToContents()
+        self._show_keys()
 
     def _remove_selected(self) -> None:
         for row in sorted({index.row() for index in self.table.selectedIndexes()}, reverse=True):
@@ -85,8 +88,12 @@ class ContendersDialog(QDialog):
 
     def _show_keys(self) -> None:
         """Where each contender's key would come from (never the key)."""
-        lines = [f"{c.name or '(no name)'}: key {resolve_api_key(LiveSettings(c.base_url, c.model, c.api_key_env))[1]}"
-                 for c in self.contenders() if c.api_key_env]
+        lines = []
+        for c in self.contenders():
+            if c.api_key_env:
+                key, where = resolve_api_key(LiveSettings(c.base_url, c.model, c.api_key_env))
+                lines.append(f"{c.name or '(no name)'}: key from {where}" if key
+                             else f"{c.name or '(no name)'}: no key in {c.api_key_env} (asked without one)")
         self.keys.setText("\n".join(lines))
 
     def accept(self) -> None:

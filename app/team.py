@@ -51,10 +51,11 @@ from storage.annotations import (EDITABLE_FIELDS, Annotation, AnnotationError, A
 from storage.errors import ThinsliceError
 from storage.store import Store
 from storage.validation import CONTROL_CHARACTERS, NAME_COLUMNS
-from storage.team_local import SEEN_KEY, LocalChange, StimulusKey, TeamLocal
+from storage.team_local import SEEN_KEY, LocalChange, Queued, StimulusKey, TeamLocal
 from storage.team_server import TeamError, TeamRefused, TeamValueRefused
 
 NETWORK_ERRORS = (TeamError, psycopg.OperationalError, psycopg.InterfaceError)
+BATCH = 200   # edits sent in one round trip
 
 
 @dataclass(frozen=True)
@@ -219,8 +220,11 @@ class TeamSession:
         self._shown: int | None = None
         self._keys: dict[int, StimulusKey] = {}
         self._queuing = threading.local()   # set while this thread queues (its own outbox write is no news)
+        self._own_pid: int | None = None     # the server process of this session's sends
+        self._catch_up_waiting = False
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
-                                              user=member, on_attempt=self._attempting)
+                                              user=member, on_attempt=self._attempting,
+                                              on_heartbeat=self._heartbeat)
         # a position kept as an event id (before reading went by commit) is read again from the start
         kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": []}')
         self._horizon, self._datasets_read = int(kept.get("horizon", 0)), list(kept["datasets"])
@@ -321,6 +325,7 @@ class TeamSession:
         with self._lock:
             if self._con is None or self._con.closed:
                 self._con = team_server.connect(self.url, user=self.member)
+                self._own_pid = self._con.info.backend_pid
                 self.member, lead = team_server.whoami(self._con)
                 if lead != self.lead:   # made (or no longer) a lead since: what is sent at the start changes
                     self.lead = lead
@@ -477,48 +482,91 @@ class TeamSession:
     def flush(self) -> int:
         """Send the outbox in order until it is empty or the server is gone; returns how many were answered.
 
-        An edit the server refused for its values stays, marked; the later edits of its label are sent
-        built on the revision the refused one was built on (each carries the label's whole state), and the
-        first the server takes replaces it."""
-        answered = 0
+        Label edits go in batches, one round trip each (`team_server.apply_edits`); the server stops a batch
+        at the first edit it refuses, and what follows it is sent next. An edit refused for its values stays,
+        marked; the later edits of its label are sent built on the revision the refused one was built on
+        (each carries the label's whole state), and the first the server takes replaces it."""
+        answered = held = 0
         with self._lock:
             self._queue_written()   # what a write outside `writing` (a release import) left in the history
-            after, rebased, held = 0, {}, 0
+            after, alone_until = 0, 0   # up to `alone_until` edits go one by one (a batch the server could not read)
+            rebased: dict[int, int] = {}   # label: the base its next edit is sent on, after a refusal
             while True:
-                batch = [entry for entry in self.local.waiting(limit=200) if entry.seq > after]
+                batch: list[tuple[Queued, dict[str, Any]]] = []
+                bases = dict(rebased)   # as the server would take this batch, edit after edit
+                for entry in self.local.waiting(limit=1 if after < alone_until else BATCH, after=after):
+                    if entry.body.get("refused"):
+                        if not batch:   # kept back, never sent again as it is
+                            after = entry.seq
+                            rebased.setdefault(entry.annotation_id, entry.body["base_revision"])
+                            bases.setdefault(entry.annotation_id, entry.body["base_revision"])
+                            held += 1
+                            continue
+                        break
+                    if entry.body.get("kind") == "label_set" and batch:
+                        break
+                    body = entry.body
+                    if entry.annotation_id in bases:
+                        body = {**body, "base_revision": bases[entry.annotation_id]}
+                        bases[entry.annotation_id] += 1   # what the server makes it if it takes this one
+                    batch.append((entry, body))
+                    if body.get("kind") == "label_set":
+                        break
                 if not batch:
                     break
-                for entry in batch:
+                try:
+                    results = self._send_batch([body for _, body in batch])
+                except TeamValueRefused:
+                    alone_until = batch[-1][0].seq   # an edit the batch cannot carry: find and mark it
+                    continue
+                except NETWORK_ERRORS:
+                    self._lost()
+                    break
+                answers = []
+                for (entry, body), result in zip(batch, results):
                     after = entry.seq
-                    body = entry.body
-                    if body.get("refused"):
-                        rebased.setdefault(entry.annotation_id, body["base_revision"])
+                    if result is not None and result["status"] == "invalid":
+                        self._flush_answers(answers)
+                        answers = []
+                        text = (f"The team server refused the edit of {body.get('annotator')}'s label"
+                                f" '{body['after'].get('label')}': {result['reason']}")
+                        self.local.refuse(entry.seq, text)
+                        rebased[entry.annotation_id] = body["base_revision"]
                         held += 1
+                        self._refusal(TeamRefused(text))
                         continue
-                    if entry.annotation_id in rebased:
-                        body = {**body, "base_revision": rebased[entry.annotation_id]}
-                    try:
-                        result = self._deliver(body)
-                    except TeamValueRefused as exc:
-                        self.local.refuse(entry.seq, str(exc))
-                        rebased.setdefault(entry.annotation_id, body["base_revision"])
-                        held += 1
-                        self.report.refused.append(str(exc))
-                        self._set_message(str(exc))
-                        continue
-                    except NETWORK_ERRORS:
-                        self._lost()
-                        return answered
+                    if result is not None and result["status"] == "refused":
+                        self._refusal(TeamRefused(f"The team server refused the edit of {body.get('annotator')}'s"
+                                                  f" label: {result['reason']}"))
+                        self._take_server_row(body["uid"])
+                        result = None
                     revision = int(result["row"]["revision"]) if result is not None else None
-                    self.local.sent(entry.seq, entry.annotation_id, body.get("uid", ""), revision)
+                    answers.append((entry.seq, entry.annotation_id, body.get("uid", ""), revision))
                     if entry.annotation_id in rebased and revision is not None:
                         rebased[entry.annotation_id] = revision
                     if result is not None and result["status"] == "conflict":
                         self._conflicted(body, result["row"])
                     answered += 1
+                self._flush_answers(answers)
             if answered or held:
                 self._changed_status()
         return answered
+
+    def _flush_answers(self, answers: list[tuple[int, int, str, int | None]]) -> None:
+        if answers:
+            self.local.sent(answers)
+
+    def _send_batch(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """Send edits, label edits as one batch: the server's answer to each, in order (None: a label set's),
+        as far as the server went. Connection errors and a batch the server cannot read pass through."""
+        if bodies[0].get("kind") == "label_set":
+            return [self._deliver(bodies[0])]
+        if len(bodies) == 1:   # one edit alone: its value refusal is its own
+            try:
+                return [self._deliver(bodies[0])]
+            except TeamValueRefused as exc:
+                return [{"status": "invalid", "reason": str(exc).split(": ", 1)[-1]}]
+        return team_server.apply_edits(self._connection(), bodies)
 
     def _deliver(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """Send one edit; returns the server's answer ({status, row}; None: a label set, or refused for who
@@ -567,9 +615,13 @@ class TeamSession:
         if self._stopped:
             return
         kinds = {payload.get("kind") for payload in batch}
-        # ours too (the same member may work on another machine); a dataset this store lacks is not news
-        if any(p.get("kind") == "annotation" and p.get("dataset") in self._datasets for p in batch):
-            self._net(self.catch_up)
+        # not the news of this session's own sends (it knows them), but this member's from another
+        # machine; a dataset this store lacks is not news; one catch-up waiting is enough for any burst
+        if any(p.get("kind") == "annotation" and p.get("dataset") in self._datasets
+               and (p.get("pid") is None or p.get("pid") != self._own_pid) for p in batch):
+            if not self._catch_up_waiting:
+                self._catch_up_waiting = True
+                self._net(self.catch_up)
         names = [p["name"] for p in batch if p.get("kind") == "label_set" and p.get("member") != self.member]
         if names:
             self._net(lambda: self.catch_up_label_sets(names))
@@ -585,6 +637,7 @@ class TeamSession:
         are written and at `stop`."""
         read = 0
         with self._lock:
+            self._catch_up_waiting = False   # news from now on asks for another
             try:
                 con = self._connection()
                 datasets = sorted(self.local.datasets())
@@ -702,6 +755,11 @@ class TeamSession:
             self._shown = self.model.stimulus_id
             if self.online:
                 self._net(self._tell_presence)
+
+    def _heartbeat(self) -> None:
+        """Say again that this member is here (presence expires), and see who else still is."""
+        if self.online and not self._stopped:
+            self._net(self._tell_presence)
 
     def _tell_presence(self) -> None:
         with self._lock:

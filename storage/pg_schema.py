@@ -18,7 +18,8 @@ and their history; who may change what is decided here, by the server, not by th
   `thinslice_` + the first 16 hex digits of the md5 of its name, so a client hears only of its datasets.
 
 Version 2 stamps each event with its transaction id (catch-up by commit, see `team_server.commit_horizon`);
-version 3 holds labels to the import path's value rule; version 4 makes the history the server's own.
+version 3 holds labels to the import path's value rule; version 4 makes the history the server's own;
+version 5 adds `apply_edits` (many edits, one round trip) and notifications a client can tell its own by.
 `apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
 raw SQL. The migrations are run by the database owner (`thinslice team init`).
 """
@@ -403,7 +404,53 @@ CREATE TRIGGER record AFTER INSERT OR UPDATE OR DELETE ON {SCHEMA}.label_set
     FOR EACH ROW EXECUTE FUNCTION {SCHEMA}.record_label_set();
 """
 
-MIGRATIONS: list[str] = [V1, V2, V3, V4]
+# Version 5: load. `apply_edits` sends many edits in one round trip, each as `apply_edit` would, stopping
+# at the first the server refuses (what follows it stays with the client, in order). A notification names
+# the writing backend, so a client skips the news of its own edits, and carries no event id: PostgreSQL
+# folds identical notifications of one transaction into one, so a batch wakes each client once. A presence
+# row said again unchanged (a heartbeat) wakes nobody.
+V5 = f"""
+CREATE FUNCTION {SCHEMA}.apply_edits(edits JSONB) RETURNS JSONB LANGUAGE plpgsql AS $$
+DECLARE
+    results JSONB := '[]'::JSONB;
+    edit JSONB;
+BEGIN
+    FOR edit IN SELECT value FROM jsonb_array_elements(edits) LOOP
+        BEGIN
+            results := results || jsonb_build_array({SCHEMA}.apply_edit(edit));
+        EXCEPTION
+            WHEN check_violation OR data_exception THEN
+                RETURN results || jsonb_build_array(jsonb_build_object('status', 'invalid', 'reason', SQLERRM));
+            WHEN insufficient_privilege OR raise_exception THEN
+                RETURN results || jsonb_build_array(jsonb_build_object('status', 'refused', 'reason', SQLERRM));
+        END;
+    END LOOP;
+    RETURN results;
+END $$;
+
+CREATE OR REPLACE FUNCTION {SCHEMA}.announce() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    -- news of a dataset goes to its own channel: a client hears only of the datasets it has
+    IF TG_TABLE_NAME = 'annotation_event' THEN
+        PERFORM pg_notify('{CHANNEL}_' || left(md5(NEW.dataset), 16),
+            json_build_object('kind', 'annotation', 'member', NEW.member, 'dataset', NEW.dataset,
+                              'pid', pg_backend_pid())::text);
+    ELSIF TG_TABLE_NAME = 'label_set_event' THEN
+        PERFORM pg_notify('{CHANNEL}', json_build_object('kind', 'label_set', 'event', NEW.id,
+            'member', NEW.member, 'name', NEW.name, 'pid', pg_backend_pid())::text);
+    ELSIF TG_OP = 'UPDATE' AND NEW.dataset IS NOT DISTINCT FROM OLD.dataset
+          AND NEW.stimulus IS NOT DISTINCT FROM OLD.stimulus THEN
+        RETURN NULL;   -- a heartbeat: nobody needs waking for it
+    ELSIF coalesce(NEW.dataset, OLD.dataset) IS NOT NULL THEN
+        PERFORM pg_notify('{CHANNEL}_' || left(md5(coalesce(NEW.dataset, OLD.dataset)), 16),
+            json_build_object('kind', 'presence', 'member', NEW.member,
+            'dataset', NEW.dataset, 'stimulus', NEW.stimulus)::text);
+    END IF;
+    RETURN NULL;
+END $$;
+"""
+
+MIGRATIONS: list[str] = [V1, V2, V3, V4, V5]
 LATEST_VERSION = len(MIGRATIONS)
 
 

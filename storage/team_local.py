@@ -206,12 +206,13 @@ class TeamLocal:
             " HAVING coalesce(max(e.id), 0) <= ? ORDER BY a.id", [*annotators, self._seen()[0]]).fetchall()
         return [int(r[0]) for r in rows]
 
-    def waiting(self, limit: int | None = None) -> list[Queued]:
-        sql = "SELECT seq, edit_uid, annotation_id, body FROM team_outbox ORDER BY seq"
+    def waiting(self, limit: int | None = None, after: int = 0) -> list[Queued]:
+        """The outbox in order (from after `after`, at most `limit`)."""
+        sql = "SELECT seq, edit_uid, annotation_id, body FROM team_outbox WHERE seq > ? ORDER BY seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [Queued(int(r[0]), r[1], int(r[2]), json.loads(r[3]))
-                for r in self.store.cursor().execute(sql).fetchall()]
+                for r in self.store.cursor().execute(sql, [after]).fetchall()]
 
     def waiting_count(self) -> int:
         return int(self.store.cursor().execute("SELECT count(*) FROM team_outbox").fetchone()[0])
@@ -220,20 +221,23 @@ class TeamLocal:
         return bool(self.store.cursor().execute("SELECT count(*) FROM team_outbox WHERE annotation_id = ?",
                                                 [annotation_id]).fetchone()[0])
 
-    def sent(self, seq: int, annotation_id: int, uid: str, revision: int | None) -> None:
-        """The server has answered edit `seq`: drop it, and the refused edits of its label before it (it
-        carries the label's whole state, so it replaces them); with `revision`, the label's copy now stands
-        for it (unless later edits of it are still waiting, which build on the revision they were queued with)."""
+    def sent(self, answers: Sequence[tuple[int, int, str, int | None]]) -> None:
+        """The server has answered edits (seq, local id, server uid, revision), in one transaction: drop each,
+        and the refused edits of its label before it (it carries the label's whole state, so it replaces
+        them); with a revision, the label's copy now stands for it (unless later edits of it are still
+        waiting, which build on the revision they were queued with)."""
         with self.lock, writing(self.store, "The team outbox") as cur:
-            cur.execute("DELETE FROM team_outbox WHERE seq = ?", [seq])
-            if annotation_id >= 0:
+            for seq, annotation_id, uid, revision in answers:
+                cur.execute("DELETE FROM team_outbox WHERE seq = ?", [seq])
+                if annotation_id < 0:
+                    continue
                 cur.execute("DELETE FROM team_outbox WHERE annotation_id = ? AND seq < ?"
                             " AND json_extract(body, '$.refused') IS NOT NULL", [annotation_id, seq])
-            later = cur.execute("SELECT count(*) FROM team_outbox WHERE annotation_id = ?",
-                                [annotation_id]).fetchone()[0]
-            if revision is not None and not later:
-                cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
-                cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+                later = cur.execute("SELECT count(*) FROM team_outbox WHERE annotation_id = ?",
+                                    [annotation_id]).fetchone()[0]
+                if revision is not None and not later:
+                    cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
+                    cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
 
     def refuse(self, seq: int, reason: str) -> None:
         """The server refused edit `seq` for its values: it stays, marked with `reason` (never taken as sent)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -24,6 +26,9 @@ from storage.errors import ThinsliceError
 S = pg_schema.SCHEMA
 CONNECT_TIMEOUT_S = 3
 TCP_USER_TIMEOUT_MS = 5000
+HEARTBEAT_S = 30.0        # how often a listening client says again that it is there
+PRESENCE_TTL_S = 90.0     # a member not heard of for this long is no longer shown as present
+RETRY_MAX_S = 2.0         # the longest pause between reconnection attempts
 
 
 class TeamError(ThinsliceError):
@@ -166,6 +171,18 @@ def apply_edit(con: psycopg.Connection, edit: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def apply_edits(con: psycopg.Connection, edits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Send edits in one round trip (see `apply_edits` in `storage.pg_schema`): one answer per edit in order
+    ({status, row}, or status `invalid` or `refused` with the reason), ending at the first refused. Raises
+    `TeamValueRefused` when the batch as a whole cannot be read (an edit holding text PostgreSQL cannot
+    keep): the caller sends those one by one to find which."""
+    try:
+        with con.transaction():
+            return con.execute(f"SELECT {S}.apply_edits(%s::jsonb)", [json.dumps(edits)]).fetchone()[0]
+    except psycopg.errors.DataError as exc:
+        raise TeamValueRefused(str(_refused(exc, f"a batch of {len(edits)} edits"))) from None
+
+
 EVENT_COLUMNS = ("e.id, e.edit_uid::text, e.annotation_uid::text, e.dataset, e.stimulus, e.member, e.happened_at,"
                  " e.action, e.before, e.after, to_jsonb(a)")
 EVENT_NAMES = ("id", "edit_uid", "annotation_uid", "dataset", "stimulus", "member", "happened_at", "action",
@@ -237,9 +254,11 @@ def set_presence(con: psycopg.Connection, dataset: str | None, stimulus: str | N
 
 
 def present(con: psycopg.Connection, dataset: str, stimulus: str) -> list[str]:
-    """The other members who have this stimulus open."""
+    """The other members who have this stimulus open, as said within `PRESENCE_TTL_S` (a client that died
+    without saying it left drops out then; a live one says so again every `HEARTBEAT_S`)."""
     rows = con.execute(f"SELECT member FROM {S}.presence WHERE dataset = %s AND stimulus = %s"
-                       " AND member <> current_user ORDER BY member", [dataset, stimulus]).fetchall()
+                       " AND member <> current_user AND seen_at > now() - make_interval(secs => %s)"
+                       " ORDER BY member", [dataset, stimulus, PRESENCE_TTL_S]).fetchall()
     return [r[0] for r in rows]
 
 
@@ -256,17 +275,20 @@ class Listener:
     It blocks on the connection's socket (no polling of tables). When the connection drops it calls
     `on_state(False)` and reconnects with a growing pause; `on_state(True)` follows every (re)connection,
     after LISTEN, so whatever arrived while it was away can be caught up from the history; `on_attempt()`,
-    when given, hears that a connection attempt begins. `listen_again` makes it listen to what `datasets()`
+    when given, hears that a connection attempt begins, and `on_heartbeat()` is called every `HEARTBEAT_S`
+    while connected. The pauses between attempts grow and are jittered, so clients that lost the server
+    together do not all come back in the same instant. `listen_again` makes it listen to what `datasets()`
     says now (a dataset imported meanwhile). `stop` waits at most `timeout` seconds: a connection attempt
     still under way ends on its own, and after `stop` nothing is handed up.
     """
 
     def __init__(self, url: str, on_notify: Callable[[list[dict[str, Any]]], None],
                  on_state: Callable[[bool], None], datasets: Callable[[], Iterable[str]], *,
-                 user: str | None = None, on_attempt: Callable[[], None] | None = None) -> None:
+                 user: str | None = None, on_attempt: Callable[[], None] | None = None,
+                 on_heartbeat: Callable[[], None] | None = None) -> None:
         self.url, self.user = url, user
         self.on_notify, self.on_state, self.datasets = on_notify, on_state, datasets
-        self.on_attempt = on_attempt
+        self.on_attempt, self.on_heartbeat = on_attempt, on_heartbeat
         self._again = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="team-listener", daemon=True)
@@ -301,7 +323,11 @@ class Listener:
                 self._listen(self._con, heard)
                 pause = 0.1
                 self.on_state(True)
+                beat = time.monotonic()
                 while not self._stop.is_set():
+                    if self.on_heartbeat is not None and time.monotonic() - beat >= HEARTBEAT_S:
+                        beat = time.monotonic()
+                        self.on_heartbeat()
                     if self._again.is_set():
                         self._again.clear()
                         self._listen(self._con, heard)
@@ -317,8 +343,8 @@ class Listener:
                 if not isinstance(exc, (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError)):
                     raise
                 self.on_state(False)
-                self._stop.wait(pause)
-                pause = min(pause * 2, 2.0)
+                self._stop.wait(pause * random.uniform(0.5, 1.5))
+                pause = min(pause * 2, RETRY_MAX_S)
             finally:
                 if self._con is not None:
                     self._con.close()

@@ -101,8 +101,8 @@ def test_no_words_no_turns():
 def test_a_turn_taken_in_overlap_is_timed_from_its_first_word_so_speech_rate_never_exceeds_articulation():
     # B takes over while A still speaks: 4 words in 1.5 s from B's first word, not from where A stopped
     talk = analyse([TimedWord("A", w, s, e) for w, s, e in (("one", 0.0, 0.5), ("two", 0.6, 1.0), ("three", 1.1, 2.0))]
-                   + [TimedWord("B", w, s, e) for w, s, e in (("so", 1.5, 1.8), ("what", 1.85, 2.2), ("about", 2.25, 2.7),
-                                                              ("it", 2.75, 3.0))])
+                   + [TimedWord("B", w, s, e) for w, s, e in (("so", 1.5, 1.8), ("what", 1.85, 2.2),
+                                                              ("about", 2.25, 2.7), ("it", 2.75, 3.0))])
     b_turn = talk.turns[1]
     assert (b_turn.speaker, b_turn.start, b_turn.end) == ("B", 1.5, 3.0)
     assert b_turn.speech_rate == approx(4 / 1.5) and b_turn.speech_rate <= b_turn.articulation_rate
@@ -136,7 +136,8 @@ def test_a_simultaneous_start_is_overlap_not_a_transition():
     assert conversation_measures(talk)["simultaneous_start_count"] == 1
     # after a gap both start again together (A at 3.0 for 0.3 s, B at 3.0 for 1 s): the floor passes to B with
     # the gap as its offset, never a negative offset of A's length
-    talk = analyse([TimedWord("A", "right", 0.0, 2.0), TimedWord("A", "and", 3.0, 3.3), TimedWord("B", "look", 3.0, 4.0)])
+    talk = analyse([TimedWord("A", "right", 0.0, 2.0), TimedWord("A", "and", 3.0, 3.3),
+                    TimedWord("B", "look", 3.0, 4.0)])
     assert [(t.from_speaker, t.to_speaker) for t in talk.transitions] == [("A", "B")]
     assert talk.transitions[0].offset_s == approx(1.0)
     assert all(t.offset_s >= 0 for t in talk.transitions)
@@ -216,7 +217,10 @@ def reference_vocal_activity(words: list[TimedWord], settings: ConversationSetti
         if not before or not after:
             continue
         same = before[-1] == after[0]
-        kind = ("pause" if same else "gap") if not s else ("within-speaker overlap" if same else "between-speaker overlap")
+        if not s:
+            kind = "pause" if same else "gap"
+        else:
+            kind = "within-speaker overlap" if same else "between-speaker overlap"
         out.append((kind, a, b))
     return out
 

@@ -67,7 +67,8 @@ def test_judge_means_with_one_score_per_stimulus_match_scipys_t_interval():
     table = judge_means(frame, criteria=["C1", "C2", "C3", "C4", "VES"])
     assert table.filter(pl.col("model") == "x")["criterion"].to_list() == ["C1", "C2", "C3", "C4", "VES"]
     for row in table.iter_rows(named=True):
-        scores = frame.filter((pl.col("model") == row["model"]) & (pl.col("criterion") == row["criterion"]))["score"].to_numpy()
+        chosen = (pl.col("model") == row["model"]) & (pl.col("criterion") == row["criterion"])
+        scores = frame.filter(chosen)["score"].to_numpy()
         assert row["mean"] == pytest.approx(scores.mean()) and row["n"] == row["n_units"] == len(scores)
         assert (row["ci_low"], row["ci_high"]) == pytest.approx(scipy_t_interval(scores), abs=1e-12)
         assert row["ci_method"] == "t"

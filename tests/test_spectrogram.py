@@ -15,7 +15,8 @@ from storage.spectrogram import (TILE_FRAMES, PaintSettings, SpectrogramParams, 
                                  paint, psd_to_db, spectrogram_cache_key)
 
 RATE = 16000
-SPEECH = Path(__file__).resolve().parents[1] / "resources/sample/echomind/data_synthesis/audio/sad/id_903_sad_school_target.wav"
+SPEECH = (Path(__file__).resolve().parents[1]
+          / "resources/sample/echomind/data_synthesis/audio/sad/id_903_sad_school_target.wav")
 
 
 def tone(freq: float, seconds: float, rate: int = RATE, amplitude: float = 0.3) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Cues against correctness: for one dataset and one judge, every cue's Cliff's delta (right minus wrong)
-with its interval (or why there is none) and a note for small groups, Spearman's rho with per-stimulus accuracy and both p-values adjusted for the
-number of cues; the selected cue's two distributions as a strip plot (click a point to open that
+with its interval (or why there is none) and a note for small groups, Spearman's rho with per-stimulus
+accuracy and both p-values adjusted for the number of cues; the selected cue's two distributions as a strip plot (click a point to open that
 stimulus); for EchoMind, the target voice against the neutral and alternative voices of each script, and
 (as judges named "target − neutral by recognition") those differences for scripts whose attribute a model
 recognised in the questions against scripts where it did not.

@@ -59,9 +59,9 @@ ATTRIBUTE_DIRECTIONS: dict[str, dict[str, int]] = {
 METHODS = {
     "effect_size": (f"Cliff's delta, P(right > wrong) - P(right < wrong) over all pairs of stimuli, with a "
                     f"{CONFIDENCE:.0%} interval by Newcombe's (2006, method 5) score interval for P(right > wrong) "
-                    f"+ P(tie)/2, continuity-corrected by 1/(n_right n_wrong); its coverage is at least 94% at every "
-                    f"group size from 2 to 30 in a seeded simulation; no interval for a group under "
-                    f"{MIN_INTERVAL_GROUP}"),
+                    f"+ P(tie)/2, continuity-corrected by 1/(n_right n_wrong); it covered a known delta in at "
+                    f"least 94% of simulated data sets at every pair of group sizes tried from 2 vs 2 to 30 vs 30; "
+                    f"no interval for a group under {MIN_INTERVAL_GROUP}"),
     "test": (f"Mann-Whitney U, two-sided: exact distribution of U when the smaller group has at most "
              f"{EXACT_MAX_SMALLER} stimuli and no values tie, else normal approximation with tie and continuity "
              f"corrections (scipy.stats.mannwhitneyu, method 'auto')"),
@@ -69,7 +69,8 @@ METHODS = {
     "groups": "right: more than half of the judge's verdicts correct; wrong: fewer than half; ties in neither",
     "small_groups": (f"comparisons with a group under {SMALL_GROUP} stimuli are flagged small_group: "
                      f"their delta rests on few pairs and their interval is wide"),
-    "constant": "a cue with one value on all of a judge's right and wrong stimuli does not vary: no delta, p or interval",
+    "constant": ("a cue with one value on all of a judge's right and wrong stimuli does not vary: "
+                 "no delta, p or interval"),
 }
 
 

@@ -1,9 +1,18 @@
 """The statistics that set a cue against correctness, in numpy and the standard library.
 
 - Cliff's delta: P(x > y) - P(x < y) for x from the first group and y from the second, from the
-  Mann-Whitney U statistic (delta = 2U / (n m) - 1), with a percentile bootstrap confidence interval
-  (each group resampled with replacement, seeded, so a figure is the same on every run);
-- the Mann-Whitney U test, two-sided, normal approximation with tie correction and continuity correction;
+  Mann-Whitney U statistic (delta = 2U / (n m) - 1);
+- its confidence interval: Newcombe's (2006, "Confidence intervals for an effect size measure based on the
+  Mann-Whitney statistic", method 5) score interval for theta = P(x > y) + P(x = y)/2, whose variance is
+  theta(1 - theta)/(mn) * [1 + (N - 1)(1 - theta)/(2 - theta) + (N - 1)theta/(1 + theta)] with
+  N = (m + n)/2 - 1, inverted as Wilson's interval is, with a continuity correction of 1/(mn) on theta, and
+  mapped to delta = 2 theta - 1. Without the correction it covers a known delta in only 90% of data sets at
+  3 vs 3; with it, a seeded simulation (normal groups shifted by 0 to 3 SD, and Poisson counts with ties)
+  found at least 94% at every pair of group sizes tried from 2 vs 2 to 30 vs 30, and the tests hold it to
+  at least 93% (tests/test_cues_stats.py). A group of fewer than MIN_INTERVAL_GROUP gets no interval;
+- the Mann-Whitney U test, two-sided, as scipy.stats.mannwhitneyu(method="auto"): the exact distribution
+  of U when the smaller group has at most EXACT_MAX_SMALLER values and no value is tied, else the normal
+  approximation with tie and continuity corrections;
 - Spearman's rank correlation with the t approximation of its p-value (n - 2 degrees of freedom);
 - Holm's step-down and Benjamini-Hochberg's step-up adjustment of p-values for the number of cues.
 These are the same definitions scipy.stats and statsmodels use (the tests check them to 1e-9).

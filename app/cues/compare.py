@@ -9,8 +9,8 @@ Mann-Whitney p (exact for small groups without ties, as scipy's "auto"), Spearma
 per-stimulus accuracy and its p, and both p-values adjusted for the number of cues compared for that
 judge (Holm by default, or Benjamini-Hochberg). A labelled cue counts 0 on a measured stimulus that has
 no such label. A cue with one value on all of a judge's right and wrong stimuli "does not vary": it gets
-no delta, p or interval (and its p is left out of the adjustment). A comparison with a group under SMALL_GROUP stimuli
-is flagged `small_group`; a group under MIN_INTERVAL_GROUP gets no interval.
+no delta, p or interval (and its p is left out of the adjustment). A comparison with a group under
+SMALL_GROUP stimuli is flagged `small_group`; a group under MIN_INTERVAL_GROUP gets no interval.
 
 For EchoMind scripts, each cue of the target voice is set against the neutral and the alternative voice
 of the same script; where the attribute implies a direction (a whisper is quieter and less voiced than

@@ -1,8 +1,9 @@
 """Turn-taking in a conversation from word times: floors, gaps, overlaps, backchannels, pauses, rates.
 
-This is a floor-based analysis (who holds the floor, and when it passes), with the terms of Heldner &
-Edlund (2010), "Pauses, gaps and overlaps in conversations"; it is not their vocal-activity classification
-of every silence and overlap (there a backchannel is speech like any other). The definitions:
+The turns, transitions and pauses are a floor-based analysis (who holds the floor, and when it passes), in
+the terms of Heldner & Edlund (2010), "Pauses, gaps and overlaps in conversations"; their own
+vocal-activity classification, where a backchannel is speech like any other, is `vocal_activity` (below).
+The floor-based definitions:
 - an inter-pausal unit (IPU) is a stretch of one speaker's words with no silence of `min_pause_s` or more;
 - a backchannel is a short IPU (at most `backchannel_max_words` words, at most `backchannel_max_s` long)
   made only of listener tokens (BACKCHANNEL_TOKENS) while another speaker holds the floor; it does not

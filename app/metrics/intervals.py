@@ -1,4 +1,4 @@
-"""Confidence intervals and the normal quantile, with no SciPy at run time.
+"""Confidence intervals and the normal and Student t quantiles, with no SciPy at run time.
 
 Methods are named in every result so a figure can say how its interval was made:
 - ``wilson``: Wilson score interval for one binomial proportion (Wilson 1927).

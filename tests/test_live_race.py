@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import threading
 
+import polars as pl
 import pytest
 
+from app.dashboard import failure_frame, load_frames
 from app.contenders import Contender, contenders_from_stored, contenders_to_stored, lineup_problem
+from app.dashboard import failure_frame, load_frames
 from app.live.race import run_race
 from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState
 from app.live.service import LiveService
@@ -107,6 +110,13 @@ def test_four_contenders_at_once_each_end_on_their_own_and_are_kept(race_store):
     assert set(changed) == {"model", "run", "prediction", "live_failure"}
     assert all(not gone for gone, _came in changed.values())
     assert SECRET not in repr(store_rows(store))
+    # the dashboard and failure mining read them as they read any live run
+    frames = load_frames(store, detail.dataset_id)
+    live = frames.predictions.filter(pl.col("model").str.starts_with("quick-1") | pl.col("model").str.starts_with(
+        "slow-1")).sort("model")
+    assert live.select("stimulus_id", "correct").rows() == [(detail.id, True), (detail.id, False)]
+    wide = failure_frame(frames)
+    assert {c for c in wide.columns if "quick-1" in c or "slow-1" in c}
 
 
 def test_a_second_race_shows_the_kept_answers_and_asks_again_only_when_told(race_store):
@@ -136,21 +146,25 @@ def test_a_second_race_shows_the_kept_answers_and_asks_again_only_when_told(race
                                   " WHERE r.is_live").fetchall() == [(3,)]
 
 
-def test_an_unreachable_endpoint_a_timeout_and_a_missing_clip_fail_alone(race_store):
+def test_an_unreachable_endpoint_a_timeout_an_oversized_answer_and_a_missing_clip_fail_alone(race_store):
     service, store, detail = race_store
-    with ScriptedServer([Reply(text=FAMILIAR, delay_s=5)]) as silent, ScriptedServer([Reply(text=FAMILIAR)]) as ok:
+    with ScriptedServer([Reply(text=FAMILIAR, delay_s=5)]) as silent, ScriptedServer([Reply(text=FAMILIAR)]) as ok, \
+            ScriptedServer([Reply(text="familiar " * 1000, chunk_size=512)]) as huge:
         lineup = [contender("Down", unreachable_url(), "down-1"), contender("Silent", silent, "silent-1"),
                   Contender("Deaf", ok.base_url, "deaf-1", "audio", "RACE_TEST_KEY"),
-                  contender("Fine", ok, "fine-1")]
+                  contender("Fine", ok, "fine-1"), contender("Huge", huge, "huge-1")]
         recorder = Recorder()
-        run_race(service, detail, lineup, recorder, timeout_s=0.5)
+        run_race(service, detail, lineup, recorder, timeout_s=0.5, max_answer_bytes=4096)
     assert recorder.end_of(0).message == "cannot reach the endpoint"
     assert recorder.end_of(1).message == "no answer within 0.5 s"
     # the clip's audio files are not on disk: the audio contender cannot be asked, the text ones can
     assert recorder.end_of(2).kind == FAILED and "no audio file present" in recorder.end_of(2).full_message
     assert (recorder.end_of(3).kind, recorder.end_of(3).answer) == (ANSWERED, "familiar")
+    assert recorder.end_of(4).message == "over the 4 KB limit (kept as a failed attempt)"
+    assert len(recorder.end_of(4).text) == 4096
     assert len(ok.requests) == 1
-    assert store.cursor().execute("SELECT count(*) FROM live_failure").fetchall() == [(0,)]
+    assert store.cursor().execute("SELECT model, status, length(partial_output) FROM live_failure").fetchall() == [
+        ("huge-1", "too_large", 4096)]
 
 
 def test_cancel_stops_every_lane_and_keeps_nothing(race_store):

@@ -13,8 +13,8 @@ from app.dashboard import failure_frame, load_frames
 from app.contenders import Contender, contenders_from_stored, contenders_to_stored, lineup_problem
 from app.dashboard import failure_frame, load_frames
 from app.live.race import run_race
-from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState
 from app.live.service import LiveService
+from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState
 from fixtures_store import friendbench_like_plan, make_store
 from live_server import Reply, ScriptedServer, unreachable_url
 from store_rows import changed_rows, store_rows

@@ -9,7 +9,6 @@ import threading
 import polars as pl
 import pytest
 
-from app.dashboard import failure_frame, load_frames
 from app.contenders import Contender, contenders_from_stored, contenders_to_stored, lineup_problem
 from app.dashboard import failure_frame, load_frames
 from app.live.race import run_race

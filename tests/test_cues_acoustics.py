@@ -1,13 +1,14 @@
 """Pitch and intensity equal Praat's own (praat-parselmouth called directly) and what numpy says of tones."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import parselmouth
 import pytest
 
-from app.cues.acoustics import PraatSettings, energy_mean_db, intensity_track, pitch_track
+from app.cues.acoustics import PraatSettings, energy_mean_db, intensity_track, pitch_track, praat_quantile, semitones
 from app.cues.measures import CueSettings, acoustic_measures, egemaps_measures
 from storage.media import decode_segment
 
@@ -94,6 +95,33 @@ def test_the_sample_voices_decoded_by_thinslice_give_praat_s_values_for_the_file
     assert np.allclose(ours_pitch.times, praat.xs(), atol=1e-12)
     assert np.allclose(ours_intensity.db, sound.to_intensity(minimum_pitch=100.0).values[0], atol=1e-6)
     assert ours_pitch.voiced.any()
+
+
+@pytest.mark.parametrize("voice", ["whisper/id_901_whisper_work_neutral.wav", "sad/id_903_sad_school_target.wav",
+                                   "fast/id_902_fast_school_alternative.wav"])
+def test_pitch_range_is_praats_quantiles_of_the_voiced_frames(voice):
+    from parselmouth.praat import call
+
+    path = SAMPLE_VOICES / voice
+    if not path.exists():
+        pytest.skip("bundled sample not present")
+    audio = decode_segment(path, 0.0, None)
+    measured = acoustic_measures(audio.samples, audio.sample_rate, CueSettings(egemaps=False))
+    pitch = parselmouth.Sound(str(path)).to_pitch_ac(pitch_floor=75.0, pitch_ceiling=600.0)
+    praat = [call(pitch, "Get quantile", 0, 0, q, "semitones re 100 Hz") for q in (0.05, 0.95)]
+    assert measured["pitch_range_st"] == pytest.approx(praat[1] - praat[0], abs=1e-9)
+    # few voiced frames (a gliding tone cut short), where Praat's quantile runs past the last value: still Praat's
+    for seconds in (0.06, 0.07, 0.09, 0.12, 0.2):
+        t = np.arange(int(seconds * RATE)) / RATE
+        glide = (0.3 * np.sin(2 * np.pi * np.cumsum(np.linspace(120.0, 180.0, len(t))) / RATE)).astype(np.float64)
+        short = parselmouth.Sound(glide, RATE).to_pitch_ac(pitch_floor=75.0, pitch_ceiling=600.0)
+        frequencies = short.selected_array["frequency"]
+        st = semitones(frequencies[frequencies > 0])
+        assert len(st) >= 2
+        for q in (0.01, 0.05, 0.5, 0.95, 0.99):
+            expected = call(short, "Get quantile", 0, 0, q, "semitones re 100 Hz")
+            assert praat_quantile(st, q) == pytest.approx(expected, abs=1e-9), (seconds, len(st), q)
+    assert math.isnan(praat_quantile(np.array([]), 0.5))
 
 
 def test_egemaps_gives_the_88_functionals_when_opensmile_is_installed():

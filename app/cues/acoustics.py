@@ -109,6 +109,23 @@ def energy_mean_db(db: np.ndarray) -> float:
     return float(10.0 * np.log10(np.mean(10.0 ** (finite / 10.0))))
 
 
+def praat_quantile(values: np.ndarray, quantile: float) -> float:
+    """The quantile as Praat's "Get quantile..." takes it (NUMquantile): sorted values a_1..a_n, place
+    q·n + 0.5, linear between the two values around it, the end pairs extended past the first and last
+    value rather than clamped to them; NaN for no values."""
+    a = np.sort(np.asarray(values, dtype=np.float64))
+    n = len(a)
+    if n == 0:
+        return float("nan")
+    if n == 1:
+        return float(a[0])
+    place = quantile * n + 0.5
+    left = min(max(int(np.floor(place)), 1), n - 1)
+    if a[left] == a[left - 1]:
+        return float(a[left - 1])
+    return float(a[left - 1] + (place - left) * (a[left] - a[left - 1]))
+
+
 def semitones(hz: np.ndarray, reference_hz: float = 100.0) -> np.ndarray:
     """Frequencies in semitones re `reference_hz` (Praat's "semitones re 100 Hz")."""
     return 12.0 * np.log2(np.asarray(hz, dtype=np.float64) / reference_hz)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from app.cues.acoustics import (PraatSettings, energy_mean_db, formant_track, intensity_track, pitch_track,
-                                semitones)
+                                praat_quantile, semitones)
 from app.cues.conversation import (Conversation, ConversationSettings, TimedWord, analyse,
                                    conversation_measures, speaker_measures)
 from storage.records import Segment, StimulusDetail
@@ -30,8 +30,8 @@ SILENCE_BELOW_MAX_DB = 50.0
 CUES: dict[str, tuple[str, str]] = {
     "pitch_mean_hz": ("Hz", "mean F0 over voiced frames"),
     "pitch_median_hz": ("Hz", "median F0 over voiced frames"),
-    "pitch_range_st": ("st", "F0 range in semitones, 5th to 95th percentile of the voiced frames (numpy's "
-                              "linear interpolation, not Praat's Get quantile)"),
+    "pitch_range_st": ("st", "F0 range in semitones, Praat's 0.95 minus 0.05 quantile (Get quantile) of the "
+                              "voiced frames"),
     "pitch_sd_st": ("st", "F0 standard deviation in semitones"),
     "voiced_fraction": ("", "share of frames Praat finds voiced"),
     "intensity_mean_db": ("dB", "mean intensity (energy average)"),
@@ -137,7 +137,7 @@ def acoustic_measures(samples: np.ndarray, rate: int, settings: CueSettings,
     out["voiced_fraction"] = float(np.mean(pitch.voiced[keep])) if keep.any() else nan
     out["pitch_mean_hz"] = float(np.mean(f0)) if len(f0) else nan
     out["pitch_median_hz"] = float(np.median(f0)) if len(f0) else nan
-    out["pitch_range_st"] = float(np.percentile(st, 95) - np.percentile(st, 5)) if len(st) else nan
+    out["pitch_range_st"] = praat_quantile(st, 0.95) - praat_quantile(st, 0.05) if len(st) else nan
     out["pitch_sd_st"] = float(np.std(st, ddof=1)) if len(st) > 1 else nan
     intensity = intensity_track(samples, rate, settings.praat)
     db = intensity.db[_inside(intensity.times, sorted(speech))]

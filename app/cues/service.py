@@ -29,7 +29,7 @@ from storage.store import Store
 Progress = Callable[[float, str], None]
 # Raised whenever a cue's definition changes, so stored values made by the old one are measured again.
 # 2: turns timed from their first word, simultaneous starts, pauses as joint silences, millisecond grid,
-# Heldner and Edlund's vocal-activity classification (va_ measures).
+# Heldner and Edlund's vocal-activity classification (va_ measures), pitch range by Praat's quantiles.
 CUE_DEFINITIONS = "2"
 
 

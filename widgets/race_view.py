@@ -64,7 +64,6 @@ class _Column:
 class RaceView(QWidget):
     """Every contender's column side by side and a truth line under them; says what the keys do now."""
 
-    revealed = Signal(int)   # a lane's verdict (or -1, the truth) was just revealed
     keysChanged = Signal(str)   # what the presenter's keys do now, for the presentation's key line
 
     def __init__(self, contenders: Sequence[Contender], truth: str | None, verdicts_at_once: bool,
@@ -73,7 +72,6 @@ class RaceView(QWidget):
         self.setObjectName("race")
         self.state = RaceState(contenders, truth, verdicts_at_once)
         self._base_px = base_px
-        self.running = True
         self.columns: list[_Column] = []
         grid = QGridLayout()
         grid.setHorizontalSpacing(14)
@@ -140,7 +138,6 @@ class RaceView(QWidget):
 
     def finish(self) -> None:
         """The race's worker is done: stop the clock and draw the final state."""
-        self.running = False
         self._timer.stop()
         self.refresh()
 
@@ -152,11 +149,9 @@ class RaceView(QWidget):
 
     def reveal_next(self) -> bool:
         """Reveal the next verdict in finishing order, then the truth; False when nothing can be shown yet."""
-        index = self.state.reveal_next()
-        if index is None:
+        if self.state.reveal_next() is None:
             return False
         self.refresh()
-        self.revealed.emit(index)
         return True
 
     def reveal_all(self) -> None:

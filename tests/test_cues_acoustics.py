@@ -99,7 +99,7 @@ def test_the_sample_voices_decoded_by_thinslice_give_praat_s_values_for_the_file
 
 @pytest.mark.parametrize("voice", ["whisper/id_901_whisper_work_neutral.wav", "sad/id_903_sad_school_target.wav",
                                    "fast/id_902_fast_school_alternative.wav"])
-def test_pitch_range_is_praats_quantiles_of_the_voiced_frames(voice):
+def test_pitch_range_and_the_praat_intensity_sd_equal_praats_queries(voice):
     from parselmouth.praat import call
 
     path = SAMPLE_VOICES / voice
@@ -110,6 +110,9 @@ def test_pitch_range_is_praats_quantiles_of_the_voiced_frames(voice):
     pitch = parselmouth.Sound(str(path)).to_pitch_ac(pitch_floor=75.0, pitch_ceiling=600.0)
     praat = [call(pitch, "Get quantile", 0, 0, q, "semitones re 100 Hz") for q in (0.05, 0.95)]
     assert measured["pitch_range_st"] == pytest.approx(praat[1] - praat[0], abs=1e-9)
+    intensity = parselmouth.Sound(str(path)).to_intensity(minimum_pitch=100.0)
+    assert measured["intensity_sd_praat_db"] == pytest.approx(call(intensity, "Get standard deviation", 0, 0), abs=1e-9)
+    assert measured["intensity_sd_db"] < measured["intensity_sd_praat_db"]  # silence left out of the other
     # few voiced frames (a gliding tone cut short), where Praat's quantile runs past the last value: still Praat's
     for seconds in (0.06, 0.07, 0.09, 0.12, 0.2):
         t = np.arange(int(seconds * RATE)) / RATE

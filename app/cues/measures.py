@@ -34,9 +34,11 @@ CUES: dict[str, tuple[str, str]] = {
                               "voiced frames"),
     "pitch_sd_st": ("st", "F0 standard deviation in semitones"),
     "voiced_fraction": ("", "share of frames Praat finds voiced"),
-    "intensity_mean_db": ("dB", "mean intensity (energy average)"),
+    "intensity_mean_db": ("dB", f"energy average of the intensity frames within {SILENCE_BELOW_MAX_DB:g} dB of the "
+                                "loudest (Praat's Get mean, energy, over those frames)"),
     "intensity_sd_db": ("dB", f"standard deviation of the intensity frames within {SILENCE_BELOW_MAX_DB:g} dB of "
                               "the loudest (silence left out, unlike Praat's Get standard deviation of every frame)"),
+    "intensity_sd_praat_db": ("dB", "Praat's Get standard deviation of every intensity frame (silence included)"),
     "duration_s": ("s", "length of the voice's audio"),
     "speech_rate_wps": ("words/s", "words of the speaker's turns per second of turn (first word to last)"),
     "articulation_rate_wps": ("words/s", "words of the speaker's turns per second of their speech, pauses left out"),
@@ -142,6 +144,8 @@ def acoustic_measures(samples: np.ndarray, rate: int, settings: CueSettings,
     intensity = intensity_track(samples, rate, settings.praat)
     db = intensity.db[_inside(intensity.times, sorted(speech))]
     db = db[np.isfinite(db)]
+    # Praat's Intensity "Get standard deviation" over these frames, silence and all
+    out["intensity_sd_praat_db"] = float(np.std(db, ddof=1)) if len(db) > 1 else nan
     if len(db):
         # Frames more than SILENCE_BELOW_MAX_DB under the loudest are silence (digital silence reads as
         # hundreds of dB below): leaving them in would make the spread measure the pauses, not the voice.

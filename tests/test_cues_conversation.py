@@ -70,7 +70,7 @@ def test_conversation_measures():
     whole = conversation_measures(analyse(dyad()))
     assert whole["turn_count"] == 4 and whole["transition_count"] == 3
     assert whole["overlapped_transition_share"] == approx(1 / 3)
-    assert whole["overlap_share"] == approx(0.6 / 5.2)
+    assert whole["overlap_share"] == approx(0.6 / 4.6)  # 5.2 s of speech, 0.6 s of it by two at once
     assert whole["backchannel_count"] == 2
     assert whole["floor_balance"] == approx(3.4 / 5.3)
     assert whole["fto_mean_s"] == approx((0.5 - 0.2 + 0.3) / 3)
@@ -125,6 +125,12 @@ def test_a_turn_taken_in_overlap_is_timed_from_its_first_word_so_speech_rate_nev
             m = speaker_measures(talk, speaker)
             if m["turn_count"]:
                 assert m["speech_rate_wps"] <= m["articulation_rate_wps"] + 1e-12
+        spoken = np.zeros(int(max(w.end for w in words) * 1000) + 1)
+        for u in talk.units:
+            spoken[round(u.start * 1000):round(u.end * 1000)] = 1
+        overlapped = sum(b - a for a, b in talk.overlaps)
+        assert conversation_measures(talk)["overlap_share"] == pytest.approx(overlapped / (spoken.sum() / 1000),
+                                                                             abs=0.01)
 
 
 def test_a_simultaneous_start_is_overlap_not_a_transition():

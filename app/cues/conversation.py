@@ -339,6 +339,16 @@ def _stats(values: Sequence[float], prefix: str) -> dict[str, float]:
             f"{prefix}_median_s": median}
 
 
+def _union_length(spans: Sequence[tuple[float, float]]) -> float:
+    """How long at least one of `spans` lasts."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
 def _intersection(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
     return sum(max(0.0, min(x1, y1) - max(x0, y0)) for x0, x1 in a for y0, y1 in b)
 
@@ -377,10 +387,12 @@ def speaker_measures(conversation: Conversation, speaker: str) -> dict[str, floa
 
 
 def conversation_measures(conversation: Conversation) -> dict[str, float]:
-    """Cues of the conversation as a whole: transitions, gaps, overlaps, floor balance."""
+    """Cues of the conversation as a whole: transitions, gaps, overlaps, floor balance. The overlap share is
+    the overlapped time over the time anyone speaks (each moment counted once); the floor balance is the
+    more talkative speaker's floor time over all speakers' floor times added."""
     total = max((u.end for u in conversation.units), default=0.0) - min((u.start for u in conversation.units),
                                                                           default=0.0)
-    speech = sum(u.duration for u in conversation.units)
+    speech = _union_length([(u.start, u.end) for u in conversation.units])  # overlapped time counted once
     floor = {s: sum(t.duration for t in conversation.turns if t.speaker == s) for s in conversation.speakers}
     held = sum(floor.values())
     out = {

@@ -46,7 +46,8 @@ CUES: dict[str, tuple[str, str]] = {
     "pause_mean_s": ("s", "mean pause inside a turn (a joint silence of the pause threshold or more)"),
     "gap_mean_s": ("s", "mean gap before taking the floor"),
     "overlap_mean_s": ("s", "mean overlap when taking the floor"),
-    "overlap_share": ("", "share of speech time with both speaking"),
+    "overlap_share": ("", "share of speech time with two or more speaking: of the voice's own speech, or for "
+                          "the conversation of the time anyone speaks"),
     "turn_count": ("", "turns (stretches of floor)"),
     "backchannel_count": ("", "backchannels"),
     "transition_count": ("", "floor transitions"),

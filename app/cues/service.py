@@ -30,7 +30,7 @@ Progress = Callable[[float, str], None]
 # Raised whenever a cue's definition changes, so stored values made by the old one are measured again.
 # 2: turns timed from their first word, simultaneous starts, pauses as joint silences, millisecond grid,
 # Heldner and Edlund's vocal-activity classification (va_ measures), pitch range by Praat's quantiles,
-# intensity_sd_praat_db.
+# intensity_sd_praat_db, the conversation's overlap share over the time anyone speaks.
 CUE_DEFINITIONS = "2"
 
 

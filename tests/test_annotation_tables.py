@@ -4,8 +4,10 @@ and line, and the store is left exactly as it was."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from annotation_files_fixtures import make_store, stored
@@ -127,15 +129,25 @@ def test_a_damaged_parquet_file_gets_the_same_message_from_results_and_annotatio
     assert store_rows(store) == before
 
 
-def test_a_time_that_is_not_a_number_gets_the_same_message_from_results_and_annotation_readers(store, tmp_path):
-    path = write(tmp_path / "labels.csv", CSV_HEADER + CSV_ROW + "fb-002,x,vocal cues,laugh,1.5s,2.5,,,,\n")
+@pytest.mark.parametrize("suffix, line", [(".csv", 3), (".parquet", 2)])
+def test_a_time_that_is_not_a_number_gets_the_same_message_from_results_and_annotation_readers(store, tmp_path,
+                                                                                               suffix, line):
+    """A CSV line or a Parquet record (counted from 1) whose time is text: the results importer and the
+    annotation reader refuse it alike."""
+    path = tmp_path / f"labels{suffix}"
+    csv = write(tmp_path / "source.csv", CSV_HEADER + CSV_ROW + "fb-002,x,vocal cues,laugh,soon,2.5,,,,\n")
+    if suffix == ".parquet":
+        pl.read_csv(csv, infer_schema=False).write_parquet(path)   # the times as text, as some tools store them
+    else:
+        shutil.copyfile(csv, path)
     before = store_rows(store)
     with pytest.raises(ImportFailed) as results:
         run_import(store, "generic", path, ImportOptions(dataset_name="answers", mapping={
             "stimulus": "stimulus", "speaker": "annotator", "start": "start_s", "end": "end_s", "text": "label"}))
     said = str(results.value)
-    assert said == "Import failed, nothing was written: labels.csv:3: field 'start_s' found '1.5s'; expected a number, finite"
-    assert annotation_messages(store, path, "csv") == {said}
+    assert said == (f"Import failed, nothing was written: labels{suffix}:{line}: field 'start_s' found 'soon';"
+                    " expected a number, finite")
+    assert annotation_messages(store, path, suffix.strip(".")) == {said}
     assert store_rows(store) == before
 
 

@@ -110,6 +110,8 @@ class AnnotationPanel(QWidget):
     # -- state from outside ---------------------------------------------------------------------
     def set_stimulus(self, stimulus_id: int | None, duration_s: float) -> None:
         """Show a stimulus (duration in seconds): its labels are read on a worker unless the model has them."""
+        if stimulus_id != self.stimulus_id:
+            self.status.clear()  # "overlap: 2.84-3.73 s" or a refusal was about the last stimulus's labels
         self.stimulus_id = stimulus_id
         self.live.cancel()
         self.whole_labels.note_saved()  # another stimulus: its own note is shown

@@ -61,6 +61,7 @@ class LivePanel(QWidget):
         self.batch_ids: list[int] = []
         self._token: CancelToken | None = None
         self._batch_stop: threading.Event | None = None   # set by Cancel batch; the batch then reports back
+        self._error_in_status = False  # the window's status bar shows this panel's last error
         self.last_result: LiveResult | None = None
         self._pending: deque[str] = deque()    # answer text waiting for its slice (see `_drain_answer`)
         self._pending_chars = 0
@@ -254,6 +255,11 @@ class LivePanel(QWidget):
 
     # ----- one stimulus ----------------------------------------------------------------------------------
     def set_detail(self, detail: StimulusDetail | None) -> None:
+        """Ask about `detail` next; what the panel said about the last stimulus's question goes (a batch's
+        word stays while it runs: it is about the batch, not the stimulus shown)."""
+        if (detail is None or self.detail is None or detail.id != self.detail.id) and not self.busy() \
+                and not self.batch_running():
+            self._show_info("")
         self.detail = detail
         if detail is not None:
             self._show_template(template_for(detail))
@@ -289,10 +295,15 @@ class LivePanel(QWidget):
         self.message.setStyleSheet(ERROR_STYLE)
         self.message.setText(text)
         self.statusMessage.emit(text)
+        self._error_in_status = True
 
     def _show_info(self, text: str) -> None:
+        """Say how things stand now; an error this panel put in the window's status bar is no longer so."""
         self.message.setStyleSheet("")
         self.message.setText(text)
+        if self._error_in_status:
+            self._error_in_status = False
+            self.statusMessage.emit("")
 
     def _choices(self) -> dict[str, str]:
         return {"modality": self.modality.currentText(), "prompt_setting": self.prompt_setting.currentText(),
@@ -538,6 +549,7 @@ class LivePanel(QWidget):
         self.batch_cancel.setEnabled(True)
         self.batch_progress.setRange(0, len(ids))
         self.batch_progress.setValue(0)
+        self.batch_label.setText(f"0 answered, 0 failed, 0 skipped of {len(ids)}.")  # not the last run's counts
         self._show_info(f"Batch of {len(ids)} started for {options.settings.model}; stimuli it has answered "
                         f"are skipped.")
         self._batch_stop = stop

@@ -212,6 +212,8 @@ class NcpTaskPage(QWidget):
         return story_question_rows(detail.extra["story_questions"], reference)
 
     def _question_picked(self, row: QuestionRow) -> None:
+        # the summary above says which question is being looked at: the one clicked, not the one opened
+        self.summary.setText(_row_summary(row))
         reference = next((i for i, t in enumerate(self._traces) if t[0] == "reference"), None)
         if reference is not None and self.first.currentIndex() != reference:
             self.first.setCurrentIndex(reference)
@@ -238,9 +240,15 @@ class NcpTaskPage(QWidget):
 
 
 def _question_summary(detail: StimulusDetail, row: QuestionRow | None) -> str:
-    text = f"<b>Question</b>: {escape(detail.title or '')} — expected <b>{escape(detail.ground_truth or '—')}</b>"
-    if row is None:
-        return text
+    """The opened story question: its row in the list when there is one, else what the stimulus says."""
+    if row is not None:
+        return _row_summary(row)
+    return f"<b>Question</b>: {escape(detail.title or '')} — expected <b>{escape(detail.ground_truth or '—')}</b>"
+
+
+def _row_summary(row: QuestionRow) -> str:
+    """One question of the story: its text, the expected and the engine's answers, its order and belief."""
+    text = f"<b>Question</b>: {escape(row.question)} — expected <b>{escape(row.expected or '—')}</b>"
     verdict = {True: " ✔", False: " ✘"}.get(row.engine_matches, "")
     text += f", engine <b>{escape(row.engine or '—')}</b>{verdict}"
     kind = {True: "false belief", False: "true belief"}.get(row.false_belief)

@@ -164,6 +164,11 @@ def test_every_silence_of_exactly_the_threshold_on_a_10_ms_grid_is_a_pause():
     talk = analyse(words)
     assert len(talk.units) == 3000 and len(talk.turns) == 1
     assert len(talk.turns[0].pauses) == pauses_expected
+    # and at every 10 ms position of the first five minutes, one silence at a time
+    missed = [k for k in range(30000)
+              if len(analyse([TimedWord("A", "a", max(0, k - 5) * 0.01, k * 0.01),
+                              TimedWord("A", "b", (k + 20) * 0.01, (k + 25) * 0.01)]).turns[0].pauses) != 1]
+    assert missed == []
     # a threshold 10 ms longer than every silence finds none
     assert analyse(words, ConversationSettings(min_pause_s=0.21)).turns[0].pauses == ()
 

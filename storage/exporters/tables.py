@@ -54,11 +54,11 @@ def _rows(table: Table) -> Reading:
         raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(table.columns)}",
                                       f"the columns {', '.join(ROW_FIELDS)}"))
     frame = table.frame.select(LINE, *[(pl.col(c) if c in table.columns else pl.lit(None, pl.String)).alias(c)
-                                       for c in ROW_FIELDS])
-    # the times converted at once, as the importers convert a number column; the first text that is not a
-    # finite number is refused with the importers' words
-    times = {c: pl.col(c).str.strip_chars().cast(pl.Float64, strict=False) for c in ("start_s", "end_s")}
-    wrong = {c: pl.col(c).is_not_null() & ~t.is_finite().fill_null(False) for c, t in times.items()}
+                                       for c in ROW_FIELDS]).with_columns(pl.col("start_s", "end_s").str.strip_chars())
+    # the times converted at once, as the importers convert a number column (blank is none); the first text
+    # that is not a finite number is refused with the importers' words
+    times = {c: pl.col(c).cast(pl.Float64, strict=False) for c in ("start_s", "end_s")}
+    wrong = {c: pl.col(c).ne("") & ~t.is_finite().fill_null(False) for c, t in times.items()}
     for line, *texts in frame.filter(pl.any_horizontal(*wrong.values())).head(1).select(
             LINE, *[pl.when(w).then(pl.col(c)) for c, w in wrong.items()]).iter_rows():
         column, text = next((c, t) for c, t in zip(times, texts) if t is not None)

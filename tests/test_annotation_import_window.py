@@ -106,6 +106,22 @@ def test_a_file_in_no_format_is_refused_in_one_line_and_the_store_is_unchanged(q
     assert store_rows(target) == before
 
 
+def test_a_ragged_row_is_refused_in_the_window_as_the_command_line_refuses_it(qtbot, window_for, target, tmp_path):
+    """The issue's own row, 8 fields in a 10-column file: the window says what every reader of tables says."""
+    labels = tmp_path / "labels.csv"
+    labels.write_text("stimulus,annotator,label_set,label,start_s,end_s,value,note,media_role,meta\n"
+                      "fb_001,x,vocal cues,laugh,1.5,2.5,,,,\nfb_002,x,vocal cues,laugh,1.5,2.5,,\n")
+    before = store_rows(target)
+    win = window_for(target, annotator="ana")
+    _ready(qtbot, win)
+    dialog = win.import_annotation_file(labels)
+    with qtbot.waitSignal(dialog.panel.failed, timeout=15000):
+        pass
+    assert dialog.panel.headline.text() == ("Import failed, nothing was written: labels.csv:3: found <8 fields>;"
+                                            " expected 10 fields as in the header")
+    assert store_rows(target) == before
+
+
 # -- labels past the stimulus: the command line's choices, in the window ---------------------------------------
 def textgrid(xmax: float, intervals: list[tuple[float, float, str]]) -> str:
     """A long-form TextGrid as Praat writes it, one interval tier `vocal cues`."""

@@ -2,9 +2,13 @@
 asked) on the stimulus's time axis, and the conversation's floors, gaps, overlaps and backchannels.
 
 Called on a worker; every function takes `should_cancel` and stops between steps when it turns True.
-A long recording is analysed in chunks of CHUNK_S (each decoded with a margin on both sides so Praat's
-windows at a chunk's edge see real signal), so an hour never sits in memory as float64 at once and a
-switch to another stimulus stops the work within a chunk.
+A recording of up to ONE_PASS_SAMPLES samples (8 minutes at 48 kHz, 25 at 16 kHz) is analysed in one
+Praat pass, so its tracks are Praat's for the file frame for frame. A longer one is analysed in chunks of
+CHUNK_S (each decoded with a margin on both sides so Praat's windows at a chunk's edge see real signal),
+so an hour never sits in memory as float64 at once and a switch to another stimulus stops the work
+within a chunk; each chunk is a Praat pass of its own, so its frames are centred in the chunk and its
+voicing thresholds are relative to the chunk's peak: there the tracks can differ from one pass over the
+whole file by a frame's offset and, near silence, by a voicing decision.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from app.cues.conversation import Conversation, ConversationSettings, TimedWord,
 from storage.media import DecodeCancelled, decode_segment, probe
 from storage.records import MediaRef
 
+ONE_PASS_SAMPLES = 24_000_000
 CHUNK_S = 120.0
 MARGIN_S = 1.0
 
@@ -73,7 +78,9 @@ def voice_tracks(media: MediaRef, settings: PraatSettings = PraatSettings(), for
     if duration is None:
         known = probe(media.path).duration_s
         duration = None if known is None else max(0.0, known - media.offset_s)
-    if duration is None or duration <= CHUNK_S + 2 * MARGIN_S:
+    # a container that does not say its rate is taken at 48 kHz, so an unknown hour is still chunked
+    rate = media.sample_rate or probe(media.path).sample_rate or 48000
+    if duration is None or duration * rate <= ONE_PASS_SAMPLES:
         end = None if media.duration_s is None else media.offset_s + media.duration_s
         audio = decode_segment(media.path, media.offset_s, end, should_cancel)
         return _analyse(audio.samples, audio.sample_rate, settings, formants, should_cancel)

@@ -1,19 +1,19 @@
-"""Team figures: 20 annotator processes editing at once against a local PostgreSQL server.
+"""Team figures: 50 annotator processes editing at once against a local PostgreSQL server, beside the same
+burst into local DuckDB stores.
 
 Each process is a member at work: its own local store joined to the team, an `AnnotationModel` and a
-`TeamSession` listening on the channel; it makes its edits (add a label, move it, relabel it, in turn) one
-after another as fast as it can, each timed from the call to its return (written locally, queued, sent and
-answered by the server). The figures are the median and 99th-percentile edit latency over all edits, edits
-per second over the burst, and how many were lost, counted on the server (events per member). The same
-number of edits made through the model into one local DuckDB store, with no team, is the baseline, in the
-same run. Each member labels their own share of the release (a dataset of its own), so a client spends
-its time on its own edits and on hearing of the others', not on copying 9,500 labels into its store.
+`TeamSession` listening on the channel, as the command line runs it (an edit returns once the server has
+answered it); it makes its edits (add a label, move it, relabel it, in turn) one after another as fast as it
+can, each timed from the call to its return (written locally, queued, sent and answered). The figures are
+the median and 99th-percentile edit latency over all edits, edits per second over the burst, and how many
+acknowledged edits the server lacks (events per member, counted on the server). The baseline is the same
+burst by the same number of processes into local stores with no team, in the same run; the ratios compare
+the two. Each member labels their own share of the release (a dataset of its own), so a client spends its
+time on its own edits, not on copying everyone's labels into its store.
 
-THINSLICE_BENCH_TEAM_EDITS sets the edits per process. The default is 100 (2,000 edits in all), which keeps
-the run under a minute on a two-core machine, where twenty client processes share the cores with the server;
-THINSLICE_BENCH_TEAM_EDITS=500 gives the full 10,000 (six minutes there, measured while the machine was busy
-with other work). The figures' names say which was run.
-Skipped without PostgreSQL.
+THINSLICE_BENCH_TEAM_MEMBERS (default 50) and THINSLICE_BENCH_TEAM_EDITS (edits per member, default 200)
+size the burst; the figures' names say the number of members. The cluster is `benchmarks.pg_cluster`, so
+this runs without pytest. Skipped without PostgreSQL.
 """
 from __future__ import annotations
 
@@ -27,8 +27,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PROCESSES = 20
-EDITS = int(os.environ.get("THINSLICE_BENCH_TEAM_EDITS", "100"))
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import pg_cluster  # noqa: E402  (the project root is on the path from here on)
+
+MEMBERS = int(os.environ.get("THINSLICE_BENCH_TEAM_MEMBERS", "50"))
+EDITS = int(os.environ.get("THINSLICE_BENCH_TEAM_EDITS", "200"))
 
 
 def _edits(model, count: int) -> list[float]:
@@ -47,102 +52,105 @@ def _edits(model, count: int) -> list[float]:
     return latencies
 
 
-def _member_store(path: Path, dataset: str):
-    from tests.pg_server import member_store
-    return member_store(path, dataset)
-
-
-def worker(folder: str, url: str, member: str, count: int) -> None:
-    """One annotator process: join, wait for the start signal, edit, write latencies to a file."""
+def worker(folder: str, url: str, member: str, count: int, mode: str) -> None:
+    """One annotator process (`mode` team or local): ready its store, wait for the start signal, edit,
+    write its latencies to a file."""
     from app.annotation_model import AnnotationModel
     from app.changes import ChangeChannel
     from app.team import TeamSession, join_team
     from storage.annotations import AnnotationStore
     here = Path(folder)
-    store = _member_store(here / f"{member}.duckdb", f"share-{member}")
-    join_team(store, url, member)
+    store = pg_cluster.member_store(here / f"{mode}-{member}.duckdb", f"share-{member}")
     model = AnnotationModel(AnnotationStore(store), ChangeChannel(), annotator=member)
-    session = TeamSession(store, model)
-    session.start()
+    session = None
+    if mode == "team":
+        join_team(store, url, member)
+        session = TeamSession(store, model)
+        session.start()
     model.load(store.cursor().execute("SELECT min(id) FROM stimulus").fetchone()[0])
-    (here / f"{member}.ready").touch()
-    while not (here / "go").exists():
+    (here / f"{mode}-{member}.ready").touch()
+    while not (here / f"go-{mode}").exists():
         time.sleep(0.01)
     began = time.time()
     latencies = _edits(model, count)
     ended = time.time()
-    waiting = session.status().waiting
-    session.stop()
+    waiting = 0
+    if session is not None:
+        waiting = session.status().waiting
+        session.stop()
     store.close()
-    (here / f"{member}.json").write_text(json.dumps({"latencies": latencies, "began": began, "ended": ended,
-                                                      "waiting": waiting}))
+    (here / f"{mode}-{member}.json").write_text(json.dumps({"latencies": latencies, "began": began,
+                                                             "ended": ended, "waiting": waiting}))
 
 
-def _baseline_ms(folder: Path, total: int) -> list[float]:
-    from app.annotation_model import AnnotationModel
-    from storage.annotations import AnnotationStore
-    store = _member_store(folder / "alone.duckdb", "alone")
-    model = AnnotationModel(AnnotationStore(store), annotator="ana")
-    model.load(store.cursor().execute("SELECT min(id) FROM stimulus").fetchone()[0])
-    latencies = _edits(model, total)
-    store.close()
-    return latencies
+def _burst(folder: Path, url: str, urls: dict[str, str], mode: str) -> list[dict]:
+    """Start one process per member, let them all edit at once, and collect what each measured."""
+    children = [subprocess.Popen([sys.executable, __file__, "worker", str(folder), urls.get(m, url), m,
+                                  str(EDITS), mode], cwd=str(ROOT)) for m in urls]
+    try:
+        while len(list(folder.glob(f"{mode}-*.ready"))) < len(urls):
+            if any(c.poll() not in (None, 0) for c in children):
+                raise RuntimeError(f"an annotator process ({mode}) failed to start")
+            time.sleep(0.05)
+        (folder / f"go-{mode}").touch()
+        for child in children:
+            if child.wait() != 0:
+                raise RuntimeError(f"an annotator process ({mode}) failed")
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+    return [json.loads((folder / f"{mode}-{m}.json").read_text()) for m in urls]
 
 
 def _p99(values: list[float]) -> float:
     return statistics.quantiles(values, n=100)[98]
 
 
+def _rate(results: list[dict]) -> float:
+    total = sum(len(r["latencies"]) for r in results)
+    return total / (max(r["ended"] for r in results) - min(r["began"] for r in results))
+
+
 def run() -> list[tuple[str, float, str]]:
     from storage import team_server
-    from tests import pg_server
-    if not pg_server.available():
+    if not pg_cluster.available():
         print("# bench_team skipped: PostgreSQL server binaries not found", file=sys.stderr)
         return []
-    total = PROCESSES * EDITS
-    server, root = pg_server.start_server()
+    server, root = pg_cluster.start_server()
     try:
         url = server.new_database()
-        members = [f"annotator{i:02d}" for i in range(PROCESSES)]
+        members = [f"annotator{i:02d}" for i in range(MEMBERS)]
         urls = {m: server.add_member(url, m) for m in members}
         with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            children = [subprocess.Popen([sys.executable, __file__, "worker", tmp, urls[m], m, str(EDITS)],
-                                         cwd=str(ROOT)) for m in members]
-            while len(list(folder.glob("*.ready"))) < PROCESSES:
-                if any(c.poll() not in (None, 0) for c in children):
-                    raise RuntimeError("an annotator process failed to start")
-                time.sleep(0.05)
-            (folder / "go").touch()
-            for child in children:
-                if child.wait() != 0:
-                    raise RuntimeError("an annotator process failed")
-            results = [json.loads((folder / f"{m}.json").read_text()) for m in members]
-            baseline = _baseline_ms(folder, total)
+            team = _burst(Path(tmp), url, urls, "team")
+            local = _burst(Path(tmp), url, urls, "local")
         with team_server.connect(url) as con:
             counts = dict(con.execute("SELECT member, count(*) FROM thinslice.annotation_event GROUP BY member")
                           .fetchall())
     finally:
-        pg_server.shut_down(server, root)
-    latencies = [v for r in results for v in r["latencies"]]
-    span_s = max(r["ended"] for r in results) - min(r["began"] for r in results)
+        pg_cluster.shut_down(server, root)
+    team_ms = [v for r in team for v in r["latencies"]]
+    local_ms = [v for r in local for v in r["latencies"]]
     lost = sum(max(0, EDITS - counts.get(m, 0)) for m in members)
+    n = MEMBERS
     return [
-        (f"team_edit_median_ms_{PROCESSES}x{EDITS}", statistics.median(latencies), "ms"),
-        (f"team_edit_p99_ms_{PROCESSES}x{EDITS}", _p99(latencies), "ms"),
-        (f"team_edits_per_s_{PROCESSES}x{EDITS}", total / span_s, "edits/s"),
-        (f"team_edits_lost_{PROCESSES}x{EDITS}", float(lost), "edits"),
-        (f"team_baseline_local_edit_median_ms_{total}", statistics.median(baseline), "ms"),
-        (f"team_baseline_local_edit_p99_ms_{total}", _p99(baseline), "ms"),
-        (f"team_baseline_local_edits_per_s_{total}", total / (sum(baseline) / 1000), "edits/s"),
+        (f"team_edit_median_{n}_members_ms", statistics.median(team_ms), "ms"),
+        (f"team_edit_p99_{n}_members_ms", _p99(team_ms), "ms"),
+        (f"team_edits_per_s_{n}_members", _rate(team), "edits/s"),
+        (f"team_edits_lost_{n}_members", float(lost), "edits"),
+        (f"team_edits_waiting_at_stop_{n}_members", float(sum(r["waiting"] for r in team)), "edits"),
+        (f"local_edit_median_{n}_processes_ms", statistics.median(local_ms), "ms"),
+        (f"local_edit_p99_{n}_processes_ms", _p99(local_ms), "ms"),
+        (f"local_edits_per_s_{n}_processes", _rate(local), "edits/s"),
+        (f"team_to_local_throughput_ratio_{n}_members", _rate(team) / _rate(local), "x"),
+        (f"team_to_local_p99_ratio_{n}_members", _p99(team_ms) / _p99(local_ms), "x"),
     ]
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["worker"]:
-        sys.path.insert(0, str(ROOT))
-        worker(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+        worker(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
     else:
-        sys.path.insert(0, str(ROOT))
         for name, value, unit in run():
             print(f"{name} {value:.4g} {unit}")

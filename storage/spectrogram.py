@@ -139,21 +139,18 @@ def paint(found: SpectrogramSlice, settings: PaintSettings, t_min: float | None 
     Frames not computed yet (NaN) stay NaN and count for nothing."""
     db = found.image.astype(np.float64) + pre_emphasis_db(found.image.shape[1], found.frequency_step,
                                                           settings.pre_emphasis_db_per_octave)[None, :]
-    n = len(db)
-    # Praat's local maximum starts at 0 dB: a frame quieter than that counts as 0
-    with np.errstate(invalid="ignore"):
-        frame_max = np.maximum(np.nanmax(db, axis=1, initial=-np.inf) if n and db.shape[1] else np.zeros(n), 0.0)
-    frame_max = np.where(np.isfinite(frame_max), frame_max, 0.0)
+    missing = np.isnan(db)
+    # Praat's local maximum of a frame starts at 0 dB, so a frame quieter than that counts as 0 dB
+    frame_max = np.where(missing, -np.inf, db).max(axis=1, initial=0.0)
     if settings.maximum_db is None:
-        centres = found.t0 + (np.arange(n) + 0.5) * found.time_step
-        half = 0.49999 * found.time_step
-        inside = np.ones(n, bool)
+        centres = found.t0 + (np.arange(len(db)) + 0.5) * found.time_step
+        half = 0.49999 * found.time_step  # Praat's margin for a frame at the window's edge
+        counted = ~missing.all(axis=1)
         if t_min is not None:
-            inside &= centres >= t_min - half
+            counted &= centres >= t_min - half
         if t_max is not None:
-            inside &= centres <= t_max + half
-        computed = inside & np.isfinite(db).any(axis=1) if db.shape[1] else inside
-        maximum = max(0.0, float(frame_max[computed].max(initial=0.0)))
+            counted &= centres <= t_max + half
+        maximum = float(frame_max[counted].max(initial=0.0))
     else:
         maximum = float(settings.maximum_db)
     image = db + (settings.dynamic_compression * (maximum - frame_max))[:, None]

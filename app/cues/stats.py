@@ -69,7 +69,7 @@ def _normal_sf(z: float) -> float:
     return 0.5 * math.erfc(z / math.sqrt(2.0))
 
 
-def _u_tail_counts(m: int, n: int) -> list[int]:
+def _u_counts(m: int, n: int) -> list[int]:
     """How many of the C(m + n, m) orderings give each U = 0 .. mn (no ties): the coefficients of the
     Gaussian binomial [m + n choose m]_q, built as prod (1 - q^(n + i)) / (1 - q^i), i = 1 .. m."""
     size = m * n + 1
@@ -95,7 +95,7 @@ def mann_whitney_p(x: Sequence[float], y: Sequence[float]) -> float:
     u = max(u1, n1 * n2 - u1)
     _, counts = np.unique(joined, return_counts=True)
     if min(n1, n2) <= EXACT_MAX_SMALLER and counts.max() == 1:
-        dist = _u_tail_counts(min(n1, n2), max(n1, n2))
+        dist = _u_counts(min(n1, n2), max(n1, n2))
         return min(1.0, 2.0 * sum(dist[int(round(u)):]) / math.comb(n1 + n2, n1))
     n = n1 + n2
     ties = float(np.sum(counts**3 - counts))

@@ -135,7 +135,7 @@ def test_escape_cancels_every_contender_then_leaves(qtbot, race_window):
         assert not show.race_running() and win.compare.presentation is show
         assert all(race.column_text(i)["status"].startswith("cancelled at ") for i in range(2))
         shown = race.column_text(0)["body"]
-        assert shown and FAMILIAR.startswith(shown[:20]) or shown in FAMILIAR * 200
+        assert shown and shown in FAMILIAR * 200     # what had streamed in stays on stage
         qtbot.wait(300)   # what the servers still send after the cancel changes nothing
         assert race.column_text(0)["body"] == shown
         press(qtbot, "Escape")

@@ -234,7 +234,8 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
     stimulus_ids = QueriedRowStimuli(find, ["model", "modality"], table)
     accuracy = DashboardTable(
         "friendbench.accuracy", "FriendBench accuracy",
-        "Share correct per model and modality, with 95% Wilson intervals; humans pooled over raters.",
+        "Share correct per model and modality, with 95% Wilson intervals; humans pooled over raters; an "
+        "output that is neither label counts as wrong (n_unanswered).",
         table, stimulus_ids,
         ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high", category_cols=("model",),
                   series_col="modality", y_label="accuracy", y_range=(0.0, 1.0), reference_line=0.5),
@@ -242,7 +243,8 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
     signal = DashboardTable(
         "friendbench.signal", f"FriendBench d′ and c (correction: {name})",
         f"Signal = familiar. d′ = z(H) − z(F); c = −(z(H) + z(F))/2, c > 0 leans \"stranger\". "
-        f"Rate correction: {name}.",
+        f"Rate correction: {name}. An output that is neither label is left out of H and F (n_unanswered), "
+        f"not counted as \"stranger\".",
         table, stimulus_ids,
         ChartSpec("scatter", x_col="criterion", y_col="d_prime", label_cols=("model", "modality"),
                   series_col="modality", x_label="criterion c (> 0: leans stranger)", y_label="d′ (sensitivity)"),

@@ -105,6 +105,7 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
     outside: list[str] = []  # the labels `clip` or `skip_outside` would take, also in `problems` (with the options named)
     unrepresentable: list[str] = []
     unrepresentable_count = 0
+    stopped_early = False
     for file in files:
         found = exporter.read(file)
         if found.report.left_out:
@@ -121,17 +122,21 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
             if prepared is not None:
                 result.rows.append(prepared)
         if len(problems) > 50:
+            stopped_early = True
             break
     if unrepresentable and not choice.skip_unrepresentable:
         problems.append(f"{unrepresentable[0]} (add --skip-unrepresentable to import the rest and list"
                         " what was left out)")
+    # the way past labels outside their stimulus is said once, with their count, however many there are
+    fixes = [f"{len(outside)}{' or more' if stopped_early else ''} labels lie outside their stimulus: add --clip"
+             " to cut them to it, or --skip-outside to leave them out"] if outside else []
     if problems and len(problems) == len(outside) + bool(unrepresentable and not choice.skip_unrepresentable):
         if choice.skip_unrepresentable:
             unrepresentable, unrepresentable_count = [], 0
-        raise ImportNeedsChoice(str(refused(problems)), len(outside), unrepresentable_count,
+        raise ImportNeedsChoice(str(refused(problems, fixes)), len(outside), unrepresentable_count,
                                 (outside + unrepresentable)[:SHOWN_ITEMS])
     if problems:
-        raise refused(problems)
+        raise refused(problems, fixes)
     for external in sorted({r["stimulus"] for r in result.rows} - set(durations)):
         result.report.note(f"the stimulus {external!r} has no media duration in the store: its label times"
                            " were not checked against one")
@@ -207,8 +212,7 @@ def _prepared(row: Row, external: str, by_external: dict[str, int], durations: d
             return None
         if not choice.clip:
             outside.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit})")
-            problems.append(f"{outside[-1]}; add --clip to cut labels to the stimulus, or --skip-outside to"
-                            " leave them out")
+            problems.append(outside[-1])
             return None
         top = duration if duration is not None else end
         new_start, new_end = min(max(start, 0.0), top), min(max(end, 0.0), top)

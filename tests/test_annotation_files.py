@@ -339,6 +339,8 @@ def test_labels_past_the_clip_are_refused_or_cut_with_clip(db, tmp_path, capsys)
     err = capsys.readouterr().err
     assert "rec01.txt:2: 'late' 3077.000-3078.500 s lies outside the stimulus 'rec01' (0-10 s)" in err
     assert "--clip" in err and info(db, capsys) == before
+    # the way past is named once, with how many labels it concerns, not once per label
+    assert err.count("--clip") == 1 and "2 labels lie outside their stimulus: add --clip" in err
     assert dispatch(["annotations", "import", "audacity", str(path), "--db", str(db), "--annotator", "a",
                      "--clip"]) == 0
     out = capsys.readouterr().out

@@ -20,6 +20,9 @@ def show(qtbot, win, stimulus_id: int) -> None:
     (dataset,) = win.store.cursor().execute("SELECT d.name FROM stimulus s JOIN dataset d ON d.id = s.dataset_id"
                                             " WHERE s.id = ?", [stimulus_id]).fetchone()
     win.select_dataset(dataset)
+    # the dataset's table comes in and shows its first row; then its row is picked
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None
+                    and win.stimulus_view.detail.dataset_name == dataset, timeout=30000)
     win.select_stimulus_id(stimulus_id)
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == stimulus_id
                     and not win.media_page.busy(), timeout=30000)

@@ -71,6 +71,7 @@ def _same_condition(a: Prediction, b: Prediction) -> bool:
 
 
 SHORT_ANSWER = 40
+STACKED_CELL_WIDTH = 100  # a cell stacked in a narrow dock: its text wraps to the dock's width
 
 
 class _PredictionCell(QFrame):
@@ -457,6 +458,7 @@ class CompareView(QWidget):
 
     def _heading(self, model: str) -> QLabel:
         heading = self._headings[model] = QLabel(self._heading_text(model))
+        heading.setWordWrap(True)  # "Lantern-VL 9B (baseline)" wraps in a narrow dock instead of widening it
         font = QFont(heading.font())
         font.setPointSizeF(font.pointSizeF() * 1.2)
         heading.setFont(font)
@@ -481,7 +483,9 @@ class CompareView(QWidget):
         return cell
 
     def _render_stacked(self, detail: StimulusDetail, conditions: list[str]) -> None:
-        """One column: each model's heading, then its answer per condition; the crowd last."""
+        """One column: each model's heading, then per condition its name over its answer, each as wide as
+        the dock (a name beside the answer left neither room in a docked panel, and every cell was cut);
+        the crowd last."""
         row = 0
         for model in self._chosen:
             self.grid.addWidget(self._heading(model), row, 0, 1, 2)
@@ -489,10 +493,12 @@ class CompareView(QWidget):
             for condition in conditions:
                 label = self._condition_labels[(model, condition)] = QLabel(self._condition_text(condition))
                 label.setWordWrap(True)
-                label.setMaximumWidth(90)
-                self.grid.addWidget(label, row, 0, Qt.AlignmentFlag.AlignTop)
-                self.grid.addWidget(self._cell(detail, model, condition), row, 1, Qt.AlignmentFlag.AlignTop)
-                row += 1
+                label.setStyleSheet(f"color: {colour('muted')};")
+                self.grid.addWidget(label, row, 0, 1, 2, Qt.AlignmentFlag.AlignTop)
+                cell = self._cell(detail, model, condition)
+                cell.setMinimumWidth(STACKED_CELL_WIDTH)
+                self.grid.addWidget(cell, row + 1, 0, 1, 2, Qt.AlignmentFlag.AlignTop)
+                row += 2
         if self.humans_box.isChecked() and detail.human:
             self.grid.addWidget(QLabel("<b>human crowd</b>"), row, 0, 1, 2)
             crowd = self._crowd = QLabel(self._crowd_text(detail))

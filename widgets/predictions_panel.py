@@ -1,10 +1,10 @@
 """What others said about the stimulus: every model's answer, judge scores by criterion, the human split."""
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QFont
-from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QTreeWidget, QTreeWidgetItem,
-                               QVBoxLayout, QWidget, QGridLayout, QScrollArea, QFrame)
+from PySide6.QtCore import QModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QFont, QFontMetrics
+from PySide6.QtWidgets import (QHeaderView, QLabel, QSplitter, QStyledItemDelegate, QStyleOptionViewItem,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget, QGridLayout, QScrollArea, QFrame)
 
 from app.conditions import condition_name
 from storage.records import HumanSplit, Prediction, StimulusDetail
@@ -32,6 +32,28 @@ def verdict(correct: bool | None) -> str:
     return "" if correct is None else ("✓ right" if correct else "✗ wrong")
 
 
+class _WrappedNames(QStyledItemDelegate):
+    """The first column's rows as tall as their wrapped text is in the room the tree really gives it: Qt's
+    own size hint forgets the indentation of a child row, so a long condition name was cut, not wrapped."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self._tree = tree
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802 (Qt API)
+        hint = super().sizeHint(option, index)
+        depth, parent = 0, index.parent()
+        while parent.isValid():
+            depth, parent = depth + 1, parent.parent()
+        levels = depth + (1 if self._tree.rootIsDecorated() else 0)
+        width = self._tree.header().sectionSize(0) - levels * self._tree.indentation() - 10
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        font = index.data(Qt.ItemDataRole.FontRole) or option.font
+        height = QFontMetrics(font).boundingRect(QRect(0, 0, max(20, width), 100000),
+                                                 int(Qt.TextFlag.TextWordWrap), text).height()
+        return QSize(hint.width(), max(hint.height(), height + 4))
+
+
 class PredictionsPanel(QWidget):
     """A tree of predictions grouped by model, judge bars for the selected one, and the human split."""
 
@@ -56,6 +78,7 @@ class PredictionsPanel(QWidget):
         header.setStretchLastSection(False)
         # rows take their height again when a column's width changes, so wrapped names stay whole
         header.sectionResized.connect(lambda *_: self.tree.doItemsLayout())
+        self.tree.setItemDelegateForColumn(0, _WrappedNames(self.tree))
         self.tree.setColumnWidth(1, 80)
         self.tree.setColumnWidth(3, 90)
         self.tree.currentItemChanged.connect(self._current_changed)
@@ -82,8 +105,12 @@ class PredictionsPanel(QWidget):
         split.addWidget(judges_scroll)
         split.addWidget(self.human)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(1, 3)
         split.setStretchFactor(2, 1)
+        # the selected prediction's answer and every judge's reason get as much room as the list: they are
+        # what one reads; the human split is a few lines (each pane's handle can be dragged)
+        split.setSizes([44, 44, 12])
+        self.split = split
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
@@ -135,7 +162,8 @@ class PredictionsPanel(QWidget):
                 if p.correct is not None:
                     item.setForeground(2, QBrush(qcolour("right" if p.correct else "wrong")))
                 tip = (p.raw_output or p.answer or "")[:2000]
-                for col in range(4):
+                item.setToolTip(0, f"{p.model} · {condition_name(p)}" + (f"\n\n{tip}" if tip else ""))
+                for col in range(1, 4):
                     item.setToolTip(col, tip)
                 parent.addChild(item)
                 first_child = first_child or item

@@ -147,8 +147,11 @@ AUTOMATIC_KEYS = "1234567890"  # never a fixed binding in any context, so a labe
 def label_keys(labels: Sequence[Label], usage: Mapping[str, int] | None = None) -> dict[str, str]:
     """The key of each label of a set that has one: the set's own shortcuts, then the free digits for the
     labels without one, most used first (`usage`: label name to count), then in set order. Only labels
-    without children get a digit: a heading such as "emotion" is not what one marks while listening."""
-    keys = {label.name: label.shortcut for label in labels if label.shortcut}
+    without children get a digit: a heading such as "emotion" is not what one marks while listening. A
+    set's own key that a fixed key of the player already takes ("l" plays faster) does not count: its
+    label waits for a digit like one without a key."""
+    keys = {label.name: label.shortcut for label in labels
+            if label.shortcut and not fixed_player_key(label.shortcut)}
     taken = {key.lower() for key in keys.values()}
     free = [key for key in AUTOMATIC_KEYS if key not in taken]
     parents = {label.parent for label in labels if label.parent}
@@ -300,6 +303,13 @@ WINDOW_BINDINGS: tuple[KeyBinding, ...] = tuple(
 
 ALL_BINDINGS: tuple[KeyBinding, ...] = (WINDOW_BINDINGS + PLAYBACK_BINDINGS + ANNOTATION_BINDINGS
                                         + STEPPER_BINDINGS + PRESENTATION_BINDINGS)
+
+
+def fixed_player_key(sequence: str) -> str | None:
+    """The action a fixed key runs on the player page (or anywhere in the window), if it is one."""
+    sequence = normalize_sequence(sequence)
+    return next((b.action for b in ALL_BINDINGS if b.context in (MEDIA, WINDOW)
+                 and normalize_sequence(b.sequence) == sequence), None)
 
 
 def default_keymap() -> Keymap:

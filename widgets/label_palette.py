@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (QApplication, QButtonGroup, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QToolButton, QVBoxLayout, QWidget)
 
-from app.keymap import label_keys
+from app.keymap import fixed_player_key, label_keys
 from storage.annotations import Label
 from widgets.annotation_tiers import fallback_colour
 
@@ -126,7 +126,10 @@ class LabelPaletteView(QWidget):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             button.setCheckable(True)
             tip = label.name if not label.description else f"{label.name}: {label.description}"
-            if key and not label.shortcut:
+            if label.shortcut and key != label.shortcut:
+                tip += (f"\n\nIts own key {label.shortcut} is the player's ({fixed_player_key(label.shortcut)})"
+                        + (f"; it has {key} instead." if key else "; find it with / instead."))
+            elif key and not label.shortcut:
                 tip += (f"\n\nKey {key}: a free digit, given to the most used labels without a key of their own"
                         " (Annotate > Label sets gives a label its own).")
             button.setToolTip(tip)

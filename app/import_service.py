@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.benchmarks import interpret_plan
+from app.changes import ChangeChannel, Topic
 from app.ncp import score_dataset_stories, score_dataset_traces
 from storage.importers.common import ImportOptions
 from storage.importers.effect import plan_effect, read_known_stimuli
@@ -41,14 +42,17 @@ def plan_import(kind: str, path: Path, options: ImportOptions, store: Store | No
 
 
 def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
-               progress: Progress | None = None) -> ImportSummary:
-    """Plan and write one import in a single transaction, then score the NCP attempts it brought."""
+               progress: Progress | None = None, changes: ChangeChannel | None = None) -> ImportSummary:
+    """Plan and write one import in a single transaction, then score the NCP attempts it brought; `changes`
+    hears that the datasets changed (a new one, or new rows in one), after the store has them."""
     progress = progress or (lambda _f, _m: None)
     progress(0.0, f"reading {Path(path).name}")
     plan = plan_import(kind, path, options, store)
     summary = write_plan(store, plan, progress=lambda f, m: progress(0.3 + 0.6 * f, m),
                          should_cancel=options.should_cancel, replace_stimuli=options.replace_stimuli)
     _after_import(store, summary)
+    if changes is not None:
+        changes.publish([Topic.DATASETS], dataset_id=summary.dataset_id, source="import")
     progress(1.0, "done")
     return summary
 

@@ -216,3 +216,14 @@ def test_a_release_reimported_with_a_changed_truth_is_refused_then_replaces_only
             column = 2 if table == "prediction" else 1
             assert {row[column] for side in changes.pop(table) for row in side} == {fb_001}
     assert changes == {}
+
+
+def test_an_import_says_on_the_change_channel_that_the_datasets_changed(sample_store_copy, tmp_path):
+    from app.changes import ChangeChannel, Topic
+    channel = ChangeChannel()
+    heard = []
+    channel.subscribe([Topic.DATASETS], heard.append)
+    answers = write_csv(tmp_path / "answers.csv", ["clip", "model", "answer"], [("fb_001", "newmodel", "familiar")])
+    summary = run_import(sample_store_copy, "generic", answers,
+                         ImportOptions(dataset_name=FRIENDBENCH, mapping=ANSWERS_MAP), changes=channel)
+    assert [(c.topics, c.dataset_id) for c in heard] == [(frozenset({Topic.DATASETS}), summary.dataset_id)]

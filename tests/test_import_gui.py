@@ -35,6 +35,8 @@ def test_import_dialog_checks_then_imports_a_mapped_table(qtbot, tmp_path, windo
         dialog.start_import()
     assert blocker.args == ["Dyads", said]
     assert win.status_message.text() == f"Imported Dyads: {said}."
+    # the import said the datasets changed: the open dataset's views show the new model without a reopen
+    qtbot.waitUntil(lambda: win.filter_bar.model.findData("newbie") >= 0, timeout=10000)
     after = info_summary(store.cursor())["datasets"][0]["counts"]["predictions"]
     assert after == before + 12
     win.close()

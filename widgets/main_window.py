@@ -586,7 +586,7 @@ class MainWindow(QMainWindow):
             detect=lambda path: detect_importer(path).kind,
             dry_run=lambda kind, path, values: dry_run_report(kind, path, options(values), store=self.store),
             run=lambda kind, path, values, token, progress: run_import(
-                self.store, kind, path, options(values, token), progress),
+                self.store, kind, path, options(values, token), progress, self.changes),
             map_fields=MAP_FIELDS,
             preview=lambda path, values: table_preview(path, options(values)),
             attach_offer=lambda kind, path, values: attach_offer(self.store, kind, path, options(values)))
@@ -598,8 +598,8 @@ class MainWindow(QMainWindow):
         return dialog
 
     def _imported(self, dataset: str, said: str = "") -> None:
+        # the import service has said the datasets changed (the list and the open dataset's views reload)
         self.show_status(f"Imported {dataset}: {said}." if said else f"Imported {dataset}.")
-        self.refresh_datasets()
         for index in range(self.dataset_combo.count()):
             if self.dataset_combo.itemText(index).startswith(dataset):
                 self.dataset_combo.setCurrentIndex(index)

@@ -83,3 +83,18 @@ def test_every_background_of_the_palette_keeps_its_palettes_text_readable():
             continue
         assert contrast(QColor(light), QColor("#000000")) >= 4.5, name
         assert contrast(QColor(dark), QColor(DARK[QPalette.ColorRole.Text])) >= 4.5, name
+
+
+def test_the_steppers_false_belief_line_is_readable_in_dark(qtbot, dark):
+    view = BeliefStepperView()
+    qtbot.addWidget(view)
+    view.set_trace([{"action": "enter_room", "args": ["Anne", "kitchen"]},
+                    {"action": "enter_room", "args": ["Beth", "kitchen"]},
+                    {"action": "move_object_container", "args": ["Anne", "ball", "basket"]},
+                    {"action": "leave_room", "args": ["Beth", "kitchen"]},
+                    {"action": "move_object_container", "args": ["Anne", "ball", "box"]}], None, "tomi")
+    view.go_last()
+    header = view.pane().header.text()
+    line = re.search(r"color:(#[0-9a-fA-F]{6})'><b>⚠ False belief", header)
+    assert line, header   # Beth still thinks the ball is in the basket
+    assert contrast(QColor(line.group(1)), dark.color(QPalette.ColorRole.Window)) >= 4.5

@@ -195,7 +195,8 @@ def _false_beliefs_html(data: TraceData, state: BeliefState) -> str:
     if not shown:
         return ""
     more = f" and {count - len(shown)} more" if count > len(shown) else ""
-    return ("<br><span style='color:#9b1c10'><b>⚠ False belief:</b> " + _esc("; ".join(shown)) + more
+    # the palette's false-belief ink: dark red on a light window, light red on a dark one
+    return (f"<br><span style='color:{colour('false_fg')}'><b>⚠ False belief:</b> " + _esc("; ".join(shown)) + more
             + "</span>")
 
 

@@ -1,4 +1,8 @@
-"""The reference tracker's communication scenarios, step by step: result, story and all three states."""
+"""The reference tracker's communication scenarios, step by step: result, story and all three states.
+
+Two files: the nine scenarios written to pin down talk itself, and two taken from random sequences where an
+object's location is declared after talk (a person's second-order belief about themself changes there).
+"""
 from __future__ import annotations
 
 import json
@@ -8,24 +12,32 @@ import pytest
 from app.beliefs.replay import replay_steps
 from tests.conftest import REFERENCE_DATA
 
-GOLDEN = REFERENCE_DATA / "exploretom" / "exploretom_golden_comm_traces.json"
+GOLDEN_FILES = {
+    "exploretom_golden_comm_traces.json": 9,
+    "exploretom_golden_declare_after_talk.json": 2,
+}
 
 
-def _scenarios() -> list[tuple[str, dict]]:
-    if not GOLDEN.exists():
-        return []
-    return list(json.loads(GOLDEN.read_text())["communication"].items())
+def _scenarios() -> list[tuple[str, str, dict]]:
+    found = []
+    for file_name in GOLDEN_FILES:
+        path = REFERENCE_DATA / "exploretom" / file_name
+        if path.exists():
+            found += [(file_name, name, scenario)
+                      for name, scenario in json.loads(path.read_text())["communication"].items()]
+    return found
 
 
 SCENARIOS = _scenarios()
 
 
-def test_reference_file_has_all_nine_scenarios(reference_data):
-    assert len(SCENARIOS) == 9
+@pytest.mark.parametrize("file_name,count", GOLDEN_FILES.items())
+def test_reference_file_has_all_its_scenarios(reference_data, file_name, count):
+    assert sum(1 for found_in, _, _ in SCENARIOS if found_in == file_name) == count
 
 
-@pytest.mark.parametrize("name,scenario", SCENARIOS, ids=[name for name, _ in SCENARIOS])
-def test_communication_matches_reference_after_every_step(reference_data, name, scenario):
+@pytest.mark.parametrize("file_name,name,scenario", SCENARIOS, ids=[name for _, name, _ in SCENARIOS])
+def test_communication_matches_reference_after_every_step(reference_data, file_name, name, scenario):
     replay = replay_steps(scenario)
     for index, expected in enumerate(scenario["steps"]):
         record = replay.records[index]

@@ -95,6 +95,30 @@ def test_invisible_state_is_not_seen_by_later_entrants():
     assert state.first("Beth", "apple", "<state_update> <is_edible>") is None
 
 
+def test_object_declared_into_a_room_shows_its_people_each_others_view_of_it_second_order_only():
+    """As the reference does: an arriving object looks around for the people present, though it sees nothing."""
+    replay = replay_steps([
+        {"action": "enter_room", "args": ["Anne", "garden"]},
+        {"action": "enter_room", "args": ["Beth", "garden"]},
+        {"action": "move_object_container", "args": ["Anne", "ball", "basket"]},
+        {"action": "leave_room", "args": ["Beth", "garden"]},
+        {"action": "location_declaration", "args": ["key", "garden"], "kwargs": {"is_thinking_entity": False}},
+    ])
+    before, after = replay.state_at(3), replay.state_at(4)
+    # the basket's room was written in the world only when the ball went in; the key's arrival shows it to
+    # Anne's model of herself, not to Anne herself
+    assert before.second("Anne", "Anne", "basket", ROOM) is None
+    assert after.second("Anne", "Anne", "basket", ROOM) == "garden"
+    assert after.first("Anne", "basket", ROOM) is None
+    assert after.second("Anne", "Anne", "key", ROOM) == after.first("Anne", "key", ROOM) == "garden"
+    # Beth has left: she records nothing, and the key itself gets no beliefs
+    assert after.second("Beth", "Beth", "basket", ROOM) == before.second("Beth", "Beth", "basket", ROOM)
+    assert "key" not in after.people()
+    notes = replay.records[4].quirks
+    assert [note.quirk for note in notes] == [Quirk.ENTRY_SEEN_SECOND_ORDER_ONLY]
+    assert "basket (Anne)" in notes[0].detail
+
+
 @pytest.mark.parametrize("step,message", [
     ({"action": "teleport", "args": ["Anne"]}, "unknown action 'teleport'"),
     ({"action": "enter_room", "args": ["Anne"]}, "missing a required argument"),

@@ -106,9 +106,9 @@ _QUIRK_TEXT = {
     ),
     Quirk.ENTRY_SEEN_SECOND_ORDER_ONLY: (
         "Seen on entry: second order only",
-        "When someone enters, the people already in the room record that everyone present sees the "
-        "room's visible things (second order, themselves included), but their own first-order "
-        "beliefs are not updated.",
+        "When someone enters a room, or an object is placed or carried into one, the people already in the "
+        "room record that everyone present sees the room's visible things (second order, themselves "
+        "included), but their own first-order beliefs are not updated.",
     ),
     Quirk.PEEKER_LEARNS_FAILED_TALK: (
         "Peeker learns from failed talk",
@@ -525,8 +525,9 @@ class BeliefTracker:
                 self._note(Quirk.OLD_ROOM_NOT_LEFT,
                            f"{_names(stale)} still {'believes' if len(stale) == 1 else 'believe'} "
                            f"{entity} is in the {old_room}.")
-        if thinking:
-            self._look_around(entity, room, witnesses, real)
+        # An object arriving looks around too: it learns nothing, but the people present still record that
+        # everyone there sees the room's visible things (Quirk.ENTRY_SEEN_SECOND_ORDER_ONLY).
+        self._look_around(entity, room, witnesses, real)
         return True
 
     def _leave(self, entity: str, room: str, peeking: list, distracted: list) -> bool:
@@ -540,10 +541,15 @@ class BeliefTracker:
         return True
 
     def _look_around(self, entrant: str, room: str, witnesses: list[str], real: list[str]) -> None:
-        """What the entrant sees of the room, and what everyone present assumes the others saw."""
+        """What the entrant sees of the room, and what everyone present assumes the others saw.
+
+        Only a thinking entity sees for itself (first order, and losing sight of what is now hidden); the
+        second-order update holds for whatever entered, a declared or carried object included.
+        """
         diverged: list[tuple[str, str]] = []
         visible = self._visible
         world_of = self._world_of
+        sees = entrant in self._people_set
         for entity in self._entities_in(room):
             facts = world_of[entity]
             hidden_in = facts.get(CONTAINER)
@@ -554,11 +560,16 @@ class BeliefTracker:
                             continue   # `_observe` has just recorded the entrant's own arrival for every witness
                     elif prop == CONTAINER or not visible.get((entity, prop), True):
                         continue
-                    firsts = self._believe([entrant], entity, prop, value)
+                    if sees:
+                        firsts = self._believe([entrant], entity, prop, value)
+                    else:
+                        firsts = self._first_index(entity, prop)[0]
                     for w in real:
                         if w != entrant and firsts.get(w) != value:
                             diverged.append((entity, w))
                     self._believe_seen(real, witnesses, entity, prop, value)
+                continue
+            if not sees:
                 continue
             if not is_positive(hidden_in):
                 self._note(Quirk.EMPTIED_CONTAINER_STILL_HIDES,

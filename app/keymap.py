@@ -128,8 +128,8 @@ class Keymap:
         for key, name in shortcuts:
             try:
                 self.add(KeyBinding(key, label_action(name),
-                                    f"{name} (while playing: press at its start and again at its end, or hold it)",
-                                    group, MEDIA))
+                                    f"{name} (while playing: press at its start and again at its end, or hold "
+                                    f"it; {POINT_MODIFIER}+{key} adds it as a point)", group, MEDIA))
             except ValueError:
                 skipped.append(name)
         return skipped
@@ -141,6 +141,7 @@ class Keymap:
         return len(self._bindings)
 
 
+POINT_MODIFIER = "Ctrl"  # with a label's key: that label as a point at the playhead (no range begun)
 AUTOMATIC_KEYS = "1234567890"  # never a fixed binding in any context, so a label can always have them
 
 

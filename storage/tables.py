@@ -78,7 +78,8 @@ def read_table(path: Path, name: str | None = None, log: ProblemLog | None = Non
     `form` (one of `FORMS`) is how to read it when its content, not its suffix, said so; by default the
     suffix decides. Raises `ImportFailed` naming `name` (default: the file name) for a file that cannot be
     read at all: not there, not UTF-8, no header, not JSON, not Parquet. `n_rows` reads only the first rows
-    (for a preview).
+    (for a preview). No size is refused here: a table a program wrote may be of any size, and a reader of a
+    file a person writes checks its limit first (`storage.files.check_regular`).
     """
     path = Path(path)
     name = name or path.name
@@ -90,7 +91,7 @@ def read_table(path: Path, name: str | None = None, log: ProblemLog | None = Non
     if form == "delimited":
         return _read_delimited(path, name, log, n_rows)
     if form == "jsonl":
-        records = read_jsonl(path, log, name)
+        records = read_jsonl(path, log, name, max_bytes=None)
         return _records_table(name, records[:n_rows] if n_rows else records)
     if form == "json":
         return _records_table(name, _json_records(path, name, log)[:n_rows or None])

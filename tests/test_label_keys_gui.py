@@ -126,6 +126,17 @@ def test_a_point_label_from_the_dot_key_and_from_shift_click(qtbot, dyad_window,
     assert live_labels(dyad_store)[1][1:] == (pytest.approx(start + 0.5), pytest.approx(start + 0.5))
     press(qtbot, "Ctrl+Z")
     assert live_labels(dyad_store)[1][1:] == (start, end)
+    # Ctrl with a label's key: that label as a point, while playing too, and no range left begun
+    page.player.clock.seek(1.0)
+    press(qtbot, "Ctrl+2")
+    assert live_labels(dyad_store)[2] == ("sigh", 1.0, 1.0)
+    clock = start_playing(qtbot, dyad_window, 1.5)
+    press(qtbot, "Ctrl+5")
+    at = clock.position
+    press(qtbot, "K")
+    label, start, end = live_labels(dyad_store)[3]
+    assert label == "hesitation" and start == end == pytest.approx(at - REACTION_OFFSET_S, abs=0.06)
+    assert not page.annotation.live.pending()
 
 
 def test_tier_names_are_in_the_header_column_not_over_labels(qtbot, dyad_window, dyad_store):

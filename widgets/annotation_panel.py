@@ -288,9 +288,11 @@ class AnnotationPanel(QWidget):
         else:
             self.status.setText(f"{mark.label}: shorter than 10 ms, not added (\".\" adds a point label)")
 
-    def add_point(self) -> None:
-        """The `.` key: a point label of the current label at the playhead (while playing, the reaction
-        time earlier, as a label key marks)."""
+    def add_point(self, label: str | None = None) -> None:
+        """The `.` key (the current label) or Ctrl with a label's key (`label`, which becomes current): a
+        point label at the playhead (while playing, the reaction time earlier, as a label key marks)."""
+        if label is not None:
+            self.palette.pick(label)
         current = self.palette.current()
         if self.stimulus_id is None or current is None:
             self.message.emit("Choose a label in the palette first, then press . to add it as a point.")

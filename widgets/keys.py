@@ -4,7 +4,8 @@
 application-wide event filter) and runs the action the keymap binds to it in the contexts the window says
 are current (the page shown), so a key works wherever focus is: the stimulus table, the player, the tiers.
 A text field keeps its keys. A held label key is one press: the repeats the keyboard sends while it is held
-are swallowed, and its release is handed on (a label lasts from press to release when held).
+are swallowed, and its release is handed on (a label lasts from press to release when held). Ctrl with a
+label's key (when Ctrl and that key mean nothing else) adds that label as a point.
 Menu shortcuts are the window's `QAction`s, given their keys from the same keymap (`bind_shortcuts`).
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (QAbstractSpinBox, QApplication, QComboBox, QDockWidget, QKeySequenceEdit,
                                QLineEdit, QPlainTextEdit, QTextEdit, QWidget)
 
-from app.keymap import Keymap, label_of_action
+from app.keymap import POINT_MODIFIER, Keymap, label_of_action
 from widgets.help_overlay import HelpOverlay
 
 _LONE_MODIFIERS = (Qt.Key.Key_Shift, Qt.Key.Key_Control, Qt.Key.Key_Alt, Qt.Key.Key_Meta, Qt.Key.Key_AltGr,
@@ -92,6 +93,7 @@ class KeyDispatcher(QObject):
         self.overlay: HelpOverlay | None = None
         self.label_handler: Callable[[str], object] | None = None
         self.label_release_handler: Callable[[str, bool], object] | None = None  # label, held past a repeat
+        self.label_point_handler: Callable[[str], object] | None = None  # Ctrl with a label's key
         self._repeating: set[str] = set()  # label keys the keyboard has started to repeat (held down)
         self._handlers: dict[str, Handler] = {}
         app = QApplication.instance()
@@ -159,8 +161,23 @@ class KeyDispatcher(QObject):
             self._repeating.add(label)
             event.accept()  # a held label key is one press, however long the keyboard repeats it
             return True
-        if action is None or not self.perform(action):
+        if action is None:
+            return self._point(sequence, event)
+        if not self.perform(action):
             return False
+        event.accept()
+        return True
+
+    def _point(self, sequence: str, event: QKeyEvent) -> bool:
+        """Ctrl with a label's key, bound to nothing else: that label as a point (one, however long held)."""
+        prefix = POINT_MODIFIER + "+"
+        if not sequence.startswith(prefix) or self.label_point_handler is None:
+            return False
+        label = self._label_key(self.action_for(sequence[len(prefix):]))
+        if label is None:
+            return False
+        if not event.isAutoRepeat():
+            self.label_point_handler(label)
         event.accept()
         return True
 

@@ -375,6 +375,7 @@ class MainWindow(QMainWindow):
         self.keys.register_all(self.ncp_page.stepper.actions())
         self.keys.label_handler = self.media_page.press_label
         self.keys.label_release_handler = self.media_page.release_label
+        self.keys.label_point_handler = self.media_page.point_label
         # how label keys mark while playing is remembered beside the palette's other view settings
         palette = self.media_page.annotation.palette
         palette.set_key_mode(str(self.settings.value(LABEL_KEY_MODE_SETTING, "")))

@@ -101,13 +101,17 @@ class MediaStimulusPage(QWidget):
         actions: dict[str, Callable[[], object]] = dict(self.player.actions())
         for binding in ANNOTATION_BINDINGS:
             actions[binding.action] = lambda a=binding.action: self.annotation.tiers.run_action(a)
-        actions[ADD_POINT] = self.annotation.add_point
+        actions[ADD_POINT] = lambda: self.annotation.add_point()
         actions[FIND_LABEL] = self.annotation.find_label
         return actions
 
     def press_label(self, name: str) -> None:
         """A label's own key: picks it, or marks a range while playing."""
         self.annotation.press_label(name)
+
+    def point_label(self, name: str) -> None:
+        """Ctrl with a label's own key: that label as a point at the playhead."""
+        self.annotation.add_point(name)
 
     def release_label(self, name: str, held: bool) -> None:
         """A label's own key let go (`held`: after the keyboard began repeating it)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.files import open_regular, read_regular_bytes, utf16_hint
+from storage.files import HAND_WRITTEN, Limit, open_regular, read_regular_bytes, utf16_hint
 from storage.importers.plan import ImportPlan
 from storage.validation import wrong_kind
 
@@ -181,13 +181,15 @@ def read_json(path: Path, log_name: str | None = None) -> Any:
         raise ImportFailed(RowProblem(name, exc.line, None, f"<{exc}>", "JSON of text and values a store can hold"))
 
 
-def read_jsonl(path: Path, log: ProblemLog, name: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: Path, log: ProblemLog, name: str | None = None,
+               max_bytes: Limit = HAND_WRITTEN) -> list[tuple[int, dict[str, Any]]]:
     """Records of a JSON-lines file (a regular file only) with their line numbers; bad lines go to the log.
     A UTF-16 file is refused whole, at its first line, as the table reader refuses one. Problems name the
-    file `name` (default: its file name)."""
+    file `name` (default: its file name). `max_bytes` as in `storage.files.check_regular` (None for a table
+    a program wrote)."""
     name = name or path.name
     records = []
-    with open_regular(path) as fh:
+    with open_regular(path, max_bytes) as fh:
         for number, raw in enumerate(fh, start=1):
             if number == 1 and utf16_hint(raw):
                 raise ImportFailed(RowProblem(name, 1, None, f"<byte 0x{raw[0]:02x} that is not UTF-8"

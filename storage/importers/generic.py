@@ -77,7 +77,9 @@ class GenericImporter:
         return 0.1 if path.is_file() and suffix in TABLE_SUFFIXES else 0.0
 
     def plan(self, path: Path, options: ImportOptions) -> ImportPlan:
-        path = check_regular(path)   # a link to /dev/zero, a pipe or a folder is refused in one line
+        # a link to /dev/zero, a pipe or a folder is refused in one line; a results table a program wrote
+        # may be of any size
+        path = check_regular(path, max_bytes=None)
         log = ProblemLog(options.skip_bad)
         frame = read_table(path, path.name, log).frame
         check_cancel(options)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (QApplication, QButtonGroup, QComboBox, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QToolButton, QVBoxLayout, QWidget)
+from shiboken6 import isValid
 
 from app.keymap import fixed_player_key, label_keys
 from storage.annotations import Label
@@ -209,7 +210,7 @@ class LabelPaletteView(QWidget):
         self.search.clear()
         self.search.setVisible(len(self._labels) > 12)
         before, self._focus_before = self._focus_before, None
-        if before is not None:
+        if before is not None and isValid(before):  # it may have gone meanwhile (a page rebuilt)
             before.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)

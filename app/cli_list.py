@@ -1,6 +1,7 @@
 """`thinslice list [--db PATH] [--dataset NAME] [--kind KIND] [--filter KEY=VALUE ...]`: the stimulus ids.
 
-Prints one stimulus per line, `ID<TAB>KIND<TAB>DATASET`, in the dataset's id order; the first column is what
+Prints one stimulus per line, `ID<TAB>KIND<TAB>DATASET`, in the dataset's natural id order (numbers as
+numbers: 0, 1, 2, 10, 100), streamed a batch at a time; the first column is what
 `thinslice --stimulus` (and `--dataset`) take. The filters are the window's filter bar:
 
     truth=VALUE       ground truth
@@ -22,7 +23,6 @@ from storage import lookups, queries
 from storage.errors import ThinsliceError
 
 FILTER_KEYS = ("truth", "text", "modality", "correct", "wrong", "disagree")
-PAGE = 5000   # rows read per query, so a million-stimulus dataset streams out
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -84,10 +84,10 @@ def list_main(argv: list[str]) -> int:
         try:
             for dataset in chosen:
                 f = replace(base, dataset_id=dataset.id, kind=args.kind)
-                ids = [int(i) for i in queries.stimulus_ids(cur, f)]
-                for start in range(0, len(ids), PAGE):
-                    for row in queries.stimulus_rows(cur, ids[start:start + PAGE], []):
-                        print(f"{row.external_id}\t{row.kind}\t{dataset.name}")
+                tail = f"\t{dataset.name}\n"
+                for rows in queries.stimulus_listing(cur, f):
+                    sys.stdout.write("".join(f"{external_id}\t{kind}{tail}" for external_id, kind in rows))
+            sys.stdout.flush()
         except BrokenPipeError:   # the reader (head, less) has all it wanted
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so the interpreter's last flush is silent)
     finally:

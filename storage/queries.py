@@ -6,6 +6,7 @@ numpy array, cheap even for a million rows) and `stimulus_rows` fetches one page
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,15 @@ class StimulusFilter:
     stimulus_ids: tuple[int, ...] | None = None   # set by drill-downs from charts and failure filters
 
 
-SORT_COLUMNS = {"id": "s.external_id", "kind": "s.kind", "truth": "s.ground_truth", "title": "s.title"}
+# An id in natural order: each run of digits compares as the number it writes (0, 1, 2, 10, 100; clip-9 before
+# clip-10), text runs as text, and a number before text at the same place. A digit run becomes a mark (chr(1),
+# below any character of text), its length without leading zeros, then those digits, so that comparing the keys
+# as text compares the numbers, however many digits they have; ids equal as numbers ("01", "1") are then
+# ordered by their text.
+NATURAL_ID = ("array_to_string(list_transform(regexp_extract_all(s.external_id, '[0-9]+|[^0-9]+'), lambda p:"
+              " CASE WHEN p[1] BETWEEN '0' AND '9' THEN chr(1) || lpad(CAST(length(ltrim(p, '0')) AS VARCHAR),"
+              " 6, '0') || ltrim(p, '0') ELSE p END), '')")
+SORT_COLUMNS = {"id": NATURAL_ID, "kind": "s.kind", "truth": "s.ground_truth", "title": "s.title"}
 
 
 @dataclass(frozen=True)
@@ -125,9 +134,22 @@ def stimulus_ids(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str = 
     where, params = _filter_sql(f)
     order = SORT_COLUMNS.get(sort, "s.external_id")
     direction = "DESC" if descending else "ASC"
-    rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} {direction} NULLS LAST, s.id",
-                       params).fetchnumpy()
+    # ids equal as numbers ("01", "1") keep one order: by their text
+    tie = f"s.external_id {direction}, " if order == NATURAL_ID else ""
+    rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} {direction} NULLS LAST,"
+                       f" {tie}s.id", params).fetchnumpy()
     return np.asarray(rows["id"], dtype=np.int64)
+
+
+def stimulus_listing(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, batch: int = 50_000
+                     ) -> Iterator[list[tuple[str, str]]]:
+    """(external id, kind) of every stimulus the filter admits, in natural id order (as the table shows them),
+    in batches of at most `batch`: a listing of any length never holds more than one batch in Python."""
+    where, params = _filter_sql(f)
+    result = cur.execute(f"SELECT s.external_id, s.kind FROM stimulus s WHERE {where}"
+                         f" ORDER BY {NATURAL_ID}, s.external_id, s.id", params)
+    while rows := result.fetchmany(batch):
+        yield rows
 
 
 def stimulus_rows(cur: duckdb.DuckDBPyConnection, ids: list[int], models: list[str],

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.annotations import REACTION_OFFSET_S
 from storage.store import Store
+from test_label_snap_gui import drag
 from test_window_keys import become_active, click_row, live_labels, press
 
 
@@ -121,9 +122,8 @@ def test_a_point_label_from_the_dot_key_and_from_shift_click(qtbot, dyad_window,
     qtbot.mouseClick(tiers.viewport(), Qt.MouseButton.LeftButton,
                      pos=tiers.map_to_widget(point.start_s, row).toPoint())
     assert tiers.selected_ids() == [point.id]
-    tiers.drag_started(point.start_s, row)
-    tiers.drag_finished(point.start_s + 0.5)
-    assert live_labels(dyad_store)[1][1:] == (pytest.approx(start + 0.5), pytest.approx(start + 0.5))
+    drag(qtbot, tiers, point.start_s, point.start_s + 0.5, row, shift=False)   # a mouse drag of the pin
+    assert live_labels(dyad_store)[1][1:] == (pytest.approx(start + 0.5, abs=0.02),) * 2
     press(qtbot, "Ctrl+Z")
     assert live_labels(dyad_store)[1][1:] == (start, end)
     # Ctrl with a label's key: that label as a point, while playing too, and no range left begun

@@ -63,13 +63,28 @@ class AudioSamples:
 
 
 @dataclass(frozen=True)
+class AudioChannels:
+    """Float32 samples with one row per channel, shape (channels, n), and their rate: what analysis reads,
+    so that a stereo recording is analysed as Praat analyses the same file, channels kept."""
+
+    samples: np.ndarray
+    sample_rate: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.samples.shape[1] / self.sample_rate
+
+
+@dataclass(frozen=True)
 class MediaInfo:
-    """What a probe found: duration in seconds (None if unknown) and which tracks exist."""
+    """What a probe found: duration in seconds (None if unknown), which tracks exist, and the first audio
+    track's rate and channel count (None if unknown)."""
 
     duration_s: float | None
     has_audio: bool
     has_video: bool
     sample_rate: int | None
+    channels: int | None = None
 
 
 # ----- opening and probing -----------------------------------------------------------------------------
@@ -120,7 +135,7 @@ def probe(path: Path | str) -> MediaInfo:
     if _uses_soundfile(path):
         try:
             with _soundfile_open(path) as f:
-                return MediaInfo(f.frames / f.samplerate, True, False, f.samplerate)
+                return MediaInfo(f.frames / f.samplerate, True, False, f.samplerate, f.channels)
         except MediaError:
             pass  # a mislabelled container: let FFmpeg try
     container = _av_open(path)
@@ -131,7 +146,8 @@ def probe(path: Path | str) -> MediaInfo:
             raise MediaError(path, "no audio or video track")
         duration = container.duration / 1_000_000 if container.duration else None
         rate = audio[0].codec_context.sample_rate if audio else None
-        return MediaInfo(duration, bool(audio), bool(video), rate)
+        channels = audio[0].codec_context.channels if audio else None
+        return MediaInfo(duration, bool(audio), bool(video), rate, channels or None)
     finally:
         container.close()
 
@@ -155,9 +171,11 @@ def _open_blocks(
     duration_s: float | None,
     should_cancel: ShouldCancel | None,
     allow_pcm16: bool,
+    keep_channels: bool = False,
 ) -> tuple[int, Iterator[np.ndarray]]:
     """`open_audio_blocks`; with `allow_pcm16`, a mono 16-bit PCM file yields its int16 samples
-    unconverted (float32 value = int16 * PCM16_SCALE)."""
+    unconverted (float32 value = int16 * PCM16_SCALE); with `keep_channels`, blocks are float32 of
+    shape (channels, n) instead of the channels' mean."""
     path = Path(path)
     _check_exists(path)
     cancel = should_cancel or (lambda: False)
@@ -169,7 +187,7 @@ def _open_blocks(
         if handle is not None:
             pcm16 = allow_pcm16 and handle.channels == 1 and handle.subtype == "PCM_16"
             dtype = "int16" if pcm16 else "float32"
-            return handle.samplerate, _soundfile_blocks(handle, offset_s, duration_s, cancel, dtype)
+            return handle.samplerate, _soundfile_blocks(handle, offset_s, duration_s, cancel, dtype, keep_channels)
     container = _av_open(path)
     streams = [s for s in container.streams if s.type == "audio"]
     if not streams:
@@ -180,7 +198,7 @@ def _open_blocks(
     if not rate:
         container.close()
         raise MediaError(path, "audio track without a sample rate")
-    return rate, _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel)
+    return rate, _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel, keep_channels)
 
 
 def _window(rate: int, offset_s: float, duration_s: float | None) -> tuple[int, int | None]:
@@ -189,7 +207,8 @@ def _window(rate: int, offset_s: float, duration_s: float | None) -> tuple[int, 
     return start, end
 
 
-def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel, dtype: str) -> Iterator[np.ndarray]:
+def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel, dtype: str,
+                      keep_channels: bool) -> Iterator[np.ndarray]:
     with handle:
         start, end = _window(handle.samplerate, offset_s, duration_s)
         end = handle.frames if end is None else min(end, handle.frames)
@@ -204,10 +223,14 @@ def _soundfile_blocks(handle, offset_s, duration_s, cancel: ShouldCancel, dtype:
             if len(block) == 0:
                 break
             remaining -= len(block)
-            yield block if block.ndim == 1 else block.mean(axis=1, dtype=np.float32)
+            if keep_channels:
+                yield np.ascontiguousarray(block.T) if block.ndim == 2 else block[np.newaxis, :]
+            else:
+                yield block if block.ndim == 1 else block.mean(axis=1, dtype=np.float32)
 
 
-def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel) -> Iterator[np.ndarray]:
+def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel,
+               keep_channels: bool) -> Iterator[np.ndarray]:
     import av
 
     start, end = _window(rate, offset_s, duration_s)
@@ -228,8 +251,8 @@ def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel) -> I
             # Land before the window so the decoder has warmed up; samples before it are dropped by pts.
             target = max(0.0, offset_s - 1.0)
             container.seek(int(target / stream.time_base), stream=stream, backward=True)
-        # Channels are averaged from planar float32 so that the average is exact whatever the codec
-        # gives; most audio codecs already decode to planar float, which is read without conversion.
+        # Channels are kept or averaged from planar float32 so that the average is exact whatever the
+        # codec gives; most audio codecs already decode to planar float, which is read without conversion.
         resampler: av.AudioResampler | None = None
         position: int | None = None
         gathered: list[np.ndarray] = []
@@ -248,35 +271,46 @@ def _av_blocks(path, container, stream, rate, offset_s, duration_s, cancel) -> I
                     resampler = resampler or av.AudioResampler(format="fltp")
                     outs = resampler.resample(frame)
                 for out in outs:
-                    mono = _planar_mono(out)
+                    decoded = _planar(out) if keep_channels else _planar_mono(out)
+                    count = decoded.shape[-1]
                     block_start = position
-                    position += len(mono)
+                    position += count
                     lo = max(start, block_start) - block_start
-                    hi = len(mono) if end is None else min(end, position) - block_start
+                    hi = count if end is None else min(end, position) - block_start
                     if hi > lo:
-                        gathered.append(mono[lo:hi])
+                        gathered.append(decoded[..., lo:hi])
                         gathered_frames += hi - lo
             if gathered_frames >= AV_BLOCK_FRAMES:
-                yield np.concatenate(gathered)
+                yield np.concatenate(gathered, axis=-1)
                 gathered, gathered_frames = [], 0
             if end is not None and position is not None and position >= end:
                 break
         if gathered:
-            yield np.concatenate(gathered)
+            yield np.concatenate(gathered, axis=-1)
     except av.FFmpegError as exc:
         raise MediaError(path, f"decoding failed ({_short(exc)})") from exc
     finally:
         container.close()
 
 
-def _planar_mono(frame) -> np.ndarray:
-    """Mono float32 samples of a planar float frame: its one channel, or the mean of its channels."""
+def _planes(frame) -> list[np.ndarray]:
+    """The float32 samples of each channel of a planar float frame."""
     count = frame.samples
     # A plane's buffer may be padded past the samples: read only `count` of them.
-    planes = [np.frombuffer(plane, dtype=np.float32, count=count) for plane in frame.planes]
+    return [np.frombuffer(plane, dtype=np.float32, count=count) for plane in frame.planes]
+
+
+def _planar_mono(frame) -> np.ndarray:
+    """Mono float32 samples of a planar float frame: its one channel, or the mean of its channels."""
+    planes = _planes(frame)
     if len(planes) == 1:
         return planes[0]
     return np.stack(planes).mean(axis=0, dtype=np.float32)
+
+
+def _planar(frame) -> np.ndarray:
+    """The samples of a planar float frame, one row per channel: shape (channels, n)."""
+    return np.stack(_planes(frame))
 
 
 def decode_segment(
@@ -287,6 +321,20 @@ def decode_segment(
     parts = list(blocks)
     samples = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
     return AudioSamples(samples, rate)
+
+
+def decode_channels(
+    path: Path | str, t0: float, t1: float | None, should_cancel: ShouldCancel | None = None
+) -> AudioChannels:
+    """Decode [t0, t1) of the file (file time, seconds; t1=None: to the end) with its channels kept, for
+    analysis: a stereo file is analysed as Praat analyses it, not as the mean of its channels."""
+    rate, blocks = _open_blocks(path, t0, None if t1 is None else max(0.0, t1 - t0), should_cancel,
+                                allow_pcm16=False, keep_channels=True)
+    parts = list(blocks)
+    if parts:
+        return AudioChannels(np.concatenate(parts, axis=1), rate)
+    channels = probe(path).channels or 1
+    return AudioChannels(np.zeros((channels, 0), dtype=np.float32), rate)
 
 
 # ----- the peak pyramid --------------------------------------------------------------------------------

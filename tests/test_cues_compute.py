@@ -116,10 +116,12 @@ def test_the_command_computes_then_compares_as_json(dyad_store, capsys):
     assert methods["versions"]["praat"] == parselmouth.PRAAT_VERSION and methods["versions"]["thinslice"]
     assert "Newcombe" in methods["effect_size"] and "exact" in methods["test"]
     assert "first word" in methods["turn_taking"] and "pitch_range_st" in methods["cues"]
+    assert "channels kept" in methods["audio"]
     assert cues_main(["compare", "--db", path, "--dataset", "Generated dyads", "--methods"]) == 0
     paragraph = capsys.readouterr().out.strip()
     assert "\n" not in paragraph and paragraph.startswith("Cues of Generated dyads (friendbench) were measured with")
     assert f"praat {parselmouth.PRAAT_VERSION}" in paragraph and "min_pause_s 0.2" in paragraph
+    assert "Audio: each audio file analysed with its channels kept" in paragraph
     assert f"{methods['n']['comparisons']} comparisons of {methods['n']['cues']} cues" in paragraph
     assert cues_main(["compare", "--db", path, "--dataset", "nope"]) == 1
     assert "no dataset named 'nope'" in capsys.readouterr().err

@@ -3,6 +3,9 @@ praat-parselmouth, with Praat's parameter names and defaults.
 
 Times in the tracks are seconds from the start of the samples given (a stimulus's window), so they sit
 on the same axis as the waveform.
+
+Samples are mono, shape (n,), or one row per channel, shape (channels, n). Channels are handed to Praat as
+they are, so a stereo recording is analysed as Praat analyses the same file (`CHANNELS` says how).
 """
 from __future__ import annotations
 
@@ -13,6 +16,9 @@ import parselmouth
 
 PRAAT_VERSION = parselmouth.PRAAT_VERSION
 PARSELMOUTH_VERSION = parselmouth.VERSION
+CHANNELS = ("each audio file analysed with its channels kept, as Praat analyses a Sound of that file: pitch from "
+            "the channels' autocorrelations summed, intensity as their mean power, formants of their average; "
+            "eGeMAPS of their average")
 # Praat's reference for intensity in dB: 2e-5 Pa.
 INTENSITY_REFERENCE_PA = 2e-5
 
@@ -69,6 +75,7 @@ class FormantTrack:
 
 
 def _sound(samples: np.ndarray, rate: int) -> parselmouth.Sound:
+    """A Praat Sound of mono samples, or of (channels, n) samples with one Praat channel per row."""
     return parselmouth.Sound(np.asarray(samples, dtype=np.float64), sampling_frequency=float(rate))
 
 

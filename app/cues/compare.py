@@ -27,6 +27,7 @@ from typing import Any
 import polars as pl
 
 from app.cues import conversation as turn_taking
+from app.cues.acoustics import CHANNELS
 from app.cues.measures import CUES, EGEMAPS_PREFIX, LABEL_PREFIX, WHOLE
 from app.cues.stats import (CONFIDENCE, CORRECTIONS, EXACT_MAX_SMALLER, MIN_INTERVAL_GROUP, SMALL_GROUP, adjust,
                             cliffs_delta, cliffs_delta_interval, mann_whitney_p, spearman)
@@ -325,6 +326,7 @@ def methods_block(result: DatasetComparison) -> dict[str, Any]:
         **METHODS,
         "correction": CORRECTIONS[result.correction] + ", over the cues of each judge",
         "turn_taking": turn_taking.DEFINITION,
+        "audio": CHANNELS,
         "cues": {c: CUES[c][1] if c in CUES else ("count of a label per stimulus" if c.startswith(LABEL_PREFIX)
                                                    else "openSMILE eGeMAPS v02 functional") for c in cues},
         "parameters": result.run.params if result.run else None,
@@ -360,7 +362,7 @@ def methods_paragraph(result: DatasetComparison) -> str:
         f"Cues of {result.dataset} ({result.benchmark}) were measured with {versions}, with these settings: "
         f"{'; '.join(_flat(m['parameters']))}. Cues: "
         + "; ".join(f"{k}: {v}" for k, v in m["cues"].items())
-        + f". Turn-taking: {m['turn_taking']}. For each judge, stimuli were grouped as {m['groups']}. "
+        + f". Audio: {m['audio']}. Turn-taking: {m['turn_taking']}. For each judge, stimuli were grouped as {m['groups']}. "
         f"Effect size: {m['effect_size']}. Test: {m['test']}. Correlation: {m['correlation']}. p-values were "
         f"adjusted by {m['correction']}. {n['comparisons']} comparisons of {n['cues']} cues for {n['judges']} "
         f"judges over {n['stimuli']} stimuli; {n['with_a_group_under_5']} had a group under 5 stimuli "

@@ -79,7 +79,8 @@ class CueSettings:
 
 @dataclass(frozen=True)
 class Voice:
-    """One subject's audio: where its samples are and (for dyads) its timed words."""
+    """One subject's audio: its samples, mono (n,) or one row per channel (channels, n), and (for dyads)
+    its timed words."""
 
     subject: str
     samples: np.ndarray
@@ -130,8 +131,8 @@ def acoustic_measures(samples: np.ndarray, rate: int, settings: CueSettings,
                       speech: Sequence[tuple[float, float]] = ()) -> dict[str, float]:
     """Pitch, intensity (and optionally formant) summaries; inside `speech` intervals when given."""
     nan = float("nan")
-    out: dict[str, float] = {"duration_s": len(samples) / rate}
-    if len(samples) < rate * 0.1:
+    out: dict[str, float] = {"duration_s": samples.shape[-1] / rate}
+    if samples.shape[-1] < rate * 0.1:
         return out
     pitch = pitch_track(samples, rate, settings.praat)
     keep = _inside(pitch.times, sorted(speech))
@@ -166,16 +167,18 @@ def speech_samples(samples: np.ndarray, rate: int, speech: Sequence[tuple[float,
     participant's eGeMAPS is taken on their own speech, not on the other's voice in their microphone."""
     if not speech:
         return samples
-    parts = [samples[max(0, int(a * rate)):max(0, int(b * rate))] for a, b in sorted(speech)]
-    return np.concatenate(parts) if parts else samples[:0]
+    parts = [samples[..., max(0, int(a * rate)):max(0, int(b * rate))] for a, b in sorted(speech)]
+    return np.concatenate(parts, axis=-1) if parts else samples[..., :0]
 
 
 def egemaps_measures(samples: np.ndarray, rate: int) -> dict[str, float]:
-    """The 88 eGeMAPS v02 functionals (openSMILE); empty when the opensmile package is not installed."""
+    """The 88 eGeMAPS v02 functionals (openSMILE) of mono samples, or of the mean of (channels, n) samples
+    (eGeMAPS is defined on one signal); empty when the opensmile package is not installed."""
     smile = _egemaps_extractor()
-    if smile is None or len(samples) < rate * 0.1:
+    if smile is None or samples.shape[-1] < rate * 0.1:
         return {}
-    frame = smile.process_signal(np.asarray(samples, dtype=np.float32), rate)
+    mono = samples if samples.ndim == 1 else samples.mean(axis=0)
+    frame = smile.process_signal(np.asarray(mono, dtype=np.float32), rate)
     return {f"{EGEMAPS_PREFIX}{name}": float(frame[name].iloc[0]) for name in frame.columns}
 
 

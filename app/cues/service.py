@@ -21,7 +21,7 @@ from app.cues.measures import (CueRow, CueSettings, LabelCount, Voice, WHOLE, au
 from storage import cues as cue_store
 from storage.errors import ThinsliceError
 from storage.lookups import datasets as list_datasets
-from storage.media import DecodeCancelled, MediaError, decode_segment
+from storage.media import DecodeCancelled, MediaError, decode_channels
 from storage.queries import stimulus_detail
 from storage.records import StimulusDetail
 from storage.store import Store
@@ -31,7 +31,8 @@ Progress = Callable[[float, str], None]
 # 2: turns timed from their first word, simultaneous starts, pauses as joint silences, millisecond grid,
 # Heldner and Edlund's vocal-activity classification (va_ measures), pitch range by Praat's quantiles,
 # intensity_sd_praat_db, the conversation's overlap share over the time anyone speaks.
-CUE_DEFINITIONS = "2"
+# 3: a stereo recording's channels analysed as Praat analyses them (they were averaged first).
+CUE_DEFINITIONS = "3"
 
 
 class CuesCancelled(ThinsliceError):
@@ -62,7 +63,8 @@ def library_versions(settings: CueSettings) -> dict[str, str | None]:
 
 
 def voices_of(detail: StimulusDetail, should_cancel: Callable[[], bool] = lambda: False) -> list[Voice]:
-    """The stimulus's audio tracks decoded (its window of each file), with each participant's words."""
+    """The stimulus's audio tracks decoded (its window of each file, channels kept), with each
+    participant's words."""
     words = timed_words(detail.segments)
     roles = set(audio_roles(detail))
     voices = []
@@ -70,7 +72,7 @@ def voices_of(detail: StimulusDetail, should_cancel: Callable[[], bool] = lambda
         if media.role not in roles or not media.present:
             continue
         end = None if media.duration_s is None else media.offset_s + media.duration_s
-        audio = decode_segment(media.path, media.offset_s, end, should_cancel)
+        audio = decode_channels(media.path, media.offset_s, end, should_cancel)
         subject = subject_of_role(media.role)
         own = tuple(w for w in words if w.speaker == subject)
         voices.append(Voice(subject, audio.samples, audio.sample_rate, own))

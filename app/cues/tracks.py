@@ -2,8 +2,11 @@
 asked) on the stimulus's time axis, and the conversation's floors, gaps, overlaps and backchannels.
 
 Called on a worker; every function takes `should_cancel` and stops between steps when it turns True.
-A recording of up to ONE_PASS_SAMPLES samples (8 minutes at 48 kHz, 25 at 16 kHz) is analysed in one
-Praat pass, so its tracks are Praat's for the file frame for frame. A longer one is analysed in chunks of
+A file's channels are kept and handed to Praat as they are (`app.cues.acoustics`), so a stereo recording's
+tracks are Praat's for the same file, not for the mean of its channels.
+A recording of up to ONE_PASS_SAMPLES samples over all its channels (8 minutes of mono at 48 kHz, 4 of
+stereo; 25 of mono at 16 kHz) is analysed in one Praat pass, so its tracks are Praat's for the file frame
+for frame. A longer one is analysed in chunks of
 CHUNK_S (each decoded with a margin on both sides so Praat's windows at a chunk's edge see real signal),
 so an hour never sits in memory as float64 at once and a switch to another stimulus stops the work
 within a chunk; each chunk is a Praat pass of its own, so its frames are centred in the chunk and its
@@ -20,7 +23,7 @@ import numpy as np
 from app.cues.acoustics import (FormantTrack, IntensityTrack, PitchTrack, PraatSettings, formant_track,
                                 intensity_track, pitch_track)
 from app.cues.conversation import Conversation, ConversationSettings, TimedWord, analyse
-from storage.media import DecodeCancelled, decode_segment, probe
+from storage.media import DecodeCancelled, decode_channels, probe
 from storage.records import MediaRef
 
 ONE_PASS_SAMPLES = 24_000_000
@@ -74,22 +77,22 @@ def voice_tracks(media: MediaRef, settings: PraatSettings = PraatSettings(), for
                  should_cancel: Callable[[], bool] = lambda: False) -> VoiceTracks:
     """Praat's pitch, intensity (and formant) analyses of the stimulus's window of `media`, with times from
     the window's start."""
+    info = probe(media.path)
     duration = media.duration_s
     if duration is None:
-        known = probe(media.path).duration_s
-        duration = None if known is None else max(0.0, known - media.offset_s)
+        duration = None if info.duration_s is None else max(0.0, info.duration_s - media.offset_s)
     # a container that does not say its rate is taken at 48 kHz, so an unknown hour is still chunked
-    rate = media.sample_rate or probe(media.path).sample_rate or 48000
-    if duration is None or duration * rate <= ONE_PASS_SAMPLES:
+    rate = media.sample_rate or info.sample_rate or 48000
+    if duration is None or duration * rate * (info.channels or 1) <= ONE_PASS_SAMPLES:
         end = None if media.duration_s is None else media.offset_s + media.duration_s
-        audio = decode_segment(media.path, media.offset_s, end, should_cancel)
+        audio = decode_channels(media.path, media.offset_s, end, should_cancel)
         return _analyse(audio.samples, audio.sample_rate, settings, formants, should_cancel)
     parts = []
     for lo in np.arange(0.0, duration, CHUNK_S):
         hi = min(duration, lo + CHUNK_S)
         start = max(0.0, lo - MARGIN_S)
-        audio = decode_segment(media.path, media.offset_s + start, media.offset_s + min(duration, hi + MARGIN_S),
-                               should_cancel)
+        audio = decode_channels(media.path, media.offset_s + start, media.offset_s + min(duration, hi + MARGIN_S),
+                                should_cancel)
         chunk = _analyse(audio.samples, audio.sample_rate, settings, formants, should_cancel)
         parts.append(_shifted(chunk, start, lo, hi))
     return _joined(parts)

@@ -219,8 +219,8 @@ class TeamSession:
         self._con: psycopg.Connection | None = None
         self._shown: int | None = None
         self._keys: dict[int, StimulusKey] = {}
-        self._queuing = threading.local()   # set while this thread queues (its own outbox write is no news)
         self._own_pid: int | None = None     # the server process of this session's sends
+        self._identity = self.local.identity()
         self._catch_up_waiting = False
         self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
                                               user=member, on_attempt=self._attempting,
@@ -310,7 +310,7 @@ class TeamSession:
                           tuple(self.local.refused()))
 
     def _changed_status(self) -> None:
-        if self._stopped:   # the store may be closing
+        if self._stopped or not self.status_listeners:   # the store may be closing; nobody to tell
             return
         status = self.status()
         for listener in list(self.status_listeners):
@@ -379,12 +379,12 @@ class TeamSession:
 
     # -- sending ----------------------------------------------------------------------------------
     def _committed(self) -> None:
-        """A write of the store has committed (any model, page, command or import): queue the label changes
-        it made, and in the window send them on the session's thread. What is being written from the server
-        is not sent back. Without the session's thread the queue is sent once the model's command is done
-        (`_send_on`), or by `flush`: sending here, inside the write's caller, could write the server's
-        answer (a conflict's winner) under a command that has not finished."""
-        if self._stopped or self.local.absorbing_here() or getattr(self._queuing, "on", False):
+        """A write of the store has committed (any model, page, command or import). In the window: queue
+        the label changes it made, and send them on the session's thread. What is being written from the
+        server is not sent back. Without the session's thread, the changes are sent once the model's
+        command is done (`_send_on`), or by `flush`: sending here, inside the write's caller, could write
+        the server's answer (a conflict's winner) under a command that has not finished."""
+        if self._thread is None or self._stopped or self.local.absorbing_here() or self.local.writing_here():
             return
         try:
             queued = self._queue_written()
@@ -393,12 +393,13 @@ class TeamSession:
             return
         if queued:
             self._changed_status()
-            if self._thread is not None and self.online:
+            if self.online:
                 self._net(self.flush)
 
     def _send_on(self, command: EditCommand, written: Sequence[Annotation]) -> None:
         """The model's hook once a command is applied: queue the documents of the label sets it changed
-        (labels are queued from the store's history, see `_committed`), and send what waits."""
+        (labels are queued from the store's history, see `_committed`), and send what waits; without the
+        session's thread, what the store's history holds unsent goes now too."""
         edits = [(-1, "", 0, {"kind": "label_set", "edit_uid": str(uuid.uuid4()), "name": name,
                               "document": self.model.store.label_set_document(name)})
                  for name in _sets_changed(command)] if command.changes_label_sets else []
@@ -410,8 +411,42 @@ class TeamSession:
                 self._net(self.flush)
             return
         with self._lock:
-            if self.online and self.local.waiting_count():
+            if not self.online:
+                self._queue_written()
+            elif self.local.waiting_count():
                 self.flush()
+            else:
+                self._send_straight()
+
+    def _send_straight(self) -> None:
+        """Send the unsent changes in the store's history at once, nothing waiting ahead of them: one round
+        trip, then one local write of their links and the mark. Anything short of every edit taken (a
+        refusal, the server gone) puts them all in the outbox and leaves the rest to `flush`; those the
+        server took come back from it as already sent, since an edit is named by its history event."""
+        with self.local.lock:
+            edits, accounted = self._written_edits()
+            if not edits:
+                if accounted:
+                    self.local.account(accounted)
+                return
+        bodies = [body for _, _, _, body in edits]
+        try:
+            results = team_server.apply_edits(self._connection(), bodies)
+        except TeamValueRefused:
+            results = []
+        except NETWORK_ERRORS:
+            self.local.queue(edits, accounted)
+            self._lost()
+            return
+        if len(results) < len(edits) or any(r["status"] not in ("ok", "duplicate", "conflict") for r in results):
+            self.local.queue(edits, accounted)
+            self.flush(requeue=False)
+            return
+        self.local.settle_sent([(annotation_id, uid, int(result["row"]["revision"]))
+                                for (annotation_id, uid, _, _), result in zip(edits, results)], accounted)
+        for body, result in zip(bodies, results):
+            if result["status"] == "conflict":
+                self._conflicted(body, result["row"])
 
     def _key_of(self, stimulus_id: int) -> StimulusKey:
         """How the server names a local stimulus (remembered: a stimulus's dataset and id never change)."""
@@ -437,29 +472,31 @@ class TeamSession:
     def _queue_written(self) -> int:
         """Queue the label changes in the store's history not yet accounted for, in order (a label the server
         has never heard of goes as a new one), and account for every event read. Returns how many were queued."""
+        with self.local.lock:
+            edits, accounted = self._written_edits()
+            if accounted:
+                self.local.queue(edits, accounted)
+            return len(edits)
+
+    def _written_edits(self) -> tuple[list[tuple[int, str, int, dict[str, Any]]], list[int]]:
+        """The edits of the label changes in the store's history not yet accounted for, in order, and the
+        history events they account for (all those read). The caller holds the local lock."""
         annotators = set(self._annotators())
-        self._queuing.on = True
-        try:
-            with self.local.lock:
-                changes = self.local.changed_unseen()
-                if not changes:
-                    return 0
-                edits: list[tuple[int, str, int, dict[str, Any]]] = []
-                chained: dict[int, tuple[str, int]] = {}
-                for change in changes:
-                    link = chained.get(change.annotation_id) or self.local.link(change.annotation_id)
-                    # a label the server has goes whoever's it is (the server refuses, and the copy here
-                    # goes back to the team's, when it is not this member's); one it has never heard of
-                    # only when it is this member's (not a release's tiers), and not once it is deleted
-                    if link is None and (change.annotator not in annotators or change.after["deleted"]):
-                        continue
-                    edit = self._change_edit(change, link)
-                    chained[change.annotation_id] = (edit[1], edit[2])
-                    edits.append(edit)
-                self.local.queue(edits, [change.event_id for change in changes])
-                return len(edits)
-        finally:
-            self._queuing.on = False
+        changes = self.local.changed_unseen()
+        edits: list[tuple[int, str, int, dict[str, Any]]] = []
+        if changes:
+            chained: dict[int, tuple[str, int]] = {}
+            for change in changes:
+                link = chained.get(change.annotation_id) or self.local.link(change.annotation_id)
+                # a label the server has goes whoever's it is (the server refuses, and the copy here
+                # goes back to the team's, when it is not this member's); one it has never heard of
+                # only when it is this member's (not a release's tiers), and not once it is deleted
+                if link is None and (change.annotator not in annotators or change.after["deleted"]):
+                    continue
+                edit = self._change_edit(change, link)
+                chained[change.annotation_id] = (edit[1], edit[2])
+                edits.append(edit)
+        return edits, [change.event_id for change in changes]
 
     def _edit_of(self, item: Annotation, link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
         """(local id, server uid, revision after it, body) of the edit that makes the server's copy of `item`
@@ -473,13 +510,19 @@ class TeamSession:
         """The edit (as `_edit_of`) that makes the server's copy of a label what `change` left it."""
         key = self._key_of(change.stimulus_id)
         link = link or self.local.link(change.annotation_id)
-        uid, base = link if link is not None else (str(uuid.uuid4()), 0)
-        body = {"kind": "annotation", "edit_uid": str(uuid.uuid4()), "uid": uid, "dataset": key.dataset,
+        # named from this store and the label's or the event's own id: sent again after a crash (before
+        # its answer was kept), a label is not made twice and an edit is recognised as sent
+        uid, base = link if link is not None else (self._name(f"label:{change.annotation_id}"), 0)
+        edit_uid = self._name(f"event:{change.event_id}") if change.event_id else str(uuid.uuid4())
+        body = {"kind": "annotation", "edit_uid": edit_uid, "uid": uid, "dataset": key.dataset,
                 "stimulus": key.stimulus, "annotator": change.annotator, "base_revision": base,
                 "after": dict(change.after)}
         return change.annotation_id, uid, base + 1, body
 
-    def flush(self) -> int:
+    def _name(self, what: str) -> str:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"thinslice:{self._identity}:{what}"))
+
+    def flush(self, *, requeue: bool = True) -> int:
         """Send the outbox in order until it is empty or the server is gone; returns how many were answered.
 
         Label edits go in batches, one round trip each (`team_server.apply_edits`); the server stops a batch
@@ -488,13 +531,16 @@ class TeamSession:
         (each carries the label's whole state), and the first the server takes replaces it."""
         answered = held = 0
         with self._lock:
-            self._queue_written()   # what a write outside `writing` (a release import) left in the history
+            if requeue:   # what a write outside `writing` (a release import) left in the history
+                self._queue_written()
             after, alone_until = 0, 0   # up to `alone_until` edits go one by one (a batch the server could not read)
             rebased: dict[int, int] = {}   # label: the base its next edit is sent on, after a refusal
             while True:
                 batch: list[tuple[Queued, dict[str, Any]]] = []
                 bases = dict(rebased)   # as the server would take this batch, edit after edit
-                for entry in self.local.waiting(limit=1 if after < alone_until else BATCH, after=after):
+                limit = 1 if after < alone_until else BATCH
+                entries = self.local.waiting(limit=limit, after=after)
+                for entry in entries:
                     if entry.body.get("refused"):
                         if not batch:   # kept back, never sent again as it is
                             after = entry.seq
@@ -548,6 +594,8 @@ class TeamSession:
                         self._conflicted(body, result["row"])
                     answered += 1
                 self._flush_answers(answers)
+                if len(entries) < limit and len(results) == len(batch) == len(entries):
+                    break   # the outbox as read is all answered, and nothing came after it
             if answered or held:
                 self._changed_status()
         return answered

@@ -20,15 +20,21 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
+
 from storage.annotations import EDITABLE_FIELDS, Annotation, writes_open, writing
 from storage.store import Store
 
 SEEN_KEY = "local_event"   # team_state: every local history event up to this one is accounted for
+IDENTITY_KEY = "store_uid"  # team_state: this store's own id among the team's clients
+_LINK = ("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO UPDATE"
+         " SET uid = excluded.uid, revision = excluded.revision")
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,21 @@ class TeamLocal:
         self.store = store
         self.lock = threading.RLock()
         self._absorber: int | None = None     # the thread writing labels from the server now
+        self._own = threading.local()          # set while this thread writes the team tables
+
+    def writing_here(self) -> bool:
+        """Whether this thread is writing the team tables now (a write no label change comes from)."""
+        return getattr(self._own, "on", False)
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
+        """`writing`, marked as this class's own while it lasts (its commit is heard by `after_commit`)."""
+        self._own.on = True
+        try:
+            with writing(self.store, what) as cur:
+                yield cur
+        finally:
+            self._own.on = False
 
     def absorbing_here(self) -> bool:
         """Whether this thread is writing labels from the server now (their events are not to be sent)."""
@@ -102,7 +123,7 @@ class TeamLocal:
         return row[0] if row else None
 
     def put(self, values: dict[str, str | None]) -> None:
-        with self.lock, writing(self.store, "The team settings") as cur:
+        with self.lock, self._writing("The team settings") as cur:
             for key, value in values.items():
                 cur.execute("DELETE FROM team_state WHERE key = ?", [key])
                 if value is not None:
@@ -123,9 +144,8 @@ class TeamLocal:
 
     def set_revision(self, annotation_id: int, uid: str, revision: int) -> None:
         """Link a label to the server revision its copy stands for."""
-        with self.lock, writing(self.store, "The team link") as cur:
-            cur.execute("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO UPDATE"
-                        " SET uid = excluded.uid, revision = excluded.revision", [annotation_id, uid, revision])
+        with self.lock, self._writing("The team link") as cur:
+            cur.execute(_LINK, [annotation_id, uid, revision])
 
     def mark_now(self) -> int:
         """The newest local history event."""
@@ -145,17 +165,36 @@ class TeamLocal:
             seen = self._settle(accounted) if accounted else None
             if not edits and seen is None:
                 return
-            with writing(self.store, "The team outbox") as cur:
+            with self._writing("The team outbox") as cur:
                 for annotation_id, uid, revision, body in edits:
                     cur.execute("INSERT INTO team_outbox (edit_uid, annotation_id, body) VALUES (?, ?, ?)",
                                 [body["edit_uid"], annotation_id, json.dumps(body)])
-                    if annotation_id < 0:
-                        continue
-                    cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
-                    cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+                    if annotation_id >= 0:
+                        cur.execute(_LINK, [annotation_id, uid, revision])
                 if seen is not None:
                     cur.execute("INSERT INTO team_state VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
                                 " SET value = excluded.value", [SEEN_KEY, seen])
+
+    def identity(self) -> str:
+        """This store's own id among the team's clients (made once): with a label's local id or a history
+        event's id it names that label or edit on the server the same way however often it is sent."""
+        with self.lock:
+            kept = self.get(IDENTITY_KEY)
+            if kept is None:
+                kept = str(uuid.uuid4())
+                self.put({IDENTITY_KEY: kept})
+            return kept
+
+    def settle_sent(self, links: Sequence[tuple[int, str, int]], accounted: Sequence[int]) -> None:
+        """Edits sent straight away have been answered: link each label (local id, uid, server revision) and
+        account for the history events they came from, in one transaction."""
+        with self.lock:
+            seen = self._settle(accounted)
+            with self._writing("The team link") as cur:
+                for annotation_id, uid, revision in links:
+                    cur.execute(_LINK, [annotation_id, uid, revision])
+                cur.execute("INSERT INTO team_state VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+                            " SET value = excluded.value", [SEEN_KEY, seen])
 
     def account(self, ids: Sequence[int]) -> None:
         """Account for local history events that need no edit (brought in, or not this member's)."""
@@ -226,28 +265,27 @@ class TeamLocal:
         and the refused edits of its label before it (it carries the label's whole state, so it replaces
         them); with a revision, the label's copy now stands for it (unless later edits of it are still
         waiting, which build on the revision they were queued with)."""
-        with self.lock, writing(self.store, "The team outbox") as cur:
+        with self.lock, self._writing("The team outbox") as cur:
             for seq, annotation_id, uid, revision in answers:
-                cur.execute("DELETE FROM team_outbox WHERE seq = ?", [seq])
-                if annotation_id < 0:
-                    continue
-                cur.execute("DELETE FROM team_outbox WHERE annotation_id = ? AND seq < ?"
-                            " AND json_extract(body, '$.refused') IS NOT NULL", [annotation_id, seq])
-                later = cur.execute("SELECT count(*) FROM team_outbox WHERE annotation_id = ?",
-                                    [annotation_id]).fetchone()[0]
-                if revision is not None and not later:
-                    cur.execute("DELETE FROM team_link WHERE annotation_id = ?", [annotation_id])
-                    cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])
+                cur.execute("DELETE FROM team_outbox WHERE seq = ? OR (annotation_id = ? AND annotation_id >= 0"
+                            " AND seq < ? AND json_extract(body, '$.refused') IS NOT NULL)",
+                            [seq, annotation_id, seq])
+                if annotation_id >= 0 and revision is not None:
+                    cur.execute(_LINK.replace("VALUES (?, ?, ?)", "SELECT ?, ?, ? WHERE NOT EXISTS"
+                                              " (SELECT 1 FROM team_outbox WHERE annotation_id = ?)"),
+                                [annotation_id, uid, revision, annotation_id])
 
     def refuse(self, seq: int, reason: str) -> None:
         """The server refused edit `seq` for its values: it stays, marked with `reason` (never taken as sent)."""
-        with self.lock, writing(self.store, "The team outbox") as cur:
+        with self.lock, self._writing("The team outbox") as cur:
             cur.execute("UPDATE team_outbox SET body = json_merge_patch(body, ?) WHERE seq = ?",
                         [json.dumps({"refused": reason}), seq])
 
     def refused(self) -> list[str]:
         """Why the server refused the edits that wait marked, oldest first."""
-        return [entry.body["refused"] for entry in self.waiting() if entry.body.get("refused")]
+        rows = self.store.cursor().execute("SELECT json_extract_string(body, '$.refused') FROM team_outbox"
+                                           " WHERE json_extract(body, '$.refused') IS NOT NULL ORDER BY seq")
+        return [r[0] for r in rows.fetchall()]
 
     # -- stimuli ----------------------------------------------------------------------------------
     def key_of(self, stimulus_id: int) -> StimulusKey:

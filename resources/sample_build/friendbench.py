@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
-from statistics import NormalDist
 
 import av
 import numpy as np
+import polars as pl
 import soundfile as sf
 from PIL import Image, ImageDraw, ImageFont
+
+from app.metrics.signal import signal_detection_table
 
 RATE = 16_000
 CLIP_S = 20.0
@@ -93,7 +95,6 @@ MODELS = [  # name, fictional organisation, per condition (d', criterion c > 0 =
 ]
 HUMAN_DPRIME = {"text": 0.45, "audio": 0.6, "video": 0.75}
 RATERS_PER_CONDITION = 30
-NORMAL = NormalDist()
 
 
 @dataclass
@@ -435,20 +436,21 @@ def predictions(rng: np.random.Generator, truths: dict[str, str], ease: dict[str
 
 
 def results(rows: list[list], truths: dict[str, str]) -> list[list]:
-    """Accuracy and signal detection per model and condition (signal = familiar, log-linear correction)."""
+    """Accuracy and signal detection per model and condition, counted by the rule Thinslice's dashboard
+    states (`signal_detection_table`: signal = familiar, log-linear correction; an output that is neither
+    label counts as wrong for accuracy and is left out of H and F), so the published figures and the
+    recomputed ones agree."""
+    answers = pl.DataFrame({"model": [r[0] for r in rows], "modality": [r[3] for r in rows],
+                            "answer": [r[5] for r in rows], "ground_truth": [truths[r[2]] for r in rows]})
+    table = {(row["model"], row["modality"]): row
+             for row in signal_detection_table(answers, ["model", "modality"]).iter_rows(named=True)}
     out = []
     for model, _org, _conditions in MODELS:
         for condition in ("text", "audio", "video"):
-            mine = [r for r in rows if r[0] == model and r[3] == condition]
-            n_fam = sum(truths[r[2]] == "familiar" for r in mine)
-            n_str = len(mine) - n_fam
-            hits = sum(truths[r[2]] == "familiar" and r[5] == "familiar" for r in mine)
-            false_alarms = sum(truths[r[2]] == "stranger" and r[5] == "familiar" for r in mine)
-            accuracy = sum(r[5] == truths[r[2]] for r in mine) / len(mine)
-            h, f = (hits + 0.5) / (n_fam + 1), (false_alarms + 0.5) / (n_str + 1)
-            zh, zf = NORMAL.inv_cdf(h), NORMAL.inv_cdf(f)
-            out.append([model, condition, len(mine), f"{accuracy:.4f}", f"{hits / n_fam:.4f}",
-                        f"{false_alarms / n_str:.4f}", f"{zh - zf + 0.0:.4f}", f"{-(zh + zf) / 2 + 0.0:.4f}"])
+            row = table[(model, condition)]
+            # + 0.0 writes a negative zero as 0.0000
+            out.append([model, condition, row["n"]] + [f"{row[name] + 0.0:.4f}" for name in
+                        ("accuracy", "hit_rate", "false_alarm_rate", "d_prime", "criterion")])
     return out
 
 
@@ -495,8 +497,10 @@ Seamless Interaction. The files follow the shape of the FriendBench release (`va
 - Source interaction ids, clip start times, raters, models (atlas-7b, corvid-pro, mistle-mini,
   nimbus-omni) and their organisations are invented. Ratings and predictions are simulated with signal
   detection (humans: 30 raters per condition, a bias towards answering "stranger").
-- `validation/baselines/results.csv` is computed from the simulated predictions: signal = familiar,
-  log-linear correction (k + 0.5) / (n + 1); an output without an answer counts as not "familiar".
+- `validation/baselines/results.csv` is computed from the simulated predictions by the rule Thinslice's
+  dashboard states: signal = familiar, log-linear correction (k + 0.5) / (n + 1); an output that is
+  neither label counts as wrong for accuracy and is left out of the hit and false-alarm rates (so of d'
+  and c); n_items counts every item.
 - `annotations/thinslice_annotations.jsonl` holds two invented annotators' labels.
 
 Regenerate with `resources/sample_build/friendbench.py` (`build(out_dir, seed=7)`).

@@ -109,9 +109,10 @@ def join_team(store: Store, url: str, member: str | None = None) -> tuple[str, b
         if version == 0:
             raise TeamError(f"The team server {team_server.describe(url)} has no Thinslice project yet;"
                             " its owner runs: thinslice team init URL")
-        if version > pg_schema.LATEST_VERSION:
-            raise TeamError(f"The team project on {team_server.describe(url)} is at version {version}; this"
-                            f" Thinslice knows up to {pg_schema.LATEST_VERSION}. Update Thinslice.")
+        if version > pg_schema.LATEST_VERSION and team_server.oldest_client(con) > pg_schema.LATEST_VERSION:
+            raise TeamError(f"The team project on {team_server.describe(url)} is at version {version} and serves"
+                            f" Thinslice from version {team_server.oldest_client(con)}; this Thinslice knows up to"
+                            f" {pg_schema.LATEST_VERSION}. Update Thinslice.")
         name, lead = team_server.whoami(con)
     local = TeamLocal(store)
     local.put({URL_KEY: team_server.public_url(url), MEMBER_KEY: name, LEAD_KEY: "1" if lead else None})

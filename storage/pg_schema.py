@@ -19,7 +19,8 @@ and their history; who may change what is decided here, by the server, not by th
 
 Version 2 stamps each event with its transaction id (catch-up by commit, see `team_server.commit_horizon`);
 version 3 holds labels to the import path's value rule; version 4 makes the history the server's own;
-version 5 adds `apply_edits` (many edits, one round trip) and notifications a client can tell its own by.
+version 5 adds `apply_edits` (many edits, one round trip) and notifications a client can tell its own by;
+version 6 states the oldest client version the server serves (`serves`).
 `apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
 raw SQL. The migrations are run by the database owner (`thinslice team init`).
 """
@@ -450,7 +451,16 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: list[str] = [V1, V2, V3, V4, V5]
+# Version 6: the server states the oldest client it serves, so a client older than the project's schema
+# still works as long as nothing it relies on has changed (the command line and the window ask at joining).
+# A migration that breaks older clients raises it; version 4 did (members no longer insert history).
+V6 = f"""
+CREATE TABLE {SCHEMA}.serves (oldest_client INTEGER NOT NULL);
+INSERT INTO {SCHEMA}.serves VALUES (4);
+GRANT SELECT ON {SCHEMA}.serves TO PUBLIC;
+"""
+
+MIGRATIONS: list[str] = [V1, V2, V3, V4, V5, V6]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -108,6 +108,13 @@ def server_version(con: psycopg.Connection) -> int:
     return int(con.execute(f"SELECT coalesce(max(version), 0) FROM {S}.schema_version").fetchone()[0])
 
 
+def oldest_client(con: psycopg.Connection) -> int:
+    """The oldest client schema version the server says it serves (1 before it said so)."""
+    if con.execute("SELECT to_regclass(%s)", [f"{S}.serves"]).fetchone()[0] is None:
+        return 1
+    return int(con.execute(f"SELECT max(oldest_client) FROM {S}.serves").fetchone()[0])
+
+
 def migrate(con: psycopg.Connection, target: int = pg_schema.LATEST_VERSION) -> list[int]:
     """Create or upgrade the team schema, each migration in its own transaction; returns the versions applied."""
     with con.transaction():

@@ -84,3 +84,21 @@ def test_a_store_that_never_joined_a_team_needs_no_server(tmp_path, capsys):
     member_store(path).close()
     code, out, _ = _run(capsys, "team", "status", "--db", str(path))
     assert code == 0 and out == {"team": None}
+
+
+def test_a_newer_server_takes_an_older_client_only_while_it_says_it_serves_it(pg_server, tmp_path):  # noqa: F811
+    from app.team import join_team
+    from storage.errors import ThinsliceError
+    url = pg_server.new_database()
+    member_url = pg_server.add_member(url, "ana")
+    with team_server.connect(url) as con:   # the project moves on past this client's version
+        con.execute("INSERT INTO thinslice.schema_version (version) VALUES (%s)", [LATEST_VERSION + 1])
+    store = member_store(tmp_path / "ana.duckdb")
+    try:
+        assert join_team(store, member_url, "ana") == ("ana", False)   # still served
+        with team_server.connect(url) as con:   # a change older clients cannot follow
+            con.execute("UPDATE thinslice.serves SET oldest_client = %s", [LATEST_VERSION + 1])
+        with pytest.raises(ThinsliceError, match=f"serves Thinslice from version {LATEST_VERSION + 1}.*Update"):
+            join_team(store, member_url, "ana")
+    finally:
+        store.close()

@@ -114,6 +114,7 @@ class AnnotationPanel(QWidget):
             self.status.clear()  # "overlap: 2.84-3.73 s" or a refusal was about the last stimulus's labels
         self.stimulus_id = stimulus_id
         self.live.cancel()
+        self.tiers.set_open_marks({})
         self.whole_labels.note_saved()  # another stimulus: its own note is shown
         if stimulus_id is None:
             self.runner.cancel("annotations")
@@ -134,16 +135,18 @@ class AnnotationPanel(QWidget):
         self.annotator = name
         self.model.annotator = name
         self.live.cancel()
+        self.tiers.set_open_marks({})
         self.tiers.set_annotator(name)
         self._refresh_whole()
 
     def set_clock(self, t: float, playing: bool) -> None:
         """Follow the playback clock: the playhead moves, and label keys mark ranges while playing."""
         self._time, self._playing = float(t), bool(playing)
-        self.tiers.set_playhead(t)
         if not playing and self.live.pending():
             self.live.cancel()
             self.message.emit("Stopped: unfinished live labels were dropped.")
+        self.tiers.set_open_marks(self.live.pending())
+        self.tiers.set_playhead(t)
 
     def set_benchmark(self, benchmark: str | None) -> None:
         """Offer the label sets that apply to a stimulus of `benchmark` (see `app.page_labels`)."""
@@ -265,6 +268,7 @@ class AnnotationPanel(QWidget):
             return
         hold = self.palette.hold_keys() and at_s is None
         mark = self.live.press(name, self._time if at_s is None else at_s)
+        self.tiers.set_open_marks(self.live.pending())
         if mark is None:
             then = "let go at its end" if hold else "press again at its end, or hold the key"
             self.status.setText(f"{name}: started at {self.live.pending()[name]:.2f} s; {then}")
@@ -282,6 +286,7 @@ class AnnotationPanel(QWidget):
                 self._finish(mark)
 
     def _finish(self, mark) -> None:
+        self.tiers.set_open_marks(self.live.pending())
         if mark.end_s > mark.start_s:
             self._edit(lambda: self.model.add_label(self.palette.label_set, mark.label, mark.start_s, mark.end_s))
             self.status.setText(f"{mark.label}: {mark.start_s:.2f}-{mark.end_s:.2f} s")

@@ -198,6 +198,7 @@ class AnnotationTiersView(pg.PlotWidget):
         self._hidden: set[tuple[str, str]] = set()
         self._show_others = True
         self._drag: _Drag | None = None
+        self._open: dict[str, float] = {}  # labels begun by their key while playing, not yet ended: their starts
         self._boundary_source: Callable[[], np.ndarray] | None = None
         self._font = QFont()
         self._font.setPointSizeF(8.0)
@@ -260,6 +261,19 @@ class AnnotationTiersView(pg.PlotWidget):
 
     def set_playhead(self, t: float) -> None:
         self.playhead.setValue(float(t))
+        if self._open:
+            self._item.update()  # a label being marked grows with the playhead
+
+    def set_open_marks(self, starts: Mapping[str, float]) -> None:
+        """Labels begun by their key while playing and not yet ended (label to start, in seconds): drawn
+        from their start to the playhead in the annotator's tier of the current set, so a begun label is
+        seen, not only remembered."""
+        if dict(starts) != self._open:
+            self._open = dict(starts)
+            self._item.update()
+
+    def open_marks(self) -> dict[str, float]:
+        return dict(self._open)
 
     def set_boundary_source(self, source: Callable[[], np.ndarray] | None) -> None:
         """Where Shift-dragged edges may snap: `source()` gives the current stimulus's boundaries in seconds,
@@ -611,6 +625,15 @@ class AnnotationTiersView(pg.PlotWidget):
                                   band, 200, True, True)
             for t in drag.snapped:
                 self._paint_snap_mark(painter, t * sx + dx, drag.row * sy + dy, band)
+        own = next((t for t in self.tiers if t.editable and self.current_label
+                    and t.label_set == self.current_label[0]), None)
+        if self._open and own is not None:
+            now = float(self.playhead.value())
+            for label, start in self._open.items():
+                ghost = Annotation(0, 0, self.annotator, own.label_set, label, start, start)
+                left, right = sorted((start, now))
+                self._paint_label(painter, ghost, left * sx + dx, right * sx + dx, own.first_row * sy + dy, band,
+                                  90, False, True)
         painter.restore()
 
     def _paint_snap_mark(self, painter: QPainter, x: float, top: float, band: float) -> None:

@@ -56,3 +56,31 @@ def test_a_write_straight_to_the_store_and_an_import_are_sent(pg_server, tmp_pat
                                    ("a", "create", "familiar", False)]
     with team_server.connect(url) as con:
         assert con.execute("SELECT note FROM thinslice.annotation WHERE label = 'cough'").fetchone()[0] == "checked"
+
+
+def test_an_edit_resent_after_a_crash_that_lost_its_answer_is_taken_once(pg_server, tmp_path):  # noqa: F811
+    import shutil
+    url = pg_server.new_database()
+    member_url = pg_server.add_member(url, "ana")
+    path, before = tmp_path / "ana.duckdb", tmp_path / "before-the-answer.duckdb"
+    ana = Client(path, member_url, "ana")
+    ana.session.stop()
+    ana.show("a")
+    made = ana.model.add_label("vocal", "laugh", 1.0, 2.0)
+    ana.model.relabel([made.id], "sigh")
+    ana.store.close()
+    shutil.copy(path, before)   # the store as it was when the client sent, before the answer was written
+    Client(path, member_url, "ana", fresh=False).close()   # sent and answered
+    assert _server_events(url) == [("a", "create", "laugh", False), ("a", "update", "sigh", False)]
+    shutil.copy(before, path)   # the client died before writing the answer: it sends the same edits again
+    again = Client(path, member_url, "ana", fresh=False)
+    try:
+        assert again.session.status().waiting == 0
+        again.show("a")
+        again.model.move(made.id, (3.0, 4.0))   # and goes on from the server's revision
+    finally:
+        again.close()
+    assert _server_events(url) == [("a", "create", "laugh", False), ("a", "update", "sigh", False),
+                                   ("a", "update", "sigh", False)]
+    with team_server.connect(url) as con:
+        assert con.execute("SELECT label, start_s, revision FROM thinslice.annotation").fetchall() == [("sigh", 3.0, 3)]

@@ -22,7 +22,7 @@ from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.errors import ImportFailed
 from storage.exporters.registry import detect_format, get_exporter
 from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, refused, without_cycle_collection
-from storage.validation import wrong_kind
+from storage.validation import label_problems
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
 AUTO = "auto"  # the format the file's content shows
@@ -114,8 +114,8 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
         result.report.merge(found.report)
         for name, entries in found.vocabularies.items():
             result.vocabularies.setdefault(name, []).extend(entries)
-        placed = _place(file, found.rows, found.media, exporter.per_stimulus, stimulus, by_external, ref.name,
-                        result.report, problems)
+        placed = _place(file, _storable(found.rows, problems), found.media, exporter.per_stimulus, stimulus,
+                        by_external, ref.name, result.report, problems)
         for row, external in placed:
             prepared = _prepared(row, external, by_external, durations, annotator, label_set, choice, result.report,
                                  problems, outside)
@@ -141,6 +141,18 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
         result.report.note(f"the stimulus {external!r} has no media duration in the store: its label times"
                            " were not checked against one")
     return result
+
+
+def _storable(rows: list[Row], problems: list[str]) -> list[Row]:
+    """The rows the store may hold by the importers' value rule (`label_problems`); each other one is a
+    problem naming where it was read, what was found and what was expected. A time before 0 is a label
+    outside its stimulus, which `_prepared` refuses or, as asked, cuts to it or leaves out."""
+    bad = label_problems(rows, before_zero=True)
+    for index, field_name, found, expected in bad:
+        problems.append(f"{rows[index].get('origin') or Origin('?')}: field '{field_name}' found {found};"
+                        f" expected {expected}")
+    refused_rows = {index for index, *_ in bad}
+    return [row for index, row in enumerate(rows) if index not in refused_rows] if refused_rows else rows
 
 
 def _place(file: Path, rows: list[Row], media: list[str], per_stimulus: bool, stimulus: str | None,
@@ -185,25 +197,16 @@ def _place(file: Path, rows: list[Row], media: list[str], per_stimulus: bool, st
 def _prepared(row: Row, external: str, by_external: dict[str, int], durations: dict[str, float],
               annotator: str | None, label_set: str | None, choice: _Choice, report: TransferReport,
               problems: list[str], outside: list[str]) -> dict[str, Any] | None:
-    """The row as the annotation model takes it, with its times checked against the stimulus; None when
+    """The row (one `_storable` let through) as the annotation model takes it, with its times checked against
+    the stimulus; None when
     it is refused (a problem is recorded, and also in `outside` when `clip` or `skip_outside` would take it),
     or clipped away or left out (the report says so)."""
     origin: Origin = row.get("origin") or Origin("?")
-    wrong = wrong_kind({k: v for k, v in row.items() if k != "stimulus"}, "annotations")
-    if wrong:   # a list where a label is expected, true where a time is: refused, not converted
-        problems.append(f"{origin}: field '{wrong[0]}' found {wrong[1]}; expected {wrong[2]}")
-        return None
     who = row.get("annotator") or annotator
     if not who:
         problems.append(f"{origin}: the label has no annotator; give one with --annotator")
         return None
     start, end = row.get("start_s"), row.get("end_s")
-    if (start is None) != (end is None):
-        problems.append(f"{origin}: the label has a start or an end but not both")
-        return None
-    if start is not None and not (start <= end):
-        problems.append(f"{origin}: {describe(row)} ends before it starts")
-        return None
     duration = durations.get(external)
     if start is not None and (start < 0 or (duration is not None and end > duration + DURATION_SLACK_S)):
         limit = f"0-{duration:g} s" if duration is not None else "times from 0 s"

@@ -26,6 +26,7 @@ from storage import lookups
 from storage.errors import ImportFailed, StoreWriteError, ThinsliceError
 from storage.importers.label_sets import parse_label_set
 from storage.store import Store
+from storage.validation import bad_values
 
 # Fields an edit may change; the event's before/after JSON holds these plus `revision` and `deleted`.
 EDITABLE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role")
@@ -840,20 +841,17 @@ def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
 
 
 def _check_rows(frame: pl.DataFrame) -> None:
-    """Refuse the first row without annotator or label set, or whose times `_check_times` refuses."""
-    start, end = pl.col("start_s"), pl.col("end_s")
-    bad = frame.with_row_index("row").filter(
-        (pl.col("annotator").fill_null("") == "") | (pl.col("label_set").fill_null("") == "")
-        | (start.is_null() != end.is_null())
-        | (start.is_not_null() & (~start.is_finite() | ~end.is_finite() | (start < 0) | (end < start))))
-    if bad.height == 0:
-        return
-    first = bad.row(0, named=True)
-    if not first["annotator"]:
-        raise AnnotationError("Every edit needs an annotator name.")
-    if not first["label_set"]:
-        raise AnnotationError("A label needs a label set.")
-    _check_times(first["start_s"], first["end_s"])
+    """Refuse the first row without annotator or label set, or holding a value the importers' rule
+    (`storage.validation.bad_values`: times, control characters in names) refuses, whichever path it took."""
+    unnamed = frame.filter((pl.col("annotator").fill_null("") == "") | (pl.col("label_set").fill_null("") == ""))
+    if unnamed.height:
+        first = unnamed.row(0, named=True)
+        raise AnnotationError("Every edit needs an annotator name." if not first["annotator"]
+                              else "A label needs a label set.")
+    bad = bad_values("annotations", frame)
+    if bad:
+        _row, field_name, found, expected = min(bad, key=lambda problem: problem[0])
+        raise AnnotationError(f"A label's {field_name} must be {expected}, not {found!r}.")
 
 
 def _usage(cur: duckdb.DuckDBPyConnection, label_set: str, label: str | None) -> int:

@@ -3,8 +3,8 @@ of every table a user names: the release importers and the annotation readers al
 damage (a ragged row, UTF-16 text, a quote never closed) gets one message, naming file and line, wherever the
 table came in.
 
-Every column is a string (numbers as written, booleans as true/false, nested JSON values dumped) and an empty
-field is null. Each row keeps where it came from: its 1-based line in a delimited or JSON-lines file (the CSV
+Every column is a string (numbers as written, booleans as true/false, nested JSON values dumped, and their
+lines kept in `Table.nested`) and an empty field is null. Each row keeps where it came from: its 1-based line in a delimited or JSON-lines file (the CSV
 header is line 1), its record number in a JSON or Parquet file. A delimited file whose rows are one line each
 (the usual case) is read by polars, which is fast enough for millions of rows; one with blank lines, line
 breaks inside quoted fields, ragged rows or a repeated column name is read again row by row, so that every row
@@ -18,7 +18,7 @@ import io
 import json
 import mmap
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,9 @@ class Table:
 
     name: str              # shown in problems, e.g. "validation/data/metadata.csv"
     frame: pl.DataFrame
+    # column -> the lines (record numbers) whose value was a list or an object, dumped as JSON text: a field
+    # that needs a name or a number can refuse it rather than take its text
+    nested: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
@@ -266,7 +269,12 @@ def _records_table(name: str, records: list[tuple[int, dict[str, Any]]]) -> Tabl
             columns.setdefault(str(key), None)
     data: dict[str, list[Any]] = {LINE: [number for number, _ in records]}
     data.update({column: [_as_text(record.get(column)) for _, record in records] for column in columns})
-    return Table(name, pl.DataFrame(data, schema={LINE: pl.Int64, **{c: pl.String for c in columns}}))
+    nested: dict[str, list[int]] = {}
+    for number, record in records:
+        for key, value in record.items():
+            if isinstance(value, (list, dict)):
+                nested.setdefault(str(key), []).append(number)
+    return Table(name, pl.DataFrame(data, schema={LINE: pl.Int64, **{c: pl.String for c in columns}}), nested)
 
 
 def _read_parquet(path: Path, name: str, n_rows: int | None) -> Table:
@@ -276,14 +284,16 @@ def _read_parquet(path: Path, name: str, n_rows: int | None) -> Table:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ImportFailed(RowProblem(name, None, None, f"<unreadable Parquet: {first}>", "a Parquet file")) from None
     texts = []
+    nested: dict[str, list[int]] = {}
     for column, dtype in frame.schema.items():
         if dtype == pl.String:
             texts.append(pl.col(column).replace("", None))
         elif isinstance(dtype, (pl.List, pl.Struct, pl.Array)) or dtype == pl.Object:
+            nested[column] = [index + 1 for index in frame[column].is_not_null().arg_true().to_list()]
             texts.append(pl.col(column).map_elements(
                 lambda v: _as_text(v.to_list() if isinstance(v, pl.Series) else v), return_dtype=pl.String,
                 skip_nulls=True))
         else:
             texts.append(pl.col(column).cast(pl.String))
     frame = frame.select(texts).with_row_index(LINE, offset=1).with_columns(pl.col(LINE).cast(pl.Int64))
-    return Table(name, frame)
+    return Table(name, frame, {column: lines for column, lines in nested.items() if lines})

@@ -7,19 +7,23 @@ names and labels holding control characters (NUL and the like); Python values of
 field is typed (a list where a label is expected, true/false where a time is); and a plan with no rows at
 all (a header-only table would make an empty dataset). Every refusal is a `RowProblem` naming the file and
 line the stimulus was read from (the plan's origins) or else the source file, the table and the field; with
---skip-bad the bad rows are left out and listed instead.
+--skip-bad the bad rows are left out and listed instead. A label holds the same rule wherever it comes from:
+`label_problems` judges the rows an annotation file's reader (ELAN, Praat, Audacity, tables, native exports)
+or a release's annotation sidecar produced, and the store's one write of labels (`insert_annotations`) asks
+`bad_values` once more, so no road into the store holds a label to a different rule.
 """
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.plan import FRAME_SCHEMAS, ImportPlan
+from storage.importers.plan import FRAME_SCHEMAS, ImportPlan, conform
 
 # Names that identify something (ids, models, judges, labels): no control character may hide in them, or two
 # names that print the same would be different ones, and a NUL cuts the name short in other tools.
@@ -44,6 +48,8 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # (start, end) pairs of times in seconds: finite, not negative, start <= end.
 INTERVALS: dict[str, tuple[str, str]] = {"segments": ("start_s", "end_s"), "annotations": ("start_s", "end_s")}
+# Intervals that are either both times or neither: a label with a start and no end is no label.
+BOTH_OR_NEITHER = ("annotations",)
 # Single times and durations in seconds: finite and not negative.
 DURATIONS: dict[str, tuple[str, ...]] = {"media": ("duration_s",), "predictions": ("latency_s",),
                                          "human_ratings": ("response_time_s",)}
@@ -128,30 +134,39 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _bad_rows(table: str, frame: pl.DataFrame, scale: float | None) -> list[tuple[int, str, Any, str]]:
-    """(row index, field, found, expected) for every impossible value in one frame."""
+def bad_values(table: str, frame: pl.DataFrame, scale: float | None = None) -> list[tuple[int, str, Any, str]]:
+    """(row index, field, found, expected) for every impossible value in one frame of `table`'s columns
+    (typed as `FRAME_SCHEMAS` types them; a column the frame lacks is not judged), at most 50 per rule. The
+    one statement of the rule: the importers' check, the annotation files' and the store's write of labels
+    all ask it."""
     if not frame.height:
         return []
     found: list[tuple[int, str, Any, str]] = []
     indexed = frame.with_row_index("_row")
+    present = set(frame.columns)
 
     def collect(condition: pl.Expr, column: str, expected: str, shown: pl.Expr | None = None) -> None:
         hits = indexed.filter(condition).select("_row", (shown if shown is not None else pl.col(column)).alias("v"))
         found.extend((int(r), column, v, expected) for r, v in hits.head(50).iter_rows())
 
-    for column in NAME_COLUMNS.get(table, ()):
+    for column in (c for c in NAME_COLUMNS.get(table, ()) if c in present):
         collect(pl.col(column).str.contains(CONTROL_CHARACTERS), column, "text without control characters")
-    for column in DURATIONS.get(table, ()):
+    for column in (c for c in DURATIONS.get(table, ()) if c in present):
         collect(~pl.col(column).is_finite() | (pl.col(column) < 0), column, "a finite time of 0 s or more")
-    for column in FINITE.get(table, ()):
+    for column in (c for c in FINITE.get(table, ()) if c in present):
         collect(~pl.col(column).is_finite(), column, "a finite number")
-    if table in INTERVALS:
+    if table in INTERVALS and set(INTERVALS[table]) <= present:
         start, end = INTERVALS[table]
         for column in (start, end):
             collect(~pl.col(column).is_finite() | (pl.col(column) < 0), column, "a finite time of 0 s or more")
         collect(pl.col(start).is_finite() & pl.col(end).is_finite() & (pl.col(start) > pl.col(end)),
                 f"{start}/{end}", "start <= end",
                 pl.format("{}..{}", pl.col(start), pl.col(end)))
+        if table in BOTH_OR_NEITHER:
+            collect(pl.col(start).is_null() != pl.col(end).is_null(), f"{start}/{end}",
+                    "both a start and an end, or neither (a whole-stimulus label)",
+                    pl.format("{}..{}", pl.col(start).cast(pl.String).fill_null("none"),
+                              pl.col(end).cast(pl.String).fill_null("none")))
     if table == "judgments":
         collect(~pl.col("scale_max").is_finite() | (pl.col("scale_max") <= 0), "scale_max",
                 "a finite scale maximum above 0")
@@ -170,7 +185,7 @@ def check_values(plan: ImportPlan, skip_bad: bool, *, datasetless: bool = False,
     problems: list[RowProblem] = []
     for table in FRAME_SCHEMAS:
         frame = plan.frame(table)
-        bad = _bad_rows(table, frame, judge_scale)
+        bad = bad_values(table, frame, judge_scale)
         if not bad:
             continue
         key = "external_id" if table == "stimuli" else "stimulus" if "stimulus" in frame.columns else None
@@ -190,3 +205,28 @@ def check_values(plan: ImportPlan, skip_bad: bool, *, datasetless: bool = False,
         raise ImportFailed(RowProblem(Path(plan.dataset.source).name or str(plan.dataset.root), None, None,
                                       "no rows (a header alone, or nothing readable)",
                                       "at least one stimulus or result to import"))
+
+
+def label_problems(rows: Sequence[Mapping[str, Any]], *,
+                   before_zero: bool = False) -> list[tuple[int, str, str, str]]:
+    """(row index, field, found, expected) for each row of labels (dicts with the annotations table's fields;
+    others, such as `meta` or `origin`, are not judged) that no store may hold: a value of the wrong kind (a
+    list where a label is expected, true where a time is), then whatever `bad_values` refuses of the rest.
+    Sorted by row; the rule the release importers hold their annotations to, for every other road labels
+    take into the store. With `before_zero`, a finite time below 0 is left to the caller, which places labels
+    on a stimulus and may cut them to it (the store's write refuses one still)."""
+    problems: list[tuple[int, str, str, str]] = []
+    fit: list[int] = []
+    columns = FRAME_SCHEMAS["annotations"]
+    for index, row in enumerate(rows):
+        wrong = wrong_kind({k: row.get(k) for k in columns}, "annotations")
+        if wrong:
+            problems.append((index, *wrong))
+        else:
+            fit.append(index)
+    frame = conform("annotations", [{k: rows[i].get(k) for k in columns} for i in fit])
+    for index, column, value, expected in bad_values("annotations", frame):
+        if before_zero and column in INTERVALS["annotations"] and math.isfinite(value) and value < 0:
+            continue
+        problems.append((fit[index], column, _shown(value) if column in columns else str(value), expected))
+    return sorted(problems, key=lambda p: p[0])

@@ -167,18 +167,18 @@ def test_friendbench_ranges_of_the_wrong_kind_are_refused_naming_file_and_line(s
 def test_a_table_read_through_the_one_reader_keeps_every_field_and_line(store, tmp_path):
     """The reader change keeps what it read: blank lines and a quoted line break still give each row its own
     line, and meta, notes and times come through."""
-    path = write(tmp_path / "labels.csv", CSV_HEADER + "\n" + 'fb-002,bo,vocal cues,"two\nlines",0.5,1.25,v,"a, note",'
+    path = write(tmp_path / "labels.csv", CSV_HEADER + "\n" + 'fb-002,bo,vocal cues,two words,0.5,1.25,v,"a,\nnote",'
                  'audio:B,"{""tier"": ""cues""}"\n' + "fb-002,bo,familiarity,stranger,,,,,,\n")
     before = store_rows(store)
     assert import_annotations(store, "csv", path, "friendbench") == 2
     assert stored(store, "friendbench") == [
         ("fb-001", "ana", "vocal cues", "laugh", 1.5, 2.5, ""),
         ("fb-002", "bo", "familiarity", "stranger", None, None, ""),
-        ("fb-002", "bo", "vocal cues", "two\nlines", 0.5, 1.25, "audio:B")]
+        ("fb-002", "bo", "vocal cues", "two words", 0.5, 1.25, "audio:B")]
     notes = AnnotationStore(store)
     sid = notes.stimulus_ids(notes.dataset("friendbench").id)
-    added = [a for a in notes.for_stimuli(sid) if a.label == "two\nlines"][0]
-    assert (added.value, added.note) == ("v", "a, note")
+    added = [a for a in notes.for_stimuli(sid) if a.label == "two words"][0]
+    assert (added.value, added.note) == ("v", "a,\nnote")   # a note is free text; a label is a name
     after = store_rows(store)
     assert {t for t in after if after[t] != before[t]} == {"annotation", "annotation_event"}
     bad = write(tmp_path / "late.csv", CSV_HEADER + "\n" + CSV_ROW + "fb-002,x,vocal cues,laugh,nan,2.5,,,,\n")

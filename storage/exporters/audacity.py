@@ -11,7 +11,9 @@ medium's labels, `[annotator | set | whole] ` for a whole-stimulus label, spanni
 the labels can be told apart and read back. Reading takes what Audacity itself reads: `.` or `,` as the decimal
 separator, a line whose second field is not a time as a point label, and an end before the start (Audacity
 writes none, but reads one, an end of -1 too, by swapping the two: `SelectedRegion::setTimes`) as the label
-between them, which the report names.
+between them, which the report names. A line short of its fields (a time alone, or two times and no label
+field) is refused, as is a time that is not finite (`inf`, which Audacity's strtod would read), by the one
+value rule every label meets (`storage.validation`).
 """
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ from storage.exporters.sniff import head_text, score
 
 _PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)(?: \| role=(?P<role>.*?))?(?P<whole> \| whole)?\]"
                        r" (?P<label>.*)$", re.S)
-_TIME = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?")
+# a time as Audacity's reader (C's strtod) takes it, so "inf" and "nan" are read as the numbers they spell, which
+# the store's value rule then refuses, rather than as label text after a one-time line
+_TIME = re.compile(r"[-+]?(?:(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?|inf(?:inity)?|nan)", re.I)
 CARRIED = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "media_role")
 CARRIED_META = ("low_hz", "high_hz")
 UNDEFINED_HZ = -1   # Audacity's SelectedRegion::UndefinedFrequency: no bound at this end of the range
@@ -136,6 +140,10 @@ def read_label_track(path: Path) -> Reading:
         if start is None:
             raise ImportFailed(RowProblem(path.name, number, "start", repr(line[:60]),
                                           "start<TAB>end<TAB>label with times in seconds"))
+        if len(fields) == 1 or (len(fields) == 2 and (end is not None or not fields[1].strip())):
+            # every field of a label line is there, or (Audacity's one-time form) a time and its label's text
+            raise ImportFailed(RowProblem(path.name, number, None, repr(line[:60]),
+                                          "start<TAB>end<TAB>label, every field of the line"))
         label = "\t".join(fields[2:]) if end is not None else "\t".join(fields[1:])
         if end is None:
             end = start   # Audacity reads a line with one time as a point label

@@ -55,6 +55,12 @@ class _Tier:
     annotations: list[_Annotation] = field(default_factory=list)
 
 
+# expat's error codes, said in the words of someone who wrote or damaged the file
+_XML_DAMAGE = {3: "the end of the file before the XML ends", 4: "a character or mark XML does not allow",
+               5: "the end of the file inside an element", 7: "a closing tag that does not match its opening one",
+               9: "text after the document's last closing tag", 11: "an entity the file does not define"}
+
+
 def _problem(path: Path, where: str, found: str, expected: str) -> ImportFailed:
     return refused([f"{path.name}, {where}: found {found}; expected {expected}"])
 
@@ -67,7 +73,9 @@ def read_eaf(path: Path) -> Reading:
         with open_regular(path) as source:
             root = ET.parse(source).getroot()
     except ET.ParseError as exc:
-        raise ImportFailed(RowProblem(path.name, exc.position[0], None, f"XML that cannot be read ({exc})",
+        line, column = exc.position
+        what = _XML_DAMAGE.get(exc.code, "XML that cannot be read")
+        raise ImportFailed(RowProblem(path.name, line, None, f"{what} (column {column + 1})",
                                       "an ELAN .eaf file")) from None
     except OSError as exc:
         raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None

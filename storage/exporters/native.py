@@ -31,6 +31,12 @@ NEEDED = ("clip_id", "annotator", "ranges")  # a FriendBench table's own columns
 _CASE = re.compile(r'"case_id"\s*:')
 
 
+def _shown(value: object) -> str:
+    """A JSON value as a refusal shows it: short, and never the whole of a long one."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class FriendBenchExporter:
     name = "friendbench"
     title = "FriendBench CSV (one row per clip and annotator)"
@@ -141,7 +147,13 @@ class EchoMindExporter:
         for number, case in enumerate(data, start=1):
             if not isinstance(case, dict) or "case_id" not in case:
                 raise ImportFailed(RowProblem(name, number, "case_id", "<missing>", "an object with case_id"))
-            for item in case.get("annotations") or []:
+            if not isinstance(case["case_id"], (str, int)) or isinstance(case["case_id"], bool):
+                raise ImportFailed(RowProblem(name, number, "case_id", _shown(case["case_id"]), "a case id"))
+            labels = case.get("annotations") or []
+            if not isinstance(labels, list) or not all(isinstance(item, dict) for item in labels):
+                raise ImportFailed(RowProblem(name, number, "annotations", _shown(labels),
+                                              "a list of annotation objects"))
+            for item in labels:
                 rows.append(blank_row(stimulus=str(case["case_id"]), origin=Origin(name, None, number),
                                       **{k: item.get(k) for k in ROW_FIELDS if k != "stimulus"}))
         reading = Reading(rows)

@@ -3,7 +3,6 @@ the annotation sidecar (tables are read by `storage.tables`)."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from typing import Any, Protocol
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.files import HAND_WRITTEN, Limit, open_regular, read_regular_bytes, utf16_hint
 from storage.importers.plan import ImportPlan
-from storage.validation import wrong_kind
+from storage.validation import label_problems
 
 ShouldCancel = Callable[[], bool]
 
@@ -232,22 +231,19 @@ def read_annotation_sidecar(root: Path, plan: ImportPlan, log: ProblemLog) -> No
     path = root / ANNOTATION_SIDECAR
     if not path.is_symlink() and not path.exists():
         return   # a link to a device or a folder is refused by the reader, not passed over
-    rows = []
+    rows, lines = [], []
     for line, record in read_jsonl(path, log):
         missing = [k for k in ("stimulus", "annotator", "label_set") if not record.get(k)]
         if missing:
             log.add(str(ANNOTATION_SIDECAR), line, missing[0], "<missing>", "a non-empty value")
             continue
-        wrong = wrong_kind({k: record.get(k) for k in _SIDECAR_FIELDS}, "annotations")
-        if wrong:
-            log.add(str(ANNOTATION_SIDECAR), line, wrong[0], f"<{wrong[1]}>", wrong[2])
-            continue
-        start, end = record.get("start_s"), record.get("end_s")
-        if (start is None) != (end is None) or (start is not None and not (
-                math.isfinite(start) and math.isfinite(end) and 0 <= start <= end)):
-            log.add(str(ANNOTATION_SIDECAR), line, "start_s/end_s", f"{start!r}..{end!r}",
-                    "both null, or numbers with 0 <= start <= end")
-            continue
         rows.append({k: record.get(k) for k in _SIDECAR_FIELDS})
+        lines.append(line)
+    # the one value rule of labels, here with each bad one's line
+    bad = label_problems(rows)
+    for index, field_name, found, expected in bad:
+        log.add(str(ANNOTATION_SIDECAR), lines[index], field_name, f"<{found}>", expected)
+    refused = {index for index, *_ in bad}
+    rows = [row for index, row in enumerate(rows) if index not in refused]
     if rows:
         plan.add("annotations", rows)

@@ -345,10 +345,15 @@ class _Planner:
             ok_start, start = self.seconds(table, line, row, g, "start")
             ok_end, end = self.seconds(table, line, row, g, "end")
             ok_dur, duration = self.seconds(table, line, row, g, "duration")
+            if ok_start and ok_end and start is not None and end is not None and end < start:
+                # a clip ends at or after it starts, as every interval the store holds (`storage.validation`)
+                self.log.add(table.name, line, f"{g['start'].column}/{g['end'].column}", f"{start:g}..{end:g}",
+                             "an end at or after the start")
+                ok_end = False
             if not (ok_start and ok_end and ok_dur):
                 self.skipped.add(clip)
                 continue
-            if duration is None and start is not None and end is not None and end >= start:
+            if duration is None and start is not None and end is not None:
                 duration = end - start
             self.truth[clip] = truth
             self.plan.origins[clip] = (table.name, line, None)   # where a later refusal points

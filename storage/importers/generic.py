@@ -27,10 +27,17 @@ from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, che
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
 from storage.tables import LINE, TABLE_SUFFIXES, read_table
+from storage.validation import bad_values
 from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 
 _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",
             "response_time": "response_time_s"}
+# fields whose value may be any JSON (kept as its text); every other field needs a name, a number or a word
+_MAY_HOLD_JSON = ("raw", "answer", "rationale", "text", "label")
+# the map field a plan column comes from, where their names differ, so a refusal names the user's column
+_FIELD_OF = {"external_id": "stimulus", "ground_truth": "label", "prompt_setting": "prompt", "vision_mode": "vision",
+             "condition": "modality", "start_s": "start", "end_s": "end", "latency_s": "latency",
+             "response_time_s": "response_time", "raw_output": "raw"}
 _AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
 _VIDEO = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
 _IMAGE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
@@ -81,7 +88,9 @@ class GenericImporter:
         # may be of any size
         path = check_regular(path, max_bytes=None)
         log = ProblemLog(options.skip_bad)
-        frame = read_table(path, path.name, log).frame
+        table = read_table(path, path.name, log)
+        frame, nested = table.frame, table.nested
+        del table   # only its frame and the lines of its nested values are used
         check_cancel(options)
         columns = [c for c in frame.columns if c != LINE]
         mapping = dict(options.mapping) if options.mapping else guess_mapping(frame)
@@ -93,6 +102,7 @@ class GenericImporter:
             importer=self.kind, importer_version=self.version, mapping=mapping,
             only_existing_stimuli=bool(options.extra.get("stimuli_exist")))
         kind = table_kind(mapping)
+        frame = _without_nested_names(frame, nested, mapping, path.name, log)
         typed = _typed(frame, mapping, path.name, log, kind)
         check_cancel(options)
         build = {"human_ratings": _human_ratings, "judgments": _judgments, "predictions": _predictions,
@@ -124,6 +134,37 @@ def _check_mapping(file: str, mapping: dict[str, str], columns: list[str]) -> No
     if table_kind(mapping) == "judgments" and "model" not in mapping:
         raise ImportFailed(RowProblem(file, 1, "model", "<not mapped>",
                                       "--map model=COLUMN: judgments belong to a model's output"))
+
+
+def _without_nested_names(frame: pl.DataFrame, nested: dict[str, list[int]], mapping: dict[str, str], file: str,
+                          log: ProblemLog) -> pl.DataFrame:
+    """The table's rows but those holding a list or an object (`Table.nested`: in a JSON or Parquet table)
+    where a mapped field needs a name or a number; each of those is logged with its line. A text field (a raw
+    output, a reason, a transcript) may hold one, as its JSON text."""
+    refused: set[int] = set()
+    for field_name, column in mapping.items():
+        if field_name in _MAY_HOLD_JSON:
+            continue
+        for line in nested.get(column, ())[: log.limit]:
+            found = frame.filter(pl.col(LINE) == line)[column].item()
+            log.add(file, line, column, found, f"a {MAP_FIELDS.get(field_name, field_name)}, not a list or object")
+            refused.add(line)
+    return frame.filter(~pl.col(LINE).is_in(sorted(refused))) if refused else frame
+
+
+def _add(plan: ImportPlan, table: str, frame: pl.DataFrame, mapping: dict[str, str], file: str,
+         log: ProblemLog) -> None:
+    """Add a frame (with each row's `LINE`) to the plan, after logging with its line, by the one value rule
+    every importer's rows meet (`storage.validation.bad_values`), each row holding a value no store may."""
+    bad = bad_values(table, frame)
+    said = {(problem.line, problem.field) for problem in log.problems}
+    for index, column, found, expected in bad:
+        source = mapping.get(_FIELD_OF.get(column, column), column)
+        if (frame[LINE][index], source) not in said:   # a stimulus id is in the results' rows and its own
+            log.add(file, frame[LINE][index], source, found, expected)
+    if bad:
+        frame = frame.with_row_index("_row").filter(~pl.col("_row").is_in(sorted({b[0] for b in bad}))).drop("_row")
+    plan.add(table, frame.drop(LINE))
 
 
 def _report(frame: pl.DataFrame, bad: pl.Expr, column: str, field_name: str, file: str, log: ProblemLog,
@@ -206,14 +247,15 @@ def _duplicates(frame: pl.DataFrame, keys: list[str], file: str, log: ProblemLog
     return frame
 
 
-def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, options: ImportOptions) -> None:
+def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], file: str, log: ProblemLog) -> None:
     # kind and the other fields stay empty: a results table does not say what its stimuli are
     exprs = [pl.col("stimulus").alias("external_id")]
     if "label" in typed.columns:
         exprs.append(pl.col("label").alias("ground_truth"))
     if "split" in typed.columns:
         exprs.append(pl.col("split"))
-    plan.add("stimuli", typed.select(exprs).unique(subset=["external_id"], keep="first", maintain_order=True))
+    _add(plan, "stimuli", typed.select(pl.col(LINE), *exprs).unique(subset=["external_id"], keep="first",
+                                                                     maintain_order=True), mapping, file, log)
 
 
 def _correct(typed: pl.DataFrame) -> pl.Expr:
@@ -239,12 +281,12 @@ def _predictions(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str],
                         "prediction")
     plan.unique_checked.add("predictions")
     correct = _correct(typed)
-    plan.add("predictions", typed.select(
-        pl.col("stimulus"), pl.col("model"), "modality", "prompt_setting", "vision_mode", "context",
+    _add(plan, "predictions", typed.select(
+        pl.col(LINE), pl.col("stimulus"), pl.col("model"), "modality", "prompt_setting", "vision_mode", "context",
         _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer"), correct.alias("correct"),
         (pl.col("latency_s") if "latency_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("latency_s"),
-    ))
-    _stimuli_for(plan, typed, options)
+    ), mapping, file, log)
+    _stimuli_for(plan, typed, mapping, file, log)
 
 
 def _judgments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
@@ -256,17 +298,17 @@ def _judgments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], o
     typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode", "judge",
                                 "criterion"], file, log, "judgment")
     scale = options.extra.get("scale_max")
-    plan.add("judgments", typed.select(
-        "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "judge", "criterion",
+    _add(plan, "judgments", typed.select(
+        LINE, "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "judge", "criterion",
         (pl.col("score") if "score" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("score"),
         pl.lit(float(scale) if scale is not None else None, dtype=pl.Float64).alias("scale_max"),
-        _col(typed, "rationale").alias("rationale")))
+        _col(typed, "rationale").alias("rationale")), mapping, file, log)
     if {"answer", "raw"} & mapping.keys():
-        plan.add("predictions", typed.unique(subset=["stimulus", "model", "modality", "prompt_setting",
-                                                     "vision_mode"], keep="first", maintain_order=True).select(
-            "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context",
-            _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer")))
-    _stimuli_for(plan, typed, options)
+        _add(plan, "predictions", typed.unique(subset=["stimulus", "model", "modality", "prompt_setting",
+                                                       "vision_mode"], keep="first", maintain_order=True).select(
+            LINE, "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context",
+            _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer")), mapping, file, log)
+    _stimuli_for(plan, typed, mapping, file, log)
 
 
 def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
@@ -277,11 +319,11 @@ def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str
     typed = typed.with_columns(condition.alias("condition"))
     typed = _duplicates(typed, ["stimulus", "rater", "condition"], file, log, "rating")
     correct = _correct(typed)
-    plan.add("human_ratings", typed.select(
-        "stimulus", "rater", "condition", _col(typed, "answer").alias("answer"), correct.alias("correct"),
+    _add(plan, "human_ratings", typed.select(
+        LINE, "stimulus", "rater", "condition", _col(typed, "answer").alias("answer"), correct.alias("correct"),
         (pl.col("response_time_s") if "response_time_s" in typed.columns
-         else pl.lit(None, dtype=pl.Float64)).alias("response_time_s")))
-    _stimuli_for(plan, typed, options)
+         else pl.lit(None, dtype=pl.Float64)).alias("response_time_s")), mapping, file, log)
+    _stimuli_for(plan, typed, mapping, file, log)
 
 
 def _with_ids(typed: pl.DataFrame) -> pl.DataFrame:
@@ -295,23 +337,23 @@ def _stimuli(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], opt
     typed = _with_ids(typed)
     typed = _report(typed, pl.col("stimulus").is_null(), "stimulus", "stimulus", file, log, "a stimulus id")
     typed = _duplicates(typed, ["stimulus"], file, log, "stimulus")
-    plan.add("stimuli", typed.select(
-        pl.col("stimulus").alias("external_id"),
+    _add(plan, "stimuli", typed.select(
+        LINE, pl.col("stimulus").alias("external_id"),
         _col(typed, "label").alias("ground_truth"), _col(typed, "split").alias("split"),
-        _col(typed, "text").alias("text")))
+        _col(typed, "text").alias("text")), mapping, file, log)
 
 
 def _segments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
               file: str, log: ProblemLog) -> None:
     typed = _with_ids(typed)
     typed = _report(typed, pl.col("stimulus").is_null(), "stimulus", "stimulus", file, log, "a stimulus id")
-    plan.add("segments", typed.select(
-        "stimulus", (pl.int_range(pl.len()).over("stimulus")).cast(pl.Int32).alias("ord"),
+    _add(plan, "segments", typed.select(
+        LINE, "stimulus", (pl.int_range(pl.len()).over("stimulus")).cast(pl.Int32).alias("ord"),
         _col(typed, "speaker").alias("speaker"),
         (pl.col("start_s") if "start_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("start_s"),
         (pl.col("end_s") if "end_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("end_s"),
-        _col(typed, "text").alias("text")))
-    _stimuli_for(plan, typed, options)
+        _col(typed, "text").alias("text")), mapping, file, log)
+    _stimuli_for(plan, typed, mapping, file, log)
 
 
 def media_role(path: str) -> str:

@@ -9,10 +9,11 @@ import threading
 import polars as pl
 import pytest
 
+from app.changes import Change, Topic
 from app.contenders import Contender, contenders_from_stored, contenders_to_stored, lineup_problem
 from app.dashboard import failure_frame, load_frames
 from app.live.race import run_race
-from app.live.service import LiveService
+from app.live.service import ANSWER_TOPICS, LiveService
 from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState
 from fixtures_store import friendbench_like_plan, make_store
 from live_server import Reply, ScriptedServer, unreachable_url
@@ -73,9 +74,12 @@ def test_four_contenders_at_once_each_end_on_their_own_and_are_kept(race_store):
         contenders = [contender("Quick", quick, "quick-1"), contender("Slow", slow, "slow-1"),
                       contender("Refused", refusing, "refused-1"), contender("Cut", cutting, "cut-1")]
         recorder = Recorder()
+        published: list[Change] = []
+        service.channel.subscribe(list(Topic), published.append)
 
         def emit(event: RaceEvent) -> None:
             recorder(event)
+            assert not published   # nothing is announced while models still answer
             # the slow one answers only once every other lane has ended: they cannot have waited for it
             if len({e.lane for e in recorder.ends()} - {1}) == 3:
                 slow_may_answer.set()
@@ -105,6 +109,8 @@ def test_four_contenders_at_once_each_end_on_their_own_and_are_kept(race_store):
                                             ("slow-1", "text", detail.id, STRANGER, "stranger", False)]
     assert cur.execute("SELECT model, status, partial_output FROM live_failure").fetchall() == [
         ("cut-1", "cut_off", FAMILIAR[:24])]
+    # the window hears once, when the race is over, of every answer and failed attempt it stored
+    assert [(c.topics, c.stimulus_ids) for c in published] == [(frozenset(ANSWER_TOPICS), {detail.id})]
     changed = changed_rows(before, store_rows(store))
     assert set(changed) == {"model", "run", "prediction", "live_failure"}
     assert all(not gone for gone, _came in changed.values())

@@ -7,7 +7,9 @@ prompt and the stimulus's media are built once (`LiveService.messages_for`) and 
 contender asked in the same condition. A contender that fails (unreachable, a refused key, cut off, over the
 size limit, a timeout) ends its own lane with a short message and never holds up the others; one cancel stops
 them all. A contender that already has a kept answer for this stimulus and condition is not asked again unless
-the presenter says so (`ask_again`): its kept answer is shown instead.
+the presenter says so (`ask_again`): its kept answer is shown instead. What the race stored is published on the
+change channel once, when every lane has ended, so the window refreshes its table, facets, dashboard and detail
+once rather than once per answer while the other models still stream.
 
 What the stage shows of a race is `app.race_state.RaceState`, fed with these events. Qt-free.
 """
@@ -17,6 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from app.changes import Change, ChangeChannel, Topic
 from app.contenders import Contender
 from app.live.client import DEFAULT_MAX_ANSWER_BYTES, LiveClient, Message
 from app.live.errors import (AnswerTooLarge, EndpointUnreachable, LiveCancelled, LiveError, LiveTimeout,
@@ -120,6 +123,10 @@ def run_race(service: LiveService, detail: StimulusDetail, contenders: Sequence[
             to_ask.append(lane)
     if not to_ask:
         return
+    held: list[Change] = []
+    quiet = ChangeChannel()
+    quiet.subscribe(list(Topic), held.append)
+    racer = LiveService(service.store, quiet)
 
     def ask(lane: int) -> None:
         options = race_options(contenders[lane], timeout_s, max_answer_bytes)
@@ -128,7 +135,7 @@ def run_race(service: LiveService, detail: StimulusDetail, contenders: Sequence[
             if cancel():
                 raise LiveCancelled("")
             emit(RaceEvent(lane, ASKING))
-            result = service.ask(detail, options, cancel, messages=messages,
+            result = racer.ask(detail, options, cancel, messages=messages,
                                  on_delta=lambda piece: emit(RaceEvent(lane, "text", piece)),
                                  on_step=lambda step: emit(RaceEvent(lane, "text", _step_line(step))))
         except LiveCancelled:
@@ -142,9 +149,14 @@ def run_race(service: LiveService, detail: StimulusDetail, contenders: Sequence[
             emit(RaceEvent(lane, ANSWERED, result.text, result.answer, result.correct, result.latency_s,
                            prediction_id=result.prediction_id))
 
-    with ThreadPoolExecutor(max_workers=len(to_ask), thread_name_prefix="race") as pool:
-        for future in [pool.submit(ask, lane) for lane in to_ask]:
-            future.result()
+    try:
+        with ThreadPoolExecutor(max_workers=len(to_ask), thread_name_prefix="race") as pool:
+            for future in [pool.submit(ask, lane) for lane in to_ask]:
+                future.result()
+    finally:
+        if held:
+            service.channel.publish(set().union(*(c.topics for c in held)), dataset_id=detail.dataset_id,
+                                    stimulus_ids=set().union(*(c.stimulus_ids for c in held)), source="live")
 
 
 def _step_line(step: NcpStep) -> str:

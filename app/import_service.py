@@ -49,7 +49,8 @@ def run_import(store: Store, kind: str, path: Path, options: ImportOptions,
     progress(0.0, f"reading {Path(path).name}")
     plan = plan_import(kind, path, options, store)
     summary = write_plan(store, plan, progress=lambda f, m: progress(0.3 + 0.6 * f, m),
-                         should_cancel=options.should_cancel, replace_stimuli=options.replace_stimuli)
+                         should_cancel=options.should_cancel, replace_stimuli=options.replace_stimuli,
+                         values_checked=True)
     _after_import(store, summary)
     if changes is not None:
         changes.publish([Topic.DATASETS], dataset_id=summary.dataset_id, source="import")

@@ -118,7 +118,8 @@ class _Reader:
         self.names: list[str] = []
 
     def register(self, name: str, frame: pl.DataFrame) -> str:
-        self.cur.register(name, frame.to_arrow())
+        # as string views: DuckDB reads polars' own buffers instead of a copy of every text column
+        self.cur.register(name, frame.to_arrow(compat_level=pl.CompatLevel.newest()))
         self.names.append(name)
         return name
 
@@ -136,27 +137,30 @@ def plan_effect(cur: duckdb.DuckDBPyConnection, plan: ImportPlan) -> PlanEffect:
     stimuli = plan.frame("stimuli")
     named = _named_stimuli(plan)
     if not found:
-        return PlanEffect(False, new_stimuli=len(named), new_ids=sorted(named)[:SHOWN_CHANGES],
+        return PlanEffect(False, new_stimuli=named.len(), new_ids=named.sort().head(SHOWN_CHANGES).to_list(),
                           results_added={t: plan.frame(t).height for t in _RESULTS if plan.frame(t).height})
     dataset_id = int(found[0][0])
     reader = _Reader(cur)
     try:
-        reader.register("eff_named", pl.Series("external_id", sorted(named), dtype=pl.String).to_frame())
-        stored_ids = {row[0] for row in cur.execute(
-            "SELECT s.external_id FROM stimulus s JOIN eff_named n ON n.external_id = s.external_id"
-            " WHERE s.dataset_id = ?", [dataset_id]).fetchall()}
-        effect = PlanEffect(True, new_stimuli=len(named - stored_ids), existing_stimuli=len(stored_ids),
-                            new_ids=sorted(named - stored_ids)[:SHOWN_CHANGES])
-        if stimuli.height and stored_ids:
+        # counted and listed in the database: a plan may name millions of stimuli
+        reader.register("eff_named", named.to_frame())
+        new = ("FROM eff_named n ANTI JOIN (SELECT external_id FROM stimulus WHERE dataset_id = ?) s"
+               " ON s.external_id = n.external_id")
+        new_stimuli = int(cur.execute(f"SELECT count(*) {new}", [dataset_id]).fetchone()[0])
+        new_ids = [row[0] for row in cur.execute(f"SELECT n.external_id {new} ORDER BY 1 LIMIT ?",
+                                                 [dataset_id, SHOWN_CHANGES]).fetchall()]
+        stored = named.len() - new_stimuli
+        effect = PlanEffect(True, new_stimuli=new_stimuli, existing_stimuli=stored, new_ids=new_ids)
+        if stimuli.height and stored:
             reader.register("eff_stimuli", stimuli)
             effect.changes += _field_changes(cur, dataset_id)
         for table, (sql_table, columns) in CHILD_TABLES.items():
-            if plan.frame(table).height and stored_ids:
+            if plan.frame(table).height and stored:
                 reader.register(f"eff_{table}", plan.frame(table))
                 effect.changes += _set_changes(cur, dataset_id, f"eff_{table}", sql_table, columns, table)
         reference = plan.frame("trace_steps")
         reference = reference.filter(pl.col("model").is_null()) if reference.height else reference
-        if reference.height and stored_ids:
+        if reference.height and stored:
             reader.register("eff_reference", reference)
             effect.changes += _set_changes(cur, dataset_id, "eff_reference", "trace_step",
                                            ("step_index", "action", "args", "kwargs"), "reference trace",
@@ -178,14 +182,15 @@ def _placed(change: StimulusChange, plan: ImportPlan) -> StimulusChange:
     return StimulusChange(change.stimulus, change.field, change.stored, change.incoming, origin)
 
 
-def _named_stimuli(plan: ImportPlan) -> set[str]:
-    ids = set(plan.frame("stimuli")["external_id"].drop_nulls().to_list())
+def _named_stimuli(plan: ImportPlan) -> pl.Series:
+    """Every stimulus id the plan names (describes or refers to), once each, as the column `external_id`."""
+    ids = [plan.frame("stimuli")["external_id"].unique()]
     for table in ("media", "segments", "predictions", "judgments", "human_ratings", "annotations",
                   "trace_steps", "goal_atoms"):
         frame = plan.frame(table)
         if frame.height:
-            ids.update(frame["stimulus"].drop_nulls().unique().to_list())
-    return ids
+            ids.append(frame["stimulus"].unique())
+    return pl.concat(ids).drop_nulls().unique().rename("external_id")
 
 
 def _field_changes(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[StimulusChange]:
@@ -258,11 +263,12 @@ def read_known_stimuli(cur: duckdb.DuckDBPyConnection, plan: ImportPlan) -> str 
     if not found:
         return None
     stimuli = plan.frame("stimuli")
-    described = set(stimuli.filter(pl.col("kind").is_not_null())["external_id"].to_list()) if stimuli.height else set()
-    named = sorted(_named_stimuli(plan) - described)
+    named = _named_stimuli(plan)
+    if stimuli.height:
+        named = named.filter(~named.is_in(stimuli.filter(pl.col("kind").is_not_null())["external_id"]))
     reader = _Reader(cur)
     try:
-        reader.register("known_named", pl.Series("external_id", named, dtype=pl.String).to_frame())
+        reader.register("known_named", named.sort().to_frame())
         plan.known_stimuli = cur.sql(
             "SELECT s.external_id, s.kind, s.ground_truth, CAST(s.meta AS VARCHAR) AS meta FROM stimulus s"
             " JOIN known_named n ON n.external_id = s.external_id WHERE s.dataset_id = ?",

@@ -82,7 +82,8 @@ class _Writer:
         self.progress(fraction, message)
 
     def register(self, name: str, frame: pl.DataFrame) -> None:
-        self.cur.register(name, frame.to_arrow())
+        # as string views: DuckDB reads polars' own buffers instead of a copy of every text column
+        self.cur.register(name, frame.to_arrow(compat_level=pl.CompatLevel.newest()))
         self._registered.append(name)
 
     def release(self) -> None:
@@ -271,38 +272,54 @@ class _Writer:
     def predictions(self, effect: PlanEffect) -> None:
         frame = self.plan.frame("predictions")
         if frame.height:
-            self.register("f_predictions", frame)
-            self.cur.execute(
-                "CREATE OR REPLACE TEMP TABLE pred_in AS SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer,"
-                f" f.correct, f.latency_s, f.meta FROM f_predictions f {self._RUN_JOIN}")
-            if "predictions" not in self.plan.unique_checked:
-                self.refuse_duplicates("pred_in", "predictions", {"run_id": "model and condition",
-                                                                  "stimulus_id": "stimulus"})
-            existing = self.scalar("SELECT count(*) FROM prediction WHERE run_id IN"
-                                   " (SELECT DISTINCT run_id FROM pred_in)")
-        if frame.height and not existing:
-            self.cur.execute("INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s,"
-                             " meta) SELECT * FROM pred_in")
+            self._answers(frame, effect)
+        self._answerless_predictions()
+
+    def _answers(self, frame: pl.DataFrame, effect: PlanEffect) -> None:
+        self.register("f_predictions", frame)
+        incoming = ("SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
+                    f" FROM f_predictions f {self._RUN_JOIN}")
+        columns = "prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
+        # the plan's runs are few: whether any of them already has answers is asked of them alone
+        self.register("f_prediction_runs", frame.select(RUN_COLS).unique())
+        existing = self.scalar(
+            "SELECT count(*) FROM prediction WHERE run_id IN (SELECT r.run_id FROM f_prediction_runs f"
+            " JOIN run_map r ON r.model = f.model AND r.modality = coalesce(f.modality, '') AND"
+            " r.prompt_setting = coalesce(f.prompt_setting, '') AND r.vision_mode = coalesce(f.vision_mode, '')"
+            " AND r.context = coalesce(f.context, ''))")
+        unique = "predictions" in self.plan.unique_checked
+        if not existing and unique:
+            # new runs whose keys the reader proved unique: one pass from the plan into the table
+            self.cur.execute(f"INSERT INTO {columns} {incoming}")
             self.written["predictions"] = frame.height
-        elif frame.height:
-            # a stored answer of the same model, condition and stimulus is replaced only where it differs
-            self.cur.execute(
-                "UPDATE prediction SET raw_output=p.raw_output, answer=p.answer, correct=p.correct,"
-                " latency_s=p.latency_s, meta=p.meta FROM pred_in p"
-                " WHERE prediction.run_id=p.run_id AND prediction.stimulus_id=p.stimulus_id"
-                " AND prediction.run_id IN (SELECT DISTINCT run_id FROM pred_in)"
-                " AND (prediction.raw_output, prediction.answer, prediction.correct, prediction.latency_s,"
-                " CAST(prediction.meta AS VARCHAR)) IS DISTINCT FROM (p.raw_output, p.answer, p.correct,"
-                " p.latency_s, CAST(p.meta AS VARCHAR))")
-            self.cur.execute(
-                "INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
-                " SELECT p.* FROM pred_in p ANTI JOIN (SELECT run_id, stimulus_id FROM prediction"
-                " WHERE run_id IN (SELECT DISTINCT run_id FROM pred_in)) e"
-                " ON e.run_id = p.run_id AND e.stimulus_id = p.stimulus_id")
-            written = effect.results_added.get("predictions", 0) + effect.results_replaced.get("predictions", 0)
-            if written:
-                self.written["predictions"] = written
-        # judgments and traces may arrive without an answer: they still hang off a prediction
+            return
+        self.cur.execute(f"CREATE OR REPLACE TEMP TABLE pred_in AS {incoming}")
+        if not unique:
+            self.refuse_duplicates("pred_in", "predictions", {"run_id": "model and condition",
+                                                              "stimulus_id": "stimulus"})
+        if not existing:
+            self.cur.execute(f"INSERT INTO {columns} SELECT * FROM pred_in")
+            self.written["predictions"] = frame.height
+            return
+        # a stored answer of the same model, condition and stimulus is replaced only where it differs
+        self.cur.execute(
+            "UPDATE prediction SET raw_output=p.raw_output, answer=p.answer, correct=p.correct,"
+            " latency_s=p.latency_s, meta=p.meta FROM pred_in p"
+            " WHERE prediction.run_id=p.run_id AND prediction.stimulus_id=p.stimulus_id"
+            " AND prediction.run_id IN (SELECT DISTINCT run_id FROM pred_in)"
+            " AND (prediction.raw_output, prediction.answer, prediction.correct, prediction.latency_s,"
+            " CAST(prediction.meta AS VARCHAR)) IS DISTINCT FROM (p.raw_output, p.answer, p.correct,"
+            " p.latency_s, CAST(p.meta AS VARCHAR))")
+        self.cur.execute(
+            f"INSERT INTO {columns} SELECT p.* FROM pred_in p ANTI JOIN (SELECT run_id, stimulus_id FROM"
+            " prediction WHERE run_id IN (SELECT DISTINCT run_id FROM pred_in)) e"
+            " ON e.run_id = p.run_id AND e.stimulus_id = p.stimulus_id")
+        written = effect.results_added.get("predictions", 0) + effect.results_replaced.get("predictions", 0)
+        if written:
+            self.written["predictions"] = written
+
+    def _answerless_predictions(self) -> None:
+        """Judgments and traces may arrive without an answer: they still hang off a prediction."""
         for table in ("judgments", "trace_steps"):
             other = self.plan.frame(table)
             other = other.filter(pl.col("model").is_not_null()) if other.height else other
@@ -406,7 +423,8 @@ class _Writer:
 
 def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = None,
                should_cancel: ShouldCancel | None = None, datasetless: bool = False,
-               skip_bad: bool = False, replace_stimuli: bool = False) -> ImportSummary:
+               skip_bad: bool = False, replace_stimuli: bool = False, values_checked: bool = False
+               ) -> ImportSummary:
     """Write `plan` in one transaction. Raises `ImportFailed` or `ImportCancelled`; the store is then unchanged.
 
     Only what the plan adds is written: stimuli it names that are already stored keep every value it does not
@@ -415,10 +433,12 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
     are, ids included (see `storage.importers.effect`).
 
     Every plan's values are checked first (`storage.validation.check_values`): impossible ones fail the write,
-    or with `skip_bad` their rows are left out and listed. `datasetless` writes only the plan's label sets
-    and labels (they belong to no dataset).
+    or with `skip_bad` their rows are left out and listed; `values_checked` says the caller has just done so
+    (`app.import_service.plan_import` does, so that a dry run refuses alike), sparing a second pass over
+    millions of rows. `datasetless` writes only the plan's label sets and labels (they belong to no dataset).
     """
-    check_values(plan, skip_bad, datasetless=datasetless)
+    if not values_checked:
+        check_values(plan, skip_bad, datasetless=datasetless)
     validate(plan)
     progress = progress or (lambda _f, _m: None)
     should_cancel = should_cancel or (lambda: False)

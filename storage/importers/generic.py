@@ -104,6 +104,7 @@ class GenericImporter:
         kind = table_kind(mapping)
         frame = _without_nested_names(frame, nested, mapping, path.name, log)
         typed = _typed(frame, mapping, path.name, log, kind)
+        del frame   # the text as read is no longer needed: the plan is built from the typed columns alone
         check_cancel(options)
         build = {"human_ratings": _human_ratings, "judgments": _judgments, "predictions": _predictions,
                  "segments": _segments, "stimuli": _stimuli}[kind]

@@ -388,3 +388,13 @@ def test_the_generic_value_check_names_the_line(db, tmp_path, capsys):
     line = _refused_by_command(db, capsys, ["import", "generic", str(path), "--dataset", "names", "--map",
                                             "stimulus=clip", "--map", "model=system", "--map", "answer=answer"])
     assert "answers.csv:4: field 'system' found 'm\\x01'; expected text without control characters" in line, line
+
+
+def test_a_list_where_a_parquet_annotation_table_needs_a_label_is_refused(db, tmp_path, capsys):
+    """Parquet keeps a list column's kind; the label is refused rather than stored as the list's JSON text."""
+    path = tmp_path / "labels.parquet"
+    pl.DataFrame({"stimulus": [STIMULUS] * 2, "annotator": ["ana"] * 2, "label_set": ["s"] * 2,
+                  "label": [["laugh"], ["sigh"]], "start_s": [1.0, 2.0], "end_s": [1.5, 2.5]}).write_parquet(path)
+    line = _refused_by_command(db, capsys, ["annotations", "import", "parquet", str(path), "--dataset", "fb"])
+    assert "labels.parquet:1: field 'label' found '[\"laugh\"]'; expected text, or a number for a time; not a" \
+           " list or an object" in line, line

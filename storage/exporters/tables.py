@@ -53,6 +53,13 @@ def _rows(table: Table) -> Reading:
     if missing:
         raise ImportFailed(RowProblem(name, None, missing[0], f"columns {', '.join(table.columns)}",
                                       f"the columns {', '.join(ROW_FIELDS)}"))
+    # a list or an object (a Parquet list column) where a field needs text or a time is refused, not its JSON text
+    nested = sorted((lines[0], c) for c, lines in table.nested.items() if c in ROW_FIELDS and c != "meta")
+    if nested:
+        line, column = nested[0]
+        text = table.frame.filter(pl.col(LINE) == line)[column].item()
+        raise ImportFailed(RowProblem(name, line, column, repr(text), "text, or a number for a time; not a list"
+                                      " or an object"))
     frame = table.frame.select(LINE, *[(pl.col(c) if c in table.columns else pl.lit(None, pl.String)).alias(c)
                                        for c in ROW_FIELDS]).with_columns(pl.col("start_s", "end_s").str.strip_chars())
     # the times converted at once, as the importers convert a number column (blank is none); the first text

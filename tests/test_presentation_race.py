@@ -189,3 +189,30 @@ def test_contenders_are_named_on_stage_and_kept_by_the_name_of_their_key(qtbot, 
     assert "sk-never" not in open(win.settings.fileName(), encoding="utf-8").read()
     show.at_once.click()
     assert win.settings_store.load().race_verdicts_at_once and show.at_once.text() == "Verdicts: at once"
+
+
+def test_the_clip_plays_on_while_a_race_stores_its_answers(qtbot, dyad_store, window_for, monkeypatch):
+    win = window_for(dyad_store)
+    qtbot.waitUntil(lambda: win.table_model.rowCount() == 1, timeout=10000)
+    click_row(qtbot, win, 0)
+    player = win.media_page.player
+    qtbot.waitUntil(lambda: win.compare.detail is not None and not win.media_page.busy(), timeout=30000)
+    with ScriptedServer([Reply(text=FAMILIAR, chunk_size=6, chunk_delay_s=0.01)], lifetime_s=60) as quick:
+        win.settings_store.update(contenders=(Contender("Quick", quick.base_url, "quick-1", "text", ""),))
+        press(qtbot, "F5")
+        show = win.compare.presentation
+        qtbot.waitUntil(show.isFullScreen, timeout=5000)
+        become_active(qtbot, show)
+        press(qtbot, "Space")
+        qtbot.waitUntil(lambda: player.clock.position > 0.3, timeout=10000)
+        press(qtbot, "R")
+        at_race = player.clock.position
+        qtbot.waitUntil(lambda: not show.race_running(), timeout=20000)
+        # the window reads the stimulus again for the stored answer; the clip is not reloaded under the room
+        # (which would stop it at its start): it plays on, or has played to its end
+        qtbot.waitUntil(lambda: any(p.model == "quick-1" for p in win.compare.detail.predictions), timeout=10000)
+        assert player.clock.position > at_race
+        assert player.clock.playing or player.clock.position >= player.clock.duration - 0.05
+        assert show.race_view.column_text(0)["answer"] == "familiar ?"
+        press(qtbot, "Escape")
+    qtbot.waitUntil(lambda: win.compare.presentation is None, timeout=5000)

@@ -68,6 +68,11 @@ class MediaStimulusPage(QWidget):
         self.annotation.playRangeRequested.connect(self.play_range)
 
     def set_detail(self, detail: StimulusDetail | None) -> None:
+        # the same stimulus read again after a new answer was stored (a live model, a race on stage) keeps
+        # its clip as it is, playing or not
+        same_clip = (detail is not None and self.detail is not None and detail.id == self.detail.id
+                     and (detail.media, detail.segments, detail.text) == (self.detail.media, self.detail.segments,
+                                                                          self.detail.text))
         self.detail = detail
         if detail is None:
             self.player.set_stimulus([], [], "audio")
@@ -75,7 +80,8 @@ class MediaStimulusPage(QWidget):
             return
         # a question's text is shown whole above the page (StimulusView's MCQ block), not as a script
         script = None if detail.kind == "echomind_mcq" else detail.text
-        self.player.set_stimulus(detail.media, detail.segments, detail.kind, text=script)
+        if not same_clip:
+            self.player.set_stimulus(detail.media, detail.segments, detail.kind, text=script)
         self.annotation.set_benchmark(detail.benchmark)
         preferred = DEFAULT_LABEL_SETS.get(detail.benchmark)
         if preferred and preferred in [self.annotation.label_set.itemText(i)

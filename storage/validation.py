@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.plan import FRAME_SCHEMAS, ImportPlan, conform
+from storage.importers.plan import FRAME_SCHEMAS, ImportPlan
 
 # Names that identify something (ids, models, judges, labels): no control character may hide in them, or two
 # names that print the same would be different ones, and a NUL cuts the name short in other tools.
@@ -80,17 +80,6 @@ def value_fits(value: Any, dtype: Any) -> bool:
     return True
 
 
-def wrong_kind(record: dict[str, Any], table: str) -> tuple[str, str, str] | None:
-    """(field, found, expected) for the first of `record`'s fields (named as `table`'s columns) whose value
-    is of the wrong kind for its column, or None when all fit."""
-    schema = FRAME_SCHEMAS[table]
-    for column, value in record.items():
-        dtype = schema.get(column)
-        if dtype is not None and not value_fits(value, dtype):
-            return column, _shown(value), KIND_OF.get(dtype, str(dtype))
-    return None
-
-
 def _where(plan: ImportPlan, table: str, stimulus: Any) -> tuple[str, int | None, str]:
     """(file, line, what) for a row of `table` about `stimulus`: where that stimulus was read when the reader
     said so, else the source file, with the table and stimulus named."""
@@ -104,11 +93,24 @@ def _where(plan: ImportPlan, table: str, stimulus: Any) -> tuple[str, int | None
 def check_row_types(plan: ImportPlan, table: str, rows: list[dict[str, Any]]) -> None:
     """Refuse rows (as read from JSON and the like) whose values are of the wrong kind for their typed
     column, instead of letting a list become the text "[a, b]" or true become the time 1.0."""
-    schema = FRAME_SCHEMAS[table]
     problems = []
-    for column in sorted(c for c in {k for row in rows for k in row} if c in schema):
+    columns = sorted(c for c in {k for row in rows for k in row} if c in FRAME_SCHEMAS[table])
+    for index, column, value, expected in _wrong_kinds(table, {c: [row.get(c) for row in rows] for c in columns}):
+        row = rows[index]
+        file, line, about = _where(plan, table, row.get("stimulus", row.get("external_id")))
+        problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about}, row {index + 1})", expected))
+        if len(problems) >= 50:
+            raise ImportFailed(problems)
+    if problems:
+        raise ImportFailed(problems)
+
+
+def _wrong_kinds(table: str, columns: dict[str, list[Any]]) -> Iterator[tuple[int, str, Any, str]]:
+    """(row index, column, value, expected kind) for each value of the wrong kind for its typed column,
+    column by column (`columns` holds each column's values in row order)."""
+    schema = FRAME_SCHEMAS[table]
+    for column, values in columns.items():
         dtype = schema[column]
-        values = [row.get(column) for row in rows]
         # the kinds present first (fast); only a column holding a suspect value is looked at value by value
         kinds = set(map(type, values))
         if kinds <= set(_PLAIN_KINDS.get(dtype, ())):
@@ -119,14 +121,7 @@ def check_row_types(plan: ImportPlan, table: str, rows: list[dict[str, Any]]) ->
                 continue
         for index, value in enumerate(values):
             if not value_fits(value, dtype):
-                row = rows[index]
-                file, line, about = _where(plan, table, row.get("stimulus", row.get("external_id")))
-                problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about}, row {index + 1})",
-                                           KIND_OF.get(dtype, str(dtype))))
-                if len(problems) >= 50:
-                    raise ImportFailed(problems)
-    if problems:
-        raise ImportFailed(problems)
+                yield index, column, value, KIND_OF.get(dtype, str(dtype))
 
 
 def _shown(value: Any) -> str:
@@ -215,18 +210,19 @@ def label_problems(rows: Sequence[Mapping[str, Any]], *,
     Sorted by row; the rule the release importers hold their annotations to, for every other road labels
     take into the store. With `before_zero`, a finite time below 0 is left to the caller, which places labels
     on a stimulus and may cut them to it (the store's write refuses one still)."""
+    schema = FRAME_SCHEMAS["annotations"]
+    columns = {c: [row.get(c) for row in rows] for c in schema}
     problems: list[tuple[int, str, str, str]] = []
-    fit: list[int] = []
-    columns = FRAME_SCHEMAS["annotations"]
-    for index, row in enumerate(rows):
-        wrong = wrong_kind({k: row.get(k) for k in columns}, "annotations")
-        if wrong:
-            problems.append((index, *wrong))
-        else:
-            fit.append(index)
-    frame = conform("annotations", [{k: rows[i].get(k) for k in columns} for i in fit])
+    wrong: set[int] = set()
+    for index, column, value, expected in _wrong_kinds("annotations", columns):
+        if index not in wrong:   # one wrong value is enough to refuse a row
+            wrong.add(index)
+            problems.append((index, column, _shown(value), expected))
+    fit = [i for i in range(len(rows)) if i not in wrong]
+    frame = pl.DataFrame({c: pl.Series(c, [values[i] for i in fit] if wrong else values, dtype=schema[c], strict=False)
+                          for c, values in columns.items()})
     for index, column, value, expected in bad_values("annotations", frame):
         if before_zero and column in INTERVALS["annotations"] and math.isfinite(value) and value < 0:
             continue
-        problems.append((fit[index], column, _shown(value) if column in columns else str(value), expected))
+        problems.append((fit[index], column, _shown(value) if column in schema else str(value), expected))
     return sorted(problems, key=lambda p: p[0])

@@ -277,12 +277,25 @@ def _records_table(name: str, records: list[tuple[int, dict[str, Any]]]) -> Tabl
     return Table(name, pl.DataFrame(data, schema={LINE: pl.Int64, **{c: pl.String for c in columns}}), nested)
 
 
+def _parquet_damage(path: Path) -> str:
+    """What is wrong with a Parquet file polars cannot read, as its writer would say it: every Parquet file
+    ends with the mark PAR1, so one without it was cut short (or is no Parquet file); one with it is damaged
+    inside."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(max(path.stat().st_size - 4, 0))
+            whole = fh.read() == b"PAR1"
+    except OSError:
+        whole = False
+    return ("Parquet data that cannot be read: the file is damaged inside" if whole else
+            "a file cut short, or not Parquet: it does not end with the mark every Parquet file ends with")
+
+
 def _read_parquet(path: Path, name: str, n_rows: int | None) -> Table:
     try:
         frame = pl.read_parquet(path, n_rows=n_rows)
-    except Exception as exc:  # polars raises several unrelated types for damaged files
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ImportFailed(RowProblem(name, None, None, f"<unreadable Parquet: {first}>", "a Parquet file")) from None
+    except Exception:  # polars raises several unrelated types, in its own words, for damaged files
+        raise ImportFailed(RowProblem(name, None, None, f"<{_parquet_damage(path)}>", "a Parquet file")) from None
     texts = []
     nested: dict[str, list[int]] = {}
     for column, dtype in frame.schema.items():

@@ -398,3 +398,16 @@ def test_a_list_where_a_parquet_annotation_table_needs_a_label_is_refused(db, tm
     line = _refused_by_command(db, capsys, ["annotations", "import", "parquet", str(path), "--dataset", "fb"])
     assert "labels.parquet:1: field 'label' found '[\"laugh\"]'; expected text, or a number for a time; not a" \
            " list or an object" in line, line
+
+
+def test_a_parquet_table_damaged_inside_is_refused_in_the_users_words(db, tmp_path, capsys):
+    """Two bytes of compressed data overwritten: the file still ends as Parquet does, and the refusal says it is
+    damaged inside, not what the decompressor said."""
+    path = tmp_path / "labels.parquet"
+    pl.DataFrame({"stimulus": [STIMULUS], "annotator": ["ana"], "label_set": ["s"], "label": ["laugh"],
+                  "start_s": [1.0], "end_s": [1.5]}).write_parquet(path)
+    raw = path.read_bytes()
+    path.write_bytes(raw[:20] + b"\xff\xff" + raw[22:])
+    line = _refused_by_command(db, capsys, ["annotations", "import", "parquet", str(path), "--dataset", "fb"])
+    assert line == ("thinslice: Import failed, nothing was written: labels.parquet: found <Parquet data that cannot be"
+                    " read: the file is damaged inside>; expected a Parquet file"), line

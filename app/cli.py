@@ -20,15 +20,19 @@
 
 --db names an existing store; add --create to make a new one there. Without --db the default store in the
 data folder is used (and made, with the sample, on first start). Verbs that only read (info, export, check,
-metrics) open the store read-only, so they work while another program holds it for reading. While a
-Thinslice window holds the store, `backup` and `check` are handed to the window (app/store_channel.py).
+metrics, list) open the store read-only, so they work while another program holds it for reading. While a
+Thinslice window holds the store, `backup`, `check`, `info`, `list`, `metrics` and `export` are handed to the
+window, which runs the verb's own code on its store and sends back what it printed (app/store_channel.py).
 """
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, TextIO
 
 import duckdb
 
@@ -78,19 +82,69 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
-def cmd_info(argv: list[str]) -> int:
+def _info_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="thinslice info", description="Print a JSON summary of the store.")
     db_argument(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def cmd_info(argv: list[str]) -> int:
+    return run_reader("info", _info_parser().parse_args(argv), with_sample=True)
+
+
+def info_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Print the store's JSON summary to `out`."""
     from storage.queries import info_summary
-    store = open_store(args.db, create=args.create, read_only=True)
+    summary = info_summary(store.cursor())
+    summary["store"] = str(store.path)
+    out.write(json.dumps(summary, indent=2) + "\n")
+    return 0
+
+
+ReaderRun = Callable[[Store, argparse.Namespace, TextIO, TextIO], int]
+
+
+def reader_runs() -> dict[str, ReaderRun]:
+    """The verbs that only read, each as the code that runs it on an open store: the command line runs it on
+    its own read-only open, and a window holding the store runs it for the command line."""
+    from app.cli_annotations import export_run
+    from app.cli_list import list_run
+    from app.cli_metrics import metrics_run
+    return {"info": info_run, "list": list_run, "metrics": metrics_run, "export": export_run}
+
+
+def run_reader(verb: str, args: argparse.Namespace, *, paths: tuple[str, ...] = (), with_sample: bool = False) -> int:
+    """Run the reader `verb` on the store `args.db` opened read-only (see `open_store`), writing to stdout and
+    stderr. While a Thinslice window holds the store the window runs it and its output is written here; `paths`
+    names the arguments that are files, handed over as absolute paths."""
     try:
-        summary = info_summary(store.cursor())
-        summary["store"] = str(store.path)
-        print(json.dumps(summary, indent=2))
+        store = open_store(args.db, with_sample=with_sample, create=args.create, read_only=True)
+    except StoreLockedError as held:
+        plain = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+        for name in paths:
+            plain[name] = str(Path(plain[name]).expanduser().resolve())
+        answer = _hand_to_window(held, verb, plain)
+        sys.stdout.write(answer.get("out", ""))
+        sys.stderr.write(answer.get("err", ""))
+        return int(answer.get("code", 1))
+    try:
+        return reader_runs()[verb](store, args, sys.stdout, sys.stderr)
     finally:
         store.close()
-    return 0
+
+
+def reader_handlers(store: Store) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
+    """What a window holding `store` does for `thinslice info`, `list`, `metrics` and `export`: the verb's own
+    code on the asking thread's cursor, its output and exit code returned (see `run_reader`)."""
+
+    def handler(run: ReaderRun) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        def answer(args: Mapping[str, Any]) -> dict[str, Any]:
+            out, err = io.StringIO(), io.StringIO()
+            code = run(store, argparse.Namespace(**args), out, err)
+            return {"code": code, "out": out.getvalue(), "err": err.getvalue()}
+        return answer
+
+    return {verb: handler(run) for verb, run in reader_runs().items()}
 
 
 def cmd_sample(argv: list[str]) -> int:
@@ -129,7 +183,7 @@ def cmd_backup(argv: list[str]) -> int:
     return 0
 
 
-def _hand_to_window(held: StoreLockedError, verb: str, args: dict[str, str]) -> dict:
+def _hand_to_window(held: StoreLockedError, verb: str, args: Mapping[str, Any]) -> dict:
     """The answer of the Thinslice window holding the store, which does `verb` itself; the lock error
     again when no window of ours takes requests for it (another program holds it)."""
     from app.store_channel import ask_holder

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TextIO
 
-from app.cli import EXIT_MISSING_STORE, db_argument, open_cli_store
+from app.cli import EXIT_MISSING_STORE, db_argument, open_cli_store, run_reader
 from app.annotation_files import AUTO
 from app.export_service import FILTER_KEYS, export_annotations, import_annotations
 from storage.errors import StoreMissingError, ThinsliceError
 from storage.exporters.registry import exporters
 from storage.exporters.report import TransferReport
+from storage.store import Store
 
 SKIP_HELP = ("leave out what the format cannot hold (listed in the report) instead of refusing; without it,"
              " nothing is written when anything would be lost")  # for export
@@ -35,28 +37,38 @@ def _parser() -> argparse.ArgumentParser:
 def export_main(argv: list[str]) -> int:
     """Run the export command; prints what was written, or the reason why not. Returns the exit code."""
     args = _parser().parse_args(argv)
-    filters = {}
-    for item in args.filter:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            print(f"thinslice export: --filter takes KEY=VALUE, got {item!r}", file=sys.stderr)
-            return 2
-        filters[key.strip()] = value
     try:
-        store = open_cli_store(args.db, read_only=True)
+        _filters(args.filter)
+    except ValueError as exc:
+        print(f"thinslice export: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return run_reader("export", args, paths=("out",))
     except ThinsliceError as exc:
         print(f"thinslice export: {exc}", file=sys.stderr)
         return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1
+
+
+def _filters(items: list[str]) -> dict[str, str]:
+    """The --filter KEY=VALUE items; ValueError names a bad one."""
+    filters = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--filter takes KEY=VALUE, got {item!r}")
+        filters[key.strip()] = value
+    return filters
+
+
+def export_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Export what `args` asks for from `store`; what was written goes to `out`, the reason why not to `err`."""
     try:
         result = export_annotations(store, args.format, args.out, dataset=args.dataset, annotator=args.annotator,
-                                    filters=filters, skip_unrepresentable=args.skip_unrepresentable)
+                                    filters=_filters(args.filter), skip_unrepresentable=args.skip_unrepresentable)
     except ThinsliceError as exc:
-        print(f"thinslice export: {exc}", file=sys.stderr)
+        err.write(f"thinslice export: {exc}\n")
         return 1
-    finally:
-        store.close()
-    print("\n".join(result.report.lines()))
-    print(f"wrote {result.report.written} labels to {result.path}")
+    out.write("\n".join([*result.report.lines(), f"wrote {result.report.written} labels to {result.path}"]) + "\n")
     return 0
 
 

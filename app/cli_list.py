@@ -17,10 +17,12 @@ import argparse
 import os
 import sys
 from dataclasses import replace
+from typing import TextIO
 
-from app.cli import db_argument, open_cli_store
+from app.cli import db_argument, run_reader
 from storage import lookups, queries
 from storage.errors import ThinsliceError
+from storage.store import Store
 
 FILTER_KEYS = ("truth", "text", "modality", "correct", "wrong", "disagree")
 
@@ -63,33 +65,35 @@ def list_main(argv: list[str]) -> int:
     """Print the matching stimuli; a wrong --dataset or --kind names the valid ones. Returns the exit code."""
     args = _parser().parse_args(argv)
     try:
-        base = parse_filters(args.filter)
+        parse_filters(args.filter)
     except ValueError as exc:
         print(f"thinslice list: {exc}", file=sys.stderr)
         return 2
-    store = open_cli_store(args.db, create=args.create, read_only=True)
+    return run_reader("list", args)
+
+
+def list_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Write the stimuli `args` asks for to `out`, a batch at a time; 1 with one line on `err` for a dataset
+    or kind the store lacks."""
+    base = parse_filters(args.filter)
+    cur = store.cursor()
     try:
-        cur = store.cursor()
-        try:
-            chosen = lookups.datasets(cur, args.dataset)
-        except ThinsliceError as exc:
-            print(f"thinslice list: {exc}", file=sys.stderr)
+        chosen = lookups.datasets(cur, args.dataset)
+    except ThinsliceError as exc:
+        err.write(f"thinslice list: {exc}\n")
+        return 1
+    if args.kind:
+        kinds = sorted({k for d in chosen for k in queries.dataset_facets(cur, d.id)["kind"]})
+        if args.kind not in kinds:
+            err.write(f"thinslice list: no stimuli of kind {args.kind!r} (kinds here: {', '.join(kinds) or 'none'})\n")
             return 1
-        if args.kind:
-            kinds = sorted({k for d in chosen for k in queries.dataset_facets(cur, d.id)["kind"]})
-            if args.kind not in kinds:
-                print(f"thinslice list: no stimuli of kind {args.kind!r} (kinds here: {', '.join(kinds) or 'none'})",
-                      file=sys.stderr)
-                return 1
-        try:
-            for dataset in chosen:
-                f = replace(base, dataset_id=dataset.id, kind=args.kind)
-                tail = f"\t{dataset.name}\n"
-                for rows in queries.stimulus_listing(cur, f):
-                    sys.stdout.write("".join(f"{external_id}\t{kind}{tail}" for external_id, kind in rows))
-            sys.stdout.flush()
-        except BrokenPipeError:   # the reader (head, less) has all it wanted
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so the interpreter's last flush is silent)
-    finally:
-        store.close()
+    try:
+        for dataset in chosen:
+            f = replace(base, dataset_id=dataset.id, kind=args.kind)
+            tail = f"\t{dataset.name}\n"
+            for rows in queries.stimulus_listing(cur, f):
+                out.write("".join(f"{external_id}\t{kind}{tail}" for external_id, kind in rows))
+        out.flush()
+    except BrokenPipeError:   # the reader (head, less) has all it wanted
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (so the interpreter's last flush is silent)
     return 0

@@ -12,13 +12,14 @@ import math
 import os
 import sys
 from importlib import metadata
-from typing import Any
+from typing import Any, TextIO
 
 from app.beliefs.stories import engine_agreement
-from app.cli import db_argument, open_cli_store
+from app.cli import db_argument, run_reader
 from app.dashboard import CORRECTION_NAMES, dashboard_json
 from app.metrics import CORRECTIONS
 from storage.lookups import DatasetNotFound
+from storage.store import Store
 
 _HIDDEN_COLUMNS = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "source"}
 
@@ -72,26 +73,27 @@ def metrics_main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    store = open_cli_store(args.db, read_only=True)
+    return run_reader("metrics", args)
+
+
+def metrics_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Write the figures `args` asks for to `out`; 1 with one line on `err` for an unknown dataset."""
     try:
-        try:
-            result = dashboard_json(store, args.dataset, args.correction)
-            agreement = engine_agreement(store, args.dataset)   # ExploreToM questions the engine answers
-            for dataset in result["datasets"]:
-                if dataset["dataset"] in agreement:
-                    dataset["engine_answers"] = agreement[dataset["dataset"]]
-        except DatasetNotFound as exc:
-            print(f"thinslice metrics: {exc}", file=sys.stderr)
-            return 1
-    finally:
-        store.close()
+        result = dashboard_json(store, args.dataset, args.correction)
+        agreement = engine_agreement(store, args.dataset)   # ExploreToM questions the engine answers
+        for dataset in result["datasets"]:
+            if dataset["dataset"] in agreement:
+                dataset["engine_answers"] = agreement[dataset["dataset"]]
+    except DatasetNotFound as exc:
+        err.write(f"thinslice metrics: {exc}\n")
+        return 1
     if args.methods:
         text = "\n\n".join(methods_paragraph(d) for d in result["datasets"])
     else:
         text = json.dumps(result, indent=2, ensure_ascii=False) if args.json else format_result(result)
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        out.write(text + "\n")
+        out.flush()
     except BrokenPipeError:  # the reader stopped early (e.g. `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

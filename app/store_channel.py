@@ -6,7 +6,9 @@ enter (mode 0700, checked to be the user's own), and serves each connection only
 the same user (SO_PEERCRED). A request is one JSON line, `{"verb": "backup", "args": {...}}`; the answer
 is one JSON line, `{"ok": true, "result": {...}}` or `{"ok": false, "error": "one line"}`. The window's
 handlers run on the channel's own thread, with their own cursor on the store, so the window keeps working
-while a backup is written.
+while a backup is written or a listing read. The window takes `backup` and `check`
+(app/store_backups.py) and the verbs that only read, `info`, `list`, `metrics` and `export`, each run by
+its own code, whose output and exit code are the result (app/cli.py `reader_handlers`).
 """
 from __future__ import annotations
 
@@ -22,7 +24,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from storage.errors import ThinsliceError
+from app.store_backups import back_up
+from storage.errors import StoreLockedError, ThinsliceError
+from storage.store import Store
 
 Handler = Callable[[Mapping[str, Any]], dict[str, Any]]
 _LINE_LIMIT = 64 * 1024
@@ -67,7 +71,7 @@ def ask_holder(store_path: Path, verb: str, args: Mapping[str, Any], timeout_s: 
             return None   # a socket left by a window that ended without closing it
         sock.sendall(json.dumps({"verb": verb, "args": dict(args)}).encode() + b"\n")
         with sock.makefile("rb") as answer:
-            line = answer.readline(_LINE_LIMIT)
+            line = answer.readline()   # a listing or the figures may be long; the answer is the user's own window's
     if not line:
         raise ChannelRefused(f"The window holding {store_path} closed the request without an answer.")
     reply = json.loads(line)
@@ -141,3 +145,20 @@ class StoreChannel:
         self._server.server_close()
         self._thread.join(timeout=5)
         self.path.unlink(missing_ok=True)
+
+
+def copy_held_store(store_path: Path, out: Path) -> Path:
+    """A consistent, checked copy of the store at `store_path`, which another process holds, written to the
+    new file `out`: read here when the holder only reads it, else written by the Thinslice window that holds
+    it. The holder's `StoreLockedError` when neither can be done (another program writes it)."""
+    try:
+        store = Store.open(store_path, read_only=True, create=False)
+    except StoreLockedError as held:
+        answer = ask_holder(store_path, "backup", {"out": str(Path(out).expanduser().resolve())})
+        if answer is None:
+            raise held from None
+        return Path(answer["backup"])
+    try:
+        return back_up(store, out).path
+    finally:
+        store.close()

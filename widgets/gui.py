@@ -4,18 +4,21 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QProgressBar, QWidget
 
 from app.cli import EXIT_MISSING_STORE, gui_parser, open_cli_store
 from widgets.main_window import MainWindow, screenshot
 from widgets.settings_store import SettingsStore
+from widgets.store_menu import HeldStoreDialog
 from app.sample import import_sample, store_is_empty
 from app.session import Session
 from storage import lookups
-from storage.errors import StoreMissingError, ThinsliceError
+from app.store_channel import copy_held_store
+from storage.errors import StoreLockedError, StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
 
 
@@ -31,20 +34,23 @@ def _application() -> QApplication:
 def run_gui(argv: list[str]) -> int:
     args = gui_parser().parse_args(argv)
     app = _application()
+    scratch = tempfile.TemporaryDirectory(prefix="thinslice-")   # a read-only snapshot lives here while shown
     try:
-        store = open_window_store(args.db, create=args.create)
+        opened = _open_for_window(args, Path(scratch.name))
+        if opened is None:
+            return 1
+        store, note = opened
     except ThinsliceError as exc:
-        print(f"thinslice: {exc}", file=sys.stderr)
-        if not args.screenshot:
-            QMessageBox.critical(None, "Thinslice cannot open the store", str(exc))
-        return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1
+        return _refuse(exc, args, "Thinslice cannot open the store")
     try:
+        if args.dataset and not store_is_empty(store):
+            lookups.datasets(store.cursor(), args.dataset)   # an unknown name is refused naming every dataset
         if args.screenshot:
             return _screenshot(store, args)
         settings = QSettings()
         if args.annotator:
             SettingsStore(settings).update(annotator=args.annotator)
-        window = window_for(store, settings)
+        window = window_for(store, settings, note)
         if not args.no_sample and store_is_empty(store) and not store.read_only:
             _import_sample_in_background(window)
         elif args.dataset:
@@ -58,8 +64,58 @@ def run_gui(argv: list[str]) -> int:
                 window.select_stimulus_id(found[0])
         window.show()
         return app.exec()
+    except ThinsliceError as exc:
+        return _refuse(exc, args, "Thinslice cannot show that")
     finally:
         store.close()
+        scratch.cleanup()
+
+
+def _refuse(exc: ThinsliceError, args, title: str) -> int:
+    """Say why the window cannot start, in one line on stderr (and a dialog unless making a screenshot)."""
+    print(f"thinslice: {exc}", file=sys.stderr)
+    if not args.screenshot:
+        QMessageBox.critical(None, title, str(exc))
+    return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1
+
+
+def _open_for_window(args, scratch: Path) -> tuple[Store, str | None] | None:
+    """The store the window shows and a note on how it was opened; when another process holds it, the user
+    chooses to open it read-only or a copy of it (None: they quit). A screenshot is refused instead."""
+    try:
+        return open_window_store(args.db, create=args.create), None
+    except StoreLockedError as held:
+        if args.screenshot:
+            raise
+        return open_held_store(held, scratch)
+
+
+def open_held_store(held: StoreLockedError, scratch: Path, parent: QWidget | None = None
+                    ) -> tuple[Store, str | None] | None:
+    """Ask what to do with a store another process holds (`HeldStoreDialog`) and open what was chosen: the
+    store read-only (or, while another window writes it, a read-only snapshot of it in `scratch`), or a copy
+    saved where the user says and opened for writing. None when the user quits or gives no name."""
+    dialog = HeldStoreDialog(held, parent)
+    dialog.exec()
+    choice = dialog.choice()
+    if choice == HeldStoreDialog.READ_ONLY:
+        try:
+            return Store.open(held.path, read_only=True, create=False), None
+        except StoreLockedError:   # another Thinslice window writes it: it writes a snapshot to look at
+            snapshot = copy_held_store(held.path, scratch / held.path.name)
+            when = datetime.now().strftime("%H:%M")
+            return (Store.open(snapshot, read_only=True, create=False),
+                    f"A read-only snapshot of {held.path} as of {when}: another window writes the store, "
+                    "so what it writes after that is not shown here, and edits are not saved.")
+    if choice == HeldStoreDialog.COPY:
+        suggested = held.path.with_name(f"{held.path.stem}-copy.duckdb")
+        name, _ = QFileDialog.getSaveFileName(parent, "Save a copy of the store to work on", str(suggested),
+                                              "Thinslice stores (*.duckdb)")
+        if not name:
+            return None
+        copy = copy_held_store(held.path, Path(name))
+        return open_window_store(copy), f"Working on a copy of {held.path}, saved as {copy}."
+    return None
 
 
 def open_window_store(db: Path | None, *, create: bool = False) -> Store:
@@ -71,9 +127,9 @@ def open_window_store(db: Path | None, *, create: bool = False) -> Store:
     return open_cli_store(db, create=create)
 
 
-def window_for(store: Store, settings: QSettings) -> MainWindow:
-    """The main window on `store`: it says so when the store is read-only, and takes `thinslice backup` and
-    `check` from the command line while it holds the store."""
+def window_for(store: Store, settings: QSettings, note: str | None = None) -> MainWindow:
+    """The main window on `store`: it says so when the store is read-only (or what `note` says of how it was
+    opened), and takes the command line's verbs for the store while it holds it (`StoreBackups`)."""
     window = MainWindow(store, Session(), settings)
     try:
         window.store_backups.serve_command_line()
@@ -81,7 +137,9 @@ def window_for(store: Store, settings: QSettings) -> MainWindow:
         window.report_error(exc)
     if store.read_only:
         window.setWindowTitle(f"{window.windowTitle()} (read-only)")
-        window.show_status(f"{store.path} is opened read-only: you cannot write it, so edits are not saved.")
+        window.show_status(note or f"{store.path} is opened read-only: you cannot write it, so edits are not saved.")
+    elif note:
+        window.show_status(note)
     return window
 
 
@@ -110,15 +168,16 @@ def _import_sample_in_background(window: MainWindow) -> None:
 def _screenshot(store: Store, args) -> int:
     if not args.no_sample and store_is_empty(store):
         import_sample(store)
+    if args.dataset:   # checked again once a first run's sample is in
+        lookups.datasets(store.cursor(), args.dataset)
     # a screenshot shows the default layout and leaves the user's remembered layout alone
     scratch = tempfile.TemporaryDirectory()
     settings = QSettings(str(Path(scratch.name) / "screenshot.ini"), QSettings.Format.IniFormat)
     if args.annotator:
         SettingsStore(settings).update(annotator=args.annotator)
     window = MainWindow(store, Session(), settings)
-    if args.dataset and not window.select_dataset(args.dataset):
-        print(f"thinslice: no dataset named {args.dataset!r}", file=sys.stderr)
-        return 1
+    if args.dataset:
+        window.select_dataset(args.dataset)
     stimulus_id = None
     if args.stimulus:
         found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)

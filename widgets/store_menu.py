@@ -5,8 +5,9 @@ A store is opened in a new Thinslice process and this window closes, so the stor
 recent list, which keeps the last `MAX_RECENT` that still exist.
 
 A backup is written on a worker while the window keeps working, checked, and reported in the status bar
-(`app/store_backups.py`); the schedule, if the user set one, is looked at every minute. `thinslice backup`
-and `check`, run while this window holds the store, reach it through `app/store_channel.py`.
+(`app/store_backups.py`); the schedule, if the user set one, is looked at every minute. `thinslice backup`,
+`check`, `info`, `list`, `metrics` and `export`, run while this window holds the store, reach it through
+`app/store_channel.py`.
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QProcess, QSettings, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLineEdit, QMainWindow, QMenu, QPushButton, QSpinBox, QWidget)
+                               QLineEdit, QMainWindow, QMenu, QMessageBox, QPushButton, QSpinBox, QWidget)
 
+from app.cli import reader_handlers
 from app.store_backups import (BackupReport, back_up, backup_due, channel_handlers, default_folder,
                                scheduled_backup)
 from app.store_channel import StoreChannel
+from storage.errors import StoreLockedError
 from storage.store import Store
 from widgets.settings_store import SettingsStore
 from widgets.tasks import TaskRunner
@@ -160,8 +163,10 @@ class StoreBackups(QObject):
             self.backup_if_due()
 
     def serve_command_line(self) -> None:
-        """Take `thinslice backup` and `check` for this store from the command line while the window holds it."""
-        self.channel = StoreChannel(self.store.path, channel_handlers(self.store, self.told.emit))
+        """Take `thinslice backup`, `check`, `info`, `list`, `metrics` and `export` for this store from the
+        command line while the window holds it."""
+        handlers = {**reader_handlers(self.store), **channel_handlers(self.store, self.told.emit)}
+        self.channel = StoreChannel(self.store.path, handlers)
 
     def close(self) -> None:
         """Stop the schedule and the command line's channel (the window is closing)."""
@@ -213,3 +218,31 @@ class ScheduleDialog(QDialog):
     def save(self) -> None:
         self.settings_store.update(backup_every_hours=self.every.value(), backup_keep=self.keep.value(),
                                    backup_folder=self.folder.text().strip())
+
+
+class HeldStoreDialog(QMessageBox):
+    """The store is held by another process: open it read-only (a snapshot when another Thinslice window
+    writes it), open a copy of it to work on, or quit."""
+
+    READ_ONLY, COPY = "read-only", "copy"
+
+    def __init__(self, held: StoreLockedError, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setIcon(QMessageBox.Icon.Information)
+        self.setWindowTitle("The store is open elsewhere")
+        who = held.holder or "another program"
+        self.setText(f"{held.path.name} is open in {who}.")
+        self.setInformativeText(
+            "Only one program at a time can write a store. Open it read-only to look without changing it, or open "
+            "a copy of it to work on; or close it there and start Thinslice again.")
+        self.read_only_button = self.addButton("Open &read-only", QMessageBox.ButtonRole.AcceptRole)
+        self.copy_button = self.addButton("Open a &copy…", QMessageBox.ButtonRole.ActionRole)
+        self.addButton("&Quit", QMessageBox.ButtonRole.RejectRole)
+        self.setDefaultButton(self.read_only_button)
+
+    def choice(self) -> str | None:
+        """READ_ONLY, COPY, or None (quit) for the button pressed."""
+        clicked = self.clickedButton()
+        if clicked is self.read_only_button:
+            return self.READ_ONLY
+        return self.COPY if clicked is self.copy_button else None

@@ -1,9 +1,10 @@
 """A race against several local OpenAI-compatible servers at once (Qt-free, through the service the window uses):
 one quick, one slow, one refusing the key, one cutting its stream. Each lane ends on its own, the same prompt
 goes to every contender, the answers are scored by the benchmark's rule and kept as live runs, and a second race
-on the same stimulus asks again only when told to."""
+on the same stimulus asks again only when told to; an NCP task is acted out by each contender with tools."""
 from __future__ import annotations
 
+import json
 import threading
 
 import polars as pl
@@ -12,11 +13,14 @@ import pytest
 from app.changes import Change, Topic
 from app.contenders import Contender, contenders_from_stored, contenders_to_stored, lineup_problem
 from app.dashboard import failure_frame, load_frames
+from app.import_service import run_import
 from app.live.race import run_race
 from app.live.service import ANSWER_TOPICS, LiveService
 from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, RaceEvent, RaceState
 from fixtures_store import friendbench_like_plan, make_store
-from live_server import Reply, ScriptedServer, unreachable_url
+from live_server import Reply, ScriptedServer, tool_call, unreachable_url
+from storage.importers.common import ImportOptions
+from storage.store import Store
 from store_rows import changed_rows, store_rows
 
 SECRET = "sk-race-test-0123456789abcdef"
@@ -234,3 +238,45 @@ def test_contenders_keep_the_name_of_the_key_variable_and_refuse_a_bad_lineup():
     assert "two contenders ask gpt-x in text" in lineup_problem([*lineup, Contender("G2", "http://h/v1", "gpt-x")])
     assert "base URL must start with http" in lineup_problem([Contender("X", "ftp://h", "m")])
     assert "modality must be one of" in lineup_problem([Contender("X", "http://h/v1", "m", "smell")])
+
+
+NCP_SETUP = [{"action": "location_declaration", "args": ["Anne", "kitchen"], "kwargs": {}},
+             {"action": "location_declaration", "args": ["Beth", "kitchen"], "kwargs": {}},
+             {"action": "location_declaration", "args": ["ball", "kitchen"], "kwargs": {"is_thinking_entity": False}}]
+
+
+def test_an_ncp_task_is_acted_out_by_every_contender_and_each_attempt_is_kept_with_its_trace(tmp_path):
+    root = tmp_path / "ncp"
+    (root / "tasks").mkdir(parents=True)
+    (root / "tasks" / "sally.json").write_text(json.dumps({
+        "task_id": "sally", "goal": ["Beth believes that ball is in the basket"], "false_belief": True,
+        "context": "Anne and Beth are in the kitchen with a ball.", "initial_steps": NCP_SETUP}))
+    store = Store.open(tmp_path / "ncp.duckdb")
+    run_import(store, "ncp", root, ImportOptions(dataset_name="NCP race"))
+    service = LiveService(store)
+    detail = service.detail(store.cursor().execute("SELECT id FROM stimulus WHERE external_id = 'sally'"
+                                                   ).fetchall()[0][0])
+    solving = [Reply(tool_calls=[tool_call("move_object_container", "c1", person="Anne", obj="ball",
+                                           container="basket")]),
+               Reply(tool_calls=[tool_call("leave_room", "c2", person="Beth", room="kitchen")]),
+               Reply(tool_calls=[tool_call("move_object_container", "c3", person="Anne", obj="ball",
+                                           container="box")]),
+               Reply(text="Beth left before the ball went into the box.")]
+    giving_up = [Reply(text="I would rather not move anything.")]
+    try:
+        with ScriptedServer(solving) as solver, ScriptedServer(giving_up) as idle:
+            recorder = Recorder()
+            run_race(service, detail, [contender("Solver", solver, "solver-1"), contender("Idle", idle, "idle-1")],
+                     recorder)
+        assert (recorder.end_of(0).kind, recorder.end_of(0).correct) == (ANSWERED, True)
+        assert (recorder.end_of(1).kind, recorder.end_of(1).correct) == (ANSWERED, False)
+        # each tool call streamed into the solver's column as a line
+        steps = "".join(e.text for e in recorder.events if e.lane == 0 and e.kind == "text")
+        assert steps.count("\n") == 3 and "leave_room" in steps and "— ok" in steps
+        rows = store.cursor().execute(
+            "SELECT m.name, p.correct, count(t.step_index) FROM prediction p JOIN run r ON r.id = p.run_id"
+            " JOIN model m ON m.id = r.model_id LEFT JOIN trace_step t ON t.prediction_id = p.id WHERE r.is_live"
+            " GROUP BY m.name, p.correct ORDER BY m.name").fetchall()
+        assert rows == [("idle-1", False, 0), ("solver-1", True, 3)]
+    finally:
+        store.close()

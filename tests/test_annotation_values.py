@@ -311,6 +311,11 @@ HEADER = "stimulus,annotator,label_set,label,start_s,end_s\n"
      "e.json:1: field 'annotations' found [\"text\"]; expected a list of annotation objects"),
     ("friendbench", "f.csv", 'clip_id,annotator,ranges\nfb_001,ana,"[{""label_set"": ""s"", ""label"": ""x"",'
      ' ""start_s"": 5, ""end_s"": 2}]"\n', "f.csv:2: field 'start_s/end_s' found 5.0..2.0; expected start <= end"),
+    ("friendbench", "f.csv", 'clip_id,annotator,ranges\nfb_001,ana,"[{""label_set"": ""s"", ""label"": ""x"",'
+     ' ""start_s"": 1, ""end_s"": 2, ""meta"": 5}]"\n', "f.csv:2: field 'meta' found <int>; expected a JSON object"),
+    ("echomind", "e.json", json.dumps([{"case_id": STIMULUS, "annotations": [
+        {"label_set": "s", "label": "x", "start_s": 1, "end_s": 2, "meta": [1]}]}]),
+     "e.json:1: field 'meta' found <list>; expected a JSON object"),
 ])
 def test_each_input_once_taken_as_data_is_refused_in_one_line(db, tmp_path, capsys, format_name, name, content,
                                                               said):

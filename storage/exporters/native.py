@@ -24,6 +24,7 @@ from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, 
                                       fields_lost, write_text)
 from storage.exporters.report import Origin, Reading
 from storage.exporters.sniff import has_columns, head, score, table_columns
+from storage.exporters.tables import meta_object
 from storage.tables import read_table
 
 RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role", "meta")
@@ -105,7 +106,8 @@ class FriendBenchExporter:
                 raise ImportFailed(RowProblem(name, line, "ranges", repr(record["ranges"][:60]),
                                               "a JSON list of ranges"))
             for item in ranges:
-                rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS}))
+                rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS if k != "meta"},
+                                      meta=meta_object(item.get("meta"), name, line)))
         reading = Reading(rows)
         reading.report.count_read(name, None, len(rows))
         return reading
@@ -155,7 +157,8 @@ class EchoMindExporter:
                                               "a list of annotation objects"))
             for item in labels:
                 rows.append(blank_row(stimulus=str(case["case_id"]), origin=Origin(name, None, number),
-                                      **{k: item.get(k) for k in ROW_FIELDS if k != "stimulus"}))
+                                      **{k: item.get(k) for k in ROW_FIELDS if k not in ("stimulus", "meta")},
+                                      meta=meta_object(item.get("meta"), name, number)))
         reading = Reading(rows)
         reading.report.count_read(name, None, len(rows))
         return reading

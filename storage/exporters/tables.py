@@ -32,7 +32,9 @@ def frame(rows: Sequence[Row]) -> pl.DataFrame:
                          for r in rows], schema=SCHEMA)
 
 
-def _meta(value: object, name: str, line: int | None) -> dict | None:
+def meta_object(value: object, name: str, line: int | None) -> dict | None:
+    """A label's `meta` as read (a JSON object, or its text in a table), or None when empty; `ImportFailed`
+    naming file and line for anything else (a list, a number, text that is no JSON object)."""
     if value in (None, ""):
         return None
     try:
@@ -75,7 +77,7 @@ def _rows(table: Table) -> Reading:
         line = row.pop(LINE)
         row["origin"] = Origin(name, None, None, line)
         if row["meta"] is not None:
-            row["meta"] = _meta(row["meta"], name, line)
+            row["meta"] = meta_object(row["meta"], name, line)
     reading.report.count_read(name, None, len(reading.rows))
     return reading
 
@@ -144,7 +146,7 @@ class JsonLinesExporter(_Table):
         # expected is refused later, not turned into its text)
         for line, record in read_jsonl(check_regular(path), ProblemLog(skip_bad=False, limit=1), name):
             row = blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, line))
-            row["meta"] = _meta(record.get("meta"), name, line)
+            row["meta"] = meta_object(record.get("meta"), name, line)
             reading.rows.append(row)
         reading.report.count_read(name, None, len(reading.rows))
         return reading

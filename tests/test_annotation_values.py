@@ -289,6 +289,9 @@ HEADER = "stimulus,annotator,label_set,label,start_s,end_s\n"
     ("audacity", "fb_001.txt", "0\tinf\tlaugh\n", "fb_001.txt:1: field 'end_s' found inf; expected a finite time"),
     ("audacity", "fb_001.txt", "1\t2\tsigh\n3\n", "fb_001.txt:2: found '3'; expected start<TAB>end<TAB>label"),
     ("audacity", "fb_001.txt", "1\t2\n", "fb_001.txt:1: found '1\\t2'; expected start<TAB>end<TAB>label"),
+    ("audacity", "fb_001.txt", "0\t1\tlaugh\n\\\tnan\tinf\n", "fb_001.txt:2: field 'frequency range' found"
+                                                                 " '\\\\\\tnan\\tinf'; expected \\<TAB>low<TAB>high in Hz,"
+                                                                 " finite"),
     ("audacity", "fb_001.txt", "0\t1\ta\x01b\n", "fb_001.txt:1: field 'label' found 'a\\x01b'; expected text without"
                                                " control characters"),
     ("csv", "x.csv", HEADER + "fb_001,rel\n", "x.csv:2: found <2 fields>; expected 6 fields as in the header"),

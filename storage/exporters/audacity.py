@@ -17,6 +17,7 @@ value rule every label meets (`storage.validation`).
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,9 +127,9 @@ def read_label_track(path: Path) -> Reading:
         fields = line.split("\t")
         if line.startswith("\\"):
             low, high = (_time(f) for f in (fields + ["", ""])[1:3])
-            if previous is None or low is None or high is None:
+            if previous is None or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
                 raise ImportFailed(RowProblem(path.name, number, "frequency range", repr(line[:60]),
-                                              "\\<TAB>low<TAB>high in Hz after a label line"))
+                                              "\\<TAB>low<TAB>high in Hz, finite, after a label line"))
             if 0 <= high < low:
                 low, high = high, low   # Audacity keeps a range in order
             bounds = {k: v for k, v in (("low_hz", low), ("high_hz", high)) if v >= 0}

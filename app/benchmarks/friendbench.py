@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -155,9 +155,11 @@ def parse_familiarity(text: str | None) -> str | None:
 
 def answer_of(given: str | None, raw: str | None) -> str | None:
     """The verdict of an imported answer: the answer column when the file has one, else the raw output."""
-    if given in (FAMILIAR, STRANGER):
-        return given
-    return parse_familiarity(given) if given is not None else parse_familiarity(raw)
+    return _verdict(given if given is not None else raw)
+
+
+def _verdict(text: str | None) -> str | None:
+    return text if text in (FAMILIAR, STRANGER) else parse_familiarity(text)
 
 
 def is_correct(answer: str | None, truth: str | None, given: bool | None = None) -> bool | None:
@@ -173,32 +175,51 @@ def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, b
     return answer, (is_correct(answer, detail.ground_truth) if answer else None)
 
 
+def _by_distinct(frame: pl.DataFrame, columns: list[str], rule: Callable[..., Any], dtype: pl.DataType) -> pl.Series:
+    """`rule` applied to each row's `columns`, computed once per distinct combination of their values: a
+    million answers that say "familiar" or "stranger" cost two calls, and every row gets what the one rule
+    says for it."""
+    keys = frame.select(columns)
+    distinct = keys.unique()
+    values = pl.Series("_value", [rule(*row) for row in distinct.iter_rows()], dtype=dtype)
+    return keys.join(distinct.with_columns(values), on=columns, how="left", nulls_equal=True,
+                     maintain_order="left")["_value"]
+
+
+def _marked_unparsed(meta_text: str | None) -> str:
+    meta = json.loads(meta_text) if meta_text else {}
+    meta["unparsed"] = True
+    return dumps(meta)
+
+
 def interpret(plan: ImportPlan, log: ProblemLog) -> None:
-    """Read each prediction's verdict from its answer or raw output and score it against the clip's truth."""
+    """Read each prediction's verdict from its answer or raw output and score it against the clip's truth.
+
+    Column by column: each distinct text is read once by `answer_of`'s rule and each distinct (verdict, truth,
+    flag) scored once by `is_correct`, so a release of millions of answers is read at the speed of its
+    distinct values."""
     predictions = plan.frame("predictions")
     if not predictions.height:
         return
-    truth = dict(plan.frame("stimuli").select("external_id", "ground_truth").drop_nulls().iter_rows())
-    if plan.known_stimuli is not None:   # answers attached to clips already stored
-        for external, stored in plan.known_stimuli.select("external_id", "ground_truth").iter_rows():
-            truth.setdefault(external, stored)
-    answers, correct, metas, unparsed = [], [], [], 0
-    for stimulus, raw, given, flag, meta_text in predictions.select(
-            "stimulus", "raw_output", "answer", "correct", "meta").iter_rows():
-        answer = answer_of(given, raw)
-        if answer is None:
-            unparsed += 1
-            meta = json.loads(meta_text) if meta_text else {}
-            meta["unparsed"] = True
-            meta_text = dumps(meta)
-        answers.append(answer)
-        correct.append(is_correct(answer, truth.get(stimulus), flag))
-        metas.append(meta_text)
+    # a clip named twice: its last truth, as the plan's later row would be written over the first
+    truths = plan.frame("stimuli").select("external_id", "ground_truth").drop_nulls().unique(
+        "external_id", keep="last")
+    if plan.known_stimuli is not None:   # answers attached to clips already stored; the plan's own truth first
+        known = plan.known_stimuli.select("external_id", "ground_truth").drop_nulls()
+        truths = pl.concat([truths, known.filter(~pl.col("external_id").is_in(truths["external_id"]))])
+    work = predictions.select(
+        pl.coalesce("answer", "raw_output").alias("text"), pl.col("correct").alias("flag"), "meta",
+        pl.col("stimulus").replace_strict(truths["external_id"], truths["ground_truth"], default=None,
+                                          return_dtype=pl.String).alias("truth"))
+    work = work.with_columns(_by_distinct(work, ["text"], _verdict, pl.String).alias("verdict"))
+    correct = _by_distinct(work, ["verdict", "truth", "flag"], is_correct, pl.Boolean)
+    unparsed = work["verdict"].is_null()
+    metas = work["meta"].clone()
+    if unparsed.any():
+        metas.scatter(unparsed.arg_true(), _by_distinct(work.filter(unparsed), ["meta"], _marked_unparsed, pl.String))
+        plan.notes.append(f"{unparsed.sum()} predictions without a familiar/stranger answer")
     plan.frames["predictions"] = predictions.with_columns(
-        pl.Series("answer", answers, dtype=pl.String), pl.Series("correct", correct, dtype=pl.Boolean),
-        pl.Series("meta", metas, dtype=pl.String))
-    if unparsed:
-        plan.notes.append(f"{unparsed} predictions without a familiar/stranger answer")
+        work["verdict"].alias("answer"), correct.alias("correct"), metas.alias("meta"))
 
 
 def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:

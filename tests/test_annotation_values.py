@@ -186,6 +186,9 @@ WRITERS = {"csv": write_csv, "jsonl": write_jsonl, "parquet": write_parquet, "au
 TIMES_OF = {name: TIMES for name in WRITERS} | {"textgrid": [t for t in TIMES if not math.isnan(t)]}
 # damage that leaves a row short of a field, where the format can be written so
 MISSING = ("csv", "jsonl", "parquet", "audacity", "eaf", "friendbench", "echomind")
+# values of the wrong kind, where the format keeps a value's kind (JSON)
+WRONG_KINDS = [["x"], {"a": 1}, True, "1.5"]
+KEEPS_KINDS = ("jsonl", "friendbench", "echomind")
 
 
 def intended(format_name: str, rows: list) -> list[tuple[str, float, float]] | None:
@@ -194,6 +197,8 @@ def intended(format_name: str, rows: list) -> list[tuple[str, float, float]] | N
     below 0 or past the 20 s stimulus, or an end before its start."""
     meant = []
     for label, start, end in rows:
+        if not isinstance(label, str) or any(isinstance(t, bool) or not isinstance(t, (int, float)) for t in (start, end)):
+            return None
         if format_name == "audacity" and end < start:
             start, end = end, start
         if CONTROL.search(label) or not (math.isfinite(start) and math.isfinite(end)) \
@@ -214,13 +219,16 @@ _sets = itertools.count(1)
 
 @st.composite
 def damaged_rows(draw, format_name: str):
-    """The intended rows with one row's label, start or end replaced, or (where the format allows) a field left
-    out; and that row's index."""
+    """The intended rows with one row's label, start or end replaced (in JSON, also by a value of the wrong
+    kind), or (where the format allows) a field left out; and that row's index."""
     rows = [list(row) for row in INTENT]
     index = draw(st.integers(0, len(rows) - 1))
-    kind = draw(st.sampled_from(["label", "start", "end"] + (["missing"] if format_name in MISSING else [])))
+    kind = draw(st.sampled_from(["label", "start", "end"] + (["missing"] if format_name in MISSING else [])
+                                + (["kind"] if format_name in KEEPS_KINDS else [])))
     if kind == "label":
         rows[index][0] = draw(st.sampled_from(LABELS))
+    elif kind == "kind":
+        rows[index][draw(st.integers(0, 2))] = draw(st.sampled_from(WRONG_KINDS))
     elif kind != "missing":
         rows[index][1 if kind == "start" else 2] = draw(st.sampled_from(TIMES_OF[format_name]))
     return [tuple(row) for row in rows], index, kind == "missing"

@@ -58,14 +58,24 @@ class AgreementPanel(QWidget):
         layout.addWidget(QLabel("Disagreements (double-click to go there)"))
         layout.addWidget(self.disagreements, 2)
 
-    def set_label_sets(self, sets: list[tuple[str, str]]) -> None:
-        """Offer these (name, scope) label sets; the scope list follows the chosen set."""
-        current = self.label_set.currentText()
+    def set_label_sets(self, sets: list[tuple[str, str]], counts: dict[str, int] | None = None,
+                       in_use: str | None = None) -> None:
+        """Offer these (name, scope) label sets, each saying how many labels the dataset has in it (`counts`);
+        chosen is the set in use when the dataset has labels in it, else the one with most, else the one in
+        use. The scope list follows the chosen set."""
+        counts = counts or {}
+        names = [name for name, _ in sets]
+        labelled = sorted((n for n in names if counts.get(n)), key=lambda n: -counts[n])
+        chosen = in_use if in_use in labelled else labelled[0] if labelled else in_use
         self.label_set.blockSignals(True)
         self.label_set.clear()
         for name, scope in sets:
             self.label_set.addItem(name, scope)
-        self.label_set.setCurrentIndex(max(0, self.label_set.findText(current)))
+            n = counts.get(name, 0)
+            self.label_set.setItemData(self.label_set.count() - 1,
+                                       f"{n} label{'s' * (n != 1)} in this dataset" if n else "no labels in this dataset",
+                                       Qt.ItemDataRole.ToolTipRole)
+        self.label_set.setCurrentIndex(max(0, self.label_set.findText(chosen or "")))
         self.label_set.blockSignals(False)
         self._offer_scopes()
 

@@ -81,6 +81,7 @@ class CuesView(QWidget):
         self._by_judge: dict[str, list[Comparison]] = {}
         self._compute_token = None
         self._points: list[tuple[float, float, int]] = []
+        self._wanted: int | None = None   # the window's dataset, chosen once the list is read
 
         self.dataset = QComboBox(self)
         self.dataset.setMinimumContentsLength(14)
@@ -182,9 +183,17 @@ class CuesView(QWidget):
         self.dataset.clear()
         for dataset_id, name, benchmark in datasets:
             self.dataset.addItem(name, dataset_id)
-        index = self.dataset.findData(current)
+        index = self.dataset.findData(current if current is not None else self._wanted)
         self.dataset.setCurrentIndex(max(0, index))
         self.refresh()
+
+    def show_dataset(self, dataset_id: int | None) -> None:
+        """Compare the dataset the window shows: at once when it is listed, else when the list is read."""
+        self._wanted = dataset_id
+        index = self.dataset.findData(dataset_id) if dataset_id is not None else -1
+        if index >= 0 and index != self.dataset.currentIndex():
+            self.dataset.setCurrentIndex(index)
+            self.refresh()
 
     def select_dataset(self, name: str) -> bool:
         index = self.dataset.findText(name)
@@ -386,9 +395,10 @@ class CuesView(QWidget):
 
 
 def open_cues_dock(window: QMainWindow) -> QDockWidget:
-    """The window's Cues dock (made on first use, below the centre), shown and raised; a clicked point
-    opens its stimulus through `window.select_stimulus_id`."""
+    """The window's Cues dock (made on first use, below the centre), shown and raised on the dataset the
+    window shows, which it follows; a clicked point opens its stimulus through `window.select_stimulus_id`."""
     dock = getattr(window, "cues_dock", None)
+    session = getattr(window, "session", None)
     if dock is None:
         view = CuesView(CueService(window.store, getattr(window, "changes", None)), runner=window.runner)
         view.stimulusRequested.connect(window.select_stimulus_id)
@@ -401,7 +411,12 @@ def open_cues_dock(window: QMainWindow) -> QDockWidget:
         window.resizeDocks([dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
         window.cues_dock = dock
         window.cues_view = view
+        if session is not None:
+            view.show_dataset(session.dataset_id)
+            session.dataset_changed.connect(view.show_dataset)
         view.load_datasets()
+    elif session is not None:
+        window.cues_view.show_dataset(session.dataset_id)
     dock.show()
     dock.raise_()
     return dock

@@ -45,7 +45,8 @@ def _text_or_none(text: str) -> str | None:
 
 
 class LabelSetEditorDialog(QDialog):
-    """Lists the store's label sets; edits the selected set's scope, description and label tree.
+    """Lists the store's label sets; edits the selected set's scope, description and label tree. Opens on
+    `current` (the set in use) when given.
 
     Refusals (a duplicate key or name, deleting something annotations use, a malformed file) are shown in
     the dialog's message line and change nothing.
@@ -54,7 +55,7 @@ class LabelSetEditorDialog(QDialog):
     labelSetsChanged = Signal()  # after any change written to the store
 
     def __init__(self, model: AnnotationModel, parent: QWidget | None = None, *,
-                 keymap: Keymap | None = None) -> None:
+                 keymap: Keymap | None = None, current: str | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Label sets")
         self.model = model
@@ -200,7 +201,7 @@ class LabelSetEditorDialog(QDialog):
         for button in self.findChildren(QPushButton):
             button.setAutoDefault(False)  # Return finishes a field; it must not also press a button
         self.resize(1100, 640)
-        self._refresh_sets()
+        self._refresh_sets(select=current)   # opens on the set the window labels with
 
     # -- what is selected --------------------------------------------------------------------------
     def current_set(self) -> str | None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import getpass
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -229,6 +230,7 @@ class MainWindow(QMainWindow):
         self.agreement_dock.hide()
         self.agreement.computeRequested.connect(self._compute_agreement)
         self.agreement.jumpRequested.connect(self._jump_to)
+        self.session.dataset_changed.connect(lambda _id: self._agreement_dataset_changed())
         self.history.seekRequested.connect(self.media_page.player.clock.seek)
         self.predictions_dock.raise_()
         # hidden until asked for; tabified when both are shown (a hidden tab group leaves an empty tab bar)
@@ -629,15 +631,46 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(QByteArray(state))
 
+    def label_set_in_use(self) -> str | None:
+        """The label set the shown page labels with: a scene's own for an AgentViSS scene, else the media page's."""
+        page = self.stimulus_view.current_page()
+        combo = (self.scene_annotations if page is self.scene_view else self.media_page.annotation).label_set
+        return combo.currentText() or None
+
     def open_label_sets(self) -> None:
         from widgets.label_set_editor import LabelSetEditorDialog
-        dialog = LabelSetEditorDialog(self.annotation_model, self, keymap=self.keymap)
+        dialog = LabelSetEditorDialog(self.annotation_model, self, keymap=self.keymap, current=self.label_set_in_use())
         dialog.labelSetsChanged.connect(self.media_page.annotation.reload_label_sets)
         dialog.show()
 
     def _show_agreement(self) -> None:
-        self.agreement.set_label_sets([(ls.name, ls.scope) for ls in self.annotations.label_sets()])
         self.show_dock(self.agreement_dock)
+        self._offer_agreement_sets()
+
+    def _agreement_dataset_changed(self) -> None:
+        """Another dataset: the figures were about the last one, and the set to open on may differ."""
+        self.agreement.show_error("")
+        if self.agreement_dock.isVisible():
+            self._offer_agreement_sets()
+
+    def _offer_agreement_sets(self) -> None:
+        """Offer every label set, at once on the one in use; once the worker has counted the dataset's labels,
+        on the one in use when the dataset has labels in it, else on the one with most."""
+        dataset_id, in_use = self.session.dataset_id, self.label_set_in_use()
+        sets = [(ls.name, ls.scope) for ls in self.annotations.label_sets()]
+
+        def count() -> dict[str, int]:
+            found = self.annotations.for_stimuli(dataset_id=dataset_id) if dataset_id is not None else []
+            return dict(Counter(a.label_set for a in found))
+
+        self.agreement.set_label_sets(sets, None, in_use)
+        offered = self.agreement.label_set.currentText()
+
+        def counted(counts: dict[str, int]) -> None:
+            if self.agreement.label_set.currentText() == offered:   # unless the user chose a set meanwhile
+                self.agreement.set_label_sets(sets, counts, in_use)
+
+        self.runner.submit("agreement-sets", count, counted)
 
     def _compute_agreement(self, label_set: str, scope: str, grid_s: float) -> None:
         from app.agreement import agreement_for

@@ -4,29 +4,35 @@ The local store stays the working copy (so agreement, export and the history rea
 project); the server holds the team's labels, label sets and full history and decides who may change what.
 `TeamSession` joins the two:
 
-- every command the model applies, undoes or redoes is sent at once while the server is reachable and
-  nothing waits ahead of it, each edit with the server revision it was made on; otherwise it is queued in
-  the local outbox (committed), which is sent in order, an edit leaving it once the server has answered.
-  While the server is away edits only queue; the listener's reconnection sends them, in order, once (the
-  server recognises a resent edit);
-- at the start, what changed here without a session is queued before anything else: this member's labels
-  the server has never heard of (and, for a lead, the consensus labels), and every change, in order, of
-  the labels it has (made through the command line or another tool while the app was closed);
+- what is sent comes from the store's one write path: after every committed write (`after_commit`: any
+  model, the media and the scene page, the command line, an annotation-file import) the local history
+  events not yet accounted for become edits, in order, each named by this store and its event (so one sent
+  again after a crash is recognised) and carrying the server revision it builds on. An edit goes straight
+  to the server when nothing waits ahead of it; otherwise, or while the server is away, it waits in the
+  local outbox (committed), which is sent in order, in batches of one round trip, an edit leaving it once
+  the server has answered;
+- at the start, what changed here without a session is found the same way (the history events not yet
+  accounted for), after this member's labels the server has never heard of (made before joining; for a
+  lead, the consensus labels too);
+- an edit the server refuses for its values stays in the outbox, marked with the reason, until a later
+  edit of the label replaces it; a server row this store cannot hold is skipped and reported;
 - a conflicting edit (the label changed on the server since) changes nothing there but is kept in the
   server's history beside the version that won; here the winning version replaces ours (our version stays in
   the local history) and the conflict is reported;
 - a refused edit (row-level security: not this member's label, not a lead) is reported, and the label goes
   back to what the server has;
-- another member's edit arrives by LISTEN/NOTIFY; the session reads the new history events and writes them
-  into the local store through `AnnotationModel.absorb`, which refreshes the views over the change channel.
-  A server label whose dataset or stimulus this store does not have is reported, never matched by guess.
+- another member's edit arrives by LISTEN/NOTIFY (never the news of this session's own sends, and one
+  catch-up however many notifications a burst brings); the session reads the server's history by commit
+  horizon and writes it into the local store through `AnnotationModel.absorb`, which refreshes the views
+  over the change channel. A server label whose dataset or stimulus this store does not have is reported,
+  never matched by guess.
 
 Where the work runs: without `post` (the command line, tests) everything runs at once under the session's
-lock, so an edit has reached the server when the command returns. With `post` (the window, whose GUI thread
-the model lives on) nothing that talks to the server runs on the model's thread: connecting, sending,
-catching up and presence run on the session's own thread, an edit goes to the outbox at once and that
-thread sends it, and what must change the model or its store (another member's edit, a conflict's winner)
-is handed back through `post`.
+lock, once the model's command is done, so an edit has reached the server when the command returns. With
+`post` (the window, whose GUI thread the model lives on) nothing that talks to the server runs on the
+model's thread: connecting, sending, catching up and presence run on the session's own thread, an edit goes
+to the outbox at once and that thread sends it, and what must change the model or its store (another
+member's edit, a conflict's winner) is handed back through `post`.
 """
 from __future__ import annotations
 

@@ -93,8 +93,33 @@ def test_a_raised_limit_takes_a_long_answer_whole(qtbot, env):
         _point(panel, server.base_url)
         result = _ask(qtbot, panel)
     qtbot.waitUntil(panel.answer_complete, timeout=10000)   # the view takes a long answer in slices
-    assert result.text == text and panel.answer.toPlainText() == text
+    assert result.text == text and panel.answer_text() == text
+    # the view shows the answer's end, whole lines of it, and says it shows only its end
+    shown = panel.answer.toPlainText()
+    assert text.endswith(shown) and len(shown) <= 256 * 1024 + 16 * 1024 and shown.startswith("familiar")
+    assert panel.answer_note.isVisibleTo(panel) and f"of {len(text):,} characters" in panel.answer_note.text()
     assert len(_live_rows(store)) == 1
+
+
+def test_an_answer_without_line_breaks_shows_its_end_and_saves_whole(qtbot, env, tmp_path):
+    panel, store, _ids, _statuses = env
+    panel.stream.setChecked(True)
+    panel.max_answer_kb.setValue(2048)
+    text = "".join(f"{{\"turn\": {i}, \"cue\": \"laugh\"}}, " for i in range(40_000)) + "familiar"  # 1.3 MB
+    with ScriptedServer([Reply(text=text, chunk_size=8192)]) as server:
+        _point(panel, server.base_url)
+        result = _ask(qtbot, panel)
+    qtbot.waitUntil(panel.answer_complete, timeout=20000)
+    assert result.text == text
+    shown = panel.answer.toPlainText()
+    # one unbroken line is shown as lines of at most 2,048 characters (the text itself is not changed)
+    assert max(len(line) for line in shown.split("\n")) <= 2048
+    assert text.endswith(shown.replace("\n", "")) and shown.endswith("familiar")
+    assert len(shown) <= 256 * 1024 + 16 * 1024 + len(shown) // 2048 + 1
+    assert panel.save_answer_button.isVisibleTo(panel)
+    saved = tmp_path / "answer.txt"
+    panel.save_answer_to(str(saved))
+    assert saved.read_text(encoding="utf-8") == text
 
 
 def test_an_echoed_key_is_never_on_screen(qtbot, env):

@@ -42,6 +42,12 @@ DEFAULT_MAX_STEPS = 30
 OK_COLOUR, FAILED_COLOUR = QColor("#1b5e20"), QColor("#b71c1c")
 # Answer text laid out per event-loop turn: a few ms of work, so the window never stalls on a long answer.
 APPEND_SLICE_CHARS = 16 * 1024
+# The view shows the end of an answer, at most this much of it: laying out (and scrolling) a document grows
+# with its size, so a 16 MB answer would stall the window; the whole answer is kept and can be saved.
+VIEW_TAIL_CHARS = 256 * 1024
+# A line longer than this is shown as several (display only): Qt lays out a paragraph as a whole, so text
+# without line breaks (a JSON blob) must not become one paragraph of megabytes.
+VIEW_LINE_CHARS = 2048
 
 
 class LivePanel(QWidget):
@@ -69,6 +75,9 @@ class LivePanel(QWidget):
         self._drain = QTimer(self)
         self._drain.setInterval(0)
         self._drain.timeout.connect(self._drain_answer)
+        self._received: list[str] = []         # the whole answer as it came, for "Save answer…"
+        self._shown_chars = 0                  # characters in the view (its tail of the answer)
+        self._line_chars = 0                   # characters in the view's last line
         self.base_url = QLineEdit()
         self.model = QLineEdit()
         self.key_env = QLineEdit()
@@ -155,6 +164,12 @@ class LivePanel(QWidget):
         self.answer = QPlainTextEdit()
         self.answer.setReadOnly(True)
         self.answer.setPlaceholderText("The model's answer appears here.")
+        self.answer_note = QLabel()
+        self.answer_note.setVisible(False)
+        self.save_answer_button = QPushButton("Save answer…")
+        self.save_answer_button.setToolTip("Write the whole answer, as it arrived, to a text file")
+        self.save_answer_button.setVisible(False)
+        self.save_answer_button.clicked.connect(self._save_answer)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -185,6 +200,10 @@ class LivePanel(QWidget):
         layout.addWidget(self.goal)
         layout.addWidget(self.steps, 2)
         layout.addWidget(self.answer, 1)
+        tail_row = QHBoxLayout()
+        tail_row.addWidget(self.answer_note, 1)
+        tail_row.addWidget(self.save_answer_button)
+        layout.addLayout(tail_row)
         layout.addWidget(self.message)
         layout.addWidget(batch_box)
         self._episode = 0
@@ -385,6 +404,7 @@ class LivePanel(QWidget):
     def _append_answer(self, piece: str) -> None:
         """Queue text for the end of the view; it goes in a slice per event-loop turn (`_drain_answer`), so
         a fast or huge answer never holds the window for longer than one slice takes to lay out."""
+        self._received.append(piece)
         self._pending.append(piece)
         self._pending_chars += len(piece)
         self._queued_chars += len(piece)
@@ -392,8 +412,19 @@ class LivePanel(QWidget):
             self._drain.start()
 
     def _drain_answer(self) -> None:
-        """Insert at most `APPEND_SLICE_CHARS` of the queued text at the end of the document, without
-        moving the view's own cursor, so only the new text is laid out."""
+        """Put at most `APPEND_SLICE_CHARS` of the queued text at the end of the view, without moving the
+        view's own cursor, so only the new text is laid out; text the view's tail would drop at once is never
+        laid out, and the view keeps only the answer's last `VIEW_TAIL_CHARS`."""
+        if self._pending_chars > VIEW_TAIL_CHARS:   # far behind: only the end of what waits will be shown
+            while self._pending and self._pending_chars - len(self._pending[0]) >= VIEW_TAIL_CHARS:
+                self._pending_chars -= len(self._pending.popleft())
+            first = self._pending[0]
+            newline = first.find("\n", 0, VIEW_LINE_CHARS)
+            if 0 <= newline < len(first) - 1:   # begin at a line's start, not in the middle of one
+                self._pending[0] = first[newline + 1:]
+                self._pending_chars -= newline + 1
+            self.answer.clear()
+            self._shown_chars = self._line_chars = 0
         take, budget = [], APPEND_SLICE_CHARS
         while self._pending and budget > 0:
             piece = self._pending.popleft()
@@ -407,19 +438,80 @@ class LivePanel(QWidget):
             self._pending_chars -= len(text)
             cursor = QTextCursor(self.answer.document())
             cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(text)
+            cursor.insertText(self._with_short_lines(text))
+            self._shown_chars += len(text)
+            if self._shown_chars > VIEW_TAIL_CHARS + APPEND_SLICE_CHARS:
+                self._trim_view()
+        self._show_tail_note()
         if not self._pending:
             self._drain.stop()
 
+    def _with_short_lines(self, text: str) -> str:
+        """`text` with a line break after every `VIEW_LINE_CHARS` characters of an unbroken line (the view's
+        own wrapping looks the same; the saved answer keeps the text as it came)."""
+        out, start = [], 0
+        while start < len(text):
+            newline = text.find("\n", start)
+            end = len(text) if newline < 0 else newline + 1
+            room = VIEW_LINE_CHARS - self._line_chars
+            if end - start <= room:
+                out.append(text[start:end])
+                self._line_chars = 0 if newline >= 0 else self._line_chars + end - start
+                start = end
+            else:
+                out.append(text[start:start + room] + "\n")
+                self._line_chars = 0
+                start += room
+        return "".join(out)
+
+    def _trim_view(self) -> None:
+        """Drop whole lines from the top of the view until it holds about `VIEW_TAIL_CHARS` characters."""
+        document = self.answer.document()
+        excess = self._shown_chars - VIEW_TAIL_CHARS
+        block = document.findBlock(min(excess, document.characterCount() - 1))
+        cut = block.position()
+        if cut <= 0:
+            return
+        cursor = QTextCursor(document)
+        cursor.setPosition(cut, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self._shown_chars = document.characterCount() - 1
+
+    def _show_tail_note(self) -> None:
+        total = self._queued_chars
+        trimmed = total > self._shown_chars + self._pending_chars
+        self.answer_note.setVisible(trimmed)
+        self.save_answer_button.setVisible(trimmed)
+        if trimmed:
+            self.answer_note.setText(f"Showing the end of the answer: about its last {self._shown_chars:,} of "
+                                     f"{total:,} characters (Save answer… writes all of it).")
+
+    def _save_answer(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+        path, _ = QFileDialog.getSaveFileName(self, "Save the whole answer", "answer.txt", "Text (*.txt)")
+        if path:
+            self.save_answer_to(path)
+
+    def save_answer_to(self, path: str) -> None:
+        """Write the whole answer, as it arrived, to `path` (UTF-8)."""
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.writelines(self._received)
+
+    def answer_text(self) -> str:
+        """The whole answer as it arrived (the view may show only its end)."""
+        return "".join(self._received)
+
     def answer_complete(self) -> bool:
-        """True once every piece of the answer that arrived is in the view."""
+        """True once every piece of the answer that arrived is in the view (or was passed over for its tail)."""
         return not self._pending
 
     def _clear_answer(self) -> None:
         self._drain.stop()
         self._pending.clear()
-        self._pending_chars = self._queued_chars = 0
+        self._received.clear()
+        self._pending_chars = self._queued_chars = self._shown_chars = self._line_chars = 0
         self.answer.clear()
+        self._show_tail_note()
 
     def _show_answer(self, text: str) -> None:
         """The final answer in the view. Streamed pieces are the answer's text in order, so when as many

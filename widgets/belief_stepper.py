@@ -46,6 +46,12 @@ class BeliefStepperView(QWidget):
         self._actions = {STEP_NEXT: self.step_forward, STEP_PREVIOUS: self.step_back, STEP_FIRST: self.go_first,
                          STEP_LAST: self.go_last, STEP_PLAY: self.toggle_play}
 
+    def heightForWidth(self, width: int) -> int:
+        """No taller than its least height: in the page's scroll area it takes the room there is, and its panes
+        share that by their splitters, rather than asking what every wrapped line would like (which pushed
+        the belief table below the fold on a laptop)."""
+        return self.minimumSizeHint().height()
+
     def actions(self) -> dict[str, Callable[[], None]]:
         """What each stepper action of the keymap does (the window's key dispatcher runs them)."""
         return dict(self._actions)
@@ -95,9 +101,11 @@ class BeliefStepperView(QWidget):
         """Show one trace (steps in the golden-trace shape) with an optional goal."""
         self._set_panes([load_trace(title, steps, goal)], compact=False)
 
-    def set_traces(self, traces: Sequence[tuple[str, list[dict], list | dict | None]]) -> None:
-        """Show several traces side by side, stepped together (a shorter one stays on its last step)."""
-        self._set_panes([load_trace(label, steps, goal) for label, steps, goal in traces], compact=len(traces) > 1)
+    def set_traces(self, traces: Sequence[tuple[str, list[dict], list | dict | None]], *, compact: bool = False) -> None:
+        """Show several traces side by side, stepped together (a shorter one stays on its last step); each
+        pane lists its steps in a tab of its own when there are several, or when `compact` (a narrow place)."""
+        self._set_panes([load_trace(label, steps, goal) for label, steps, goal in traces],
+                        compact=compact or len(traces) > 1)
 
     def step(self) -> int:
         return self._step

@@ -12,20 +12,25 @@ from PySide6.QtCore import QByteArray, QSize
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
-# the window's default size: a 1366x768 laptop's screen less the desktop's bars; never larger than the screen
+# the window's least default size: a 1366x768 laptop's screen less the desktop's bars; never larger than the screen
 DEFAULT_SIZE = QSize(1360, 720)
+SCREEN_SHARE = 0.85   # a new window on a larger screen takes this share of it, leaving the desktop in view
 FLOATING_SIZE = QSize(980, 620)
 PLACED = "thinslicePlaced"   # dynamic property: this panel has been placed once (floating or by the user)
 
 
 def fitting_size(window: QMainWindow, wanted: QSize = DEFAULT_SIZE) -> QSize:
-    """`wanted`, shrunk to the screen the window is on (its available area, without the desktop's bars)."""
+    """The size of a new window: `SCREEN_SHARE` of the screen's available area (without the desktop's bars)
+    but at least `wanted`, and never more than that area. A size the user gave the window is remembered
+    with its layout and used instead."""
     screen = window.screen() or QGuiApplication.primaryScreen()
     # the offscreen platform's fixed 800x800 stand-in is nobody's screen: renders and tests keep the default
     if screen is None or QGuiApplication.platformName() == "offscreen":
         return wanted
     room = screen.availableGeometry().size()
-    return QSize(min(wanted.width(), room.width()), min(wanted.height(), room.height()))
+    width = max(wanted.width(), round(room.width() * SCREEN_SHARE))
+    height = max(wanted.height(), round(room.height() * SCREEN_SHARE))
+    return QSize(min(width, room.width()), min(height, room.height()))
 
 
 def show_panel(window: QMainWindow, dock: QDockWidget, roomy: Sequence[QDockWidget]) -> None:

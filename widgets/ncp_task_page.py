@@ -11,7 +11,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel, QScrollArea,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
@@ -45,6 +45,8 @@ class StoryQuestions(QWidget):
         self.table.setWordWrap(True)
         self.table.verticalHeader().setVisible(False)
         self.table.cellClicked.connect(self._clicked)
+        # a question wraps to the width its column gets once laid out, not the width it had when filled
+        self.table.viewport().installEventFilter(self)
         self.hint = QLabel("Click a question to step to where the belief it asks about was last set.")
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color:#555")
@@ -105,6 +107,11 @@ class StoryQuestions(QWidget):
         index = next((i for i, row in enumerate(rows) if row.stimulus_id == current), -1)
         if index >= 0:
             self.table.selectRow(index)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self.table.resizeRowsToContents()
+        return super().eventFilter(watched, event)
 
     def pick(self, row: int) -> None:
         """As a click on question `row` does."""
@@ -198,8 +205,12 @@ class NcpTaskPage(QWidget):
             self.summary.setVisible(bool(self._traces or goal))
         for combo in (self.first, self.second):
             combo.setEnabled(bool(self._traces))
-        self._show()
+        shown = self.questions.isVisibleTo(self)
         self.questions.setVisible(rows is not None)
+        self._show()
+        if rows is not None and not shown:   # the questions get room to read in two or three lines each
+            width = max(self.body.width(), 600)
+            self.body.setSizes([width * 11 // 20, width * 9 // 20])
         if rows is not None and detail is not None:
             structure = detail.meta.get("story_structure") or detail.text or ""
             self.questions.set_story(structure, detail.text or "", rows, detail.id)
@@ -234,7 +245,8 @@ class NcpTaskPage(QWidget):
         second = self.second.currentIndex() - 1
         if second >= 0 and second != self.first.currentIndex():
             chosen.append(self._traces[second])
-        self.stepper.set_traces(chosen)
+        # beside a story's questions the steps go into a tab, leaving the questions room
+        self.stepper.set_traces(chosen, compact=self.questions.isVisibleTo(self))
         # the end of a trace is where the goal is judged
         self.stepper.go_last()
 

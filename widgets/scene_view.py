@@ -26,6 +26,9 @@ def profile_html(name: str, profile: dict) -> str:
     return f"<b>{_escape(name)}</b><table>{rows}</table>"
 
 
+SCORE_ROWS_SHOWN = 4   # score rows always in view (a scene's roles times its models often number 6)
+
+
 class SceneView(QWidget):
     """Renders an `agentviss_scene` stimulus."""
 
@@ -50,6 +53,7 @@ class SceneView(QWidget):
         self.scores.verticalHeader().setVisible(True)
         self.scores.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.scores.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.scores.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)   # one line a row
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -165,3 +169,17 @@ class SceneView(QWidget):
                 item.setBackground(score_colour(score, scale))
                 item.setToolTip(reason or f"{score:g} of {scale:g}")
                 self.scores.setItem(r, c, item)
+        self._fit_scores()
+
+    def _fit_scores(self) -> None:
+        """Give the score grid the height of all its rows, the scene above keeping the rest; at least
+        `SCORE_ROWS_SHOWN` rows stay in view when the page is short (the grid scrolls for the others)."""
+        rows = self.scores.rowCount()
+        row = self.scores.verticalHeader().defaultSectionSize()
+        chrome = self.scores.horizontalHeader().sizeHint().height() + 2 * self.scores.frameWidth() + 2
+        self.scores.setMinimumHeight(chrome + min(rows, SCORE_ROWS_SHOWN) * row)
+        sizes = self.split.sizes()
+        total = sum(sizes[:2])
+        wanted = min(chrome + rows * row + self.scores.horizontalScrollBar().sizeHint().height(), total * 3 // 5)
+        if total > 0 and sizes[1] != wanted:
+            self.split.setSizes([total - wanted, wanted, *sizes[2:]])

@@ -6,8 +6,8 @@ import math
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
-                               QSizePolicy, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QListWidget,
+                               QListWidgetItem, QScrollArea, QSizePolicy, QSplitter, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from app.beliefs.replay import BeliefState, StepRecord
 from app.beliefs.trace_view import TraceData, audience, false_beliefs
@@ -18,6 +18,10 @@ from widgets.rich_text_block import RichTextBlock
 from widgets.rooms_canvas import RoomsCanvas
 from widgets.stepper_style import FALSE_BG, FALSE_FG
 from widgets.palette import colour
+
+ROW_HEIGHT = 38          # a belief cell holds two lines (place, and container)
+TABLE_ROWS_SHOWN = 3     # rows of the belief table always in view
+CANVAS_MIN_HEIGHT = 76   # the rooms picture shrinks to this and scrolls
 
 
 class TracePane(QWidget):
@@ -48,6 +52,9 @@ class TracePane(QWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.first_table, "First-order beliefs")
         self.tabs.addTab(self.second_table, "Second-order beliefs")
+        table = self.first_table   # the world and two people (a story's usual cast) in view without scrolling
+        self.tabs.setMinimumHeight(self.tabs.tabBar().sizeHint().height() + table.horizontalHeader().sizeHint().height()
+                                   + TABLE_ROWS_SHOWN * ROW_HEIGHT + table.horizontalScrollBar().sizeHint().height() + 30)
         legend = QLabel(f"<span style='background:{colour('changed_bg')}'>&nbsp;yellow&nbsp;</span> changed at this "
                         f"step &nbsp; <span style='background:{colour('false_bg')};color:{colour('false_fg')}'>"
                         "&nbsp;⚠ red&nbsp;</span> false belief "
@@ -61,7 +68,13 @@ class TracePane(QWidget):
         self.title.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         for label in (self.title, self.header, self.quirk_badge):
             top_layout.addWidget(label)
-        top_layout.addWidget(self.canvas, 1)
+        # the rooms scroll within their area rather than squeezing the belief table to one row on a laptop
+        self.canvas_area = QScrollArea()
+        self.canvas_area.setWidget(self.canvas)
+        self.canvas_area.setWidgetResizable(True)
+        self.canvas_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.canvas_area.setMinimumHeight(CANVAS_MIN_HEIGHT)
+        top_layout.addWidget(self.canvas_area, 1)
         top_layout.addStretch(0)
         centre.addWidget(top)
         centre.addWidget(self.tabs)
@@ -94,7 +107,7 @@ class TracePane(QWidget):
         table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         table.horizontalHeader().setDefaultSectionSize(118)
-        table.verticalHeader().setDefaultSectionSize(38)
+        table.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
         table.setMouseTracking(True)
         return table
 
@@ -103,6 +116,7 @@ class TracePane(QWidget):
         self.title.setText(data.label)
         room_rows = math.ceil(max(1, len(data.rooms)) / min(max(1, len(data.rooms)), 3 if len(data.rooms) <= 6 else 4))
         self.canvas.setMaximumHeight(room_rows * 165 + 24)
+        self.canvas_area.setMaximumHeight(room_rows * 165 + 24)
         self._top.setMaximumHeight(room_rows * 165 + 24 + 150)
         self.first_model.set_trace(data)
         self.second_model.set_trace(data)

@@ -93,6 +93,9 @@ class TranscriptView(QTextBrowser):
         self._ends = np.array([s.end_s if s.end_s is not None else nan for s in self._segments])
         self._active = ((), None)
         self.setExtraSelections([])
+        # the view's own cursor rode along to the end as the text went in, and the view would scroll to it
+        # once laid out: it opens at the first line, as at t = 0
+        self.setTextCursor(QTextCursor(self.document()))
         self.verticalScrollBar().setValue(0)
 
     # ----- following the clock -------------------------------------------------------------------------

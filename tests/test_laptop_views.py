@@ -1,6 +1,6 @@
 """The views a laptop squeezed, in the window at its 1366x768 size: the NCP belief table shows the world and both
 people, a story's questions read in two or three lines, the AgentViSS score grid keeps four rows in view, the
-transcript opens at its first line at t = 0; on a larger screen the window opens at a share of it and
+transcript opens at its first line at t = 0, the live batch button is in view; on a larger screen the window opens at a share of it and
 reopens at the size the user gave it."""
 from __future__ import annotations
 
@@ -84,6 +84,19 @@ def test_the_transcript_opens_at_its_first_line_at_t0(qtbot, laptop, sample_stor
     assert transcript.verticalScrollBar().maximum() > 0   # more lines than it shows
     assert transcript.verticalScrollBar().value() == 0
     assert transcript.cursorForPosition(QPoint(4, 4)).blockNumber() == 0
+
+
+def test_the_live_batch_button_is_in_view_as_the_live_dock_opens(qtbot, laptop, sample_store_copy):
+    show(qtbot, laptop, first_of(sample_store_copy, "dyad")[0])
+    laptop.live_dock.show()
+    laptop.live_dock.raise_()
+    qtbot.waitUntil(lambda: laptop._live is not None and laptop.live.batch_button.isVisible(), timeout=10000)
+    qtbot.wait(100)
+    button, scroll = laptop.live.batch_button, laptop.live_dock.widget()
+    viewport = scroll.viewport()
+    at = button.mapTo(viewport, QPoint(0, 0))
+    assert viewport.rect().contains(button.rect().translated(at)), (at, viewport.size())
+    assert scroll.verticalScrollBar().value() == 0
 
 
 _SIZE_SCRIPT = """

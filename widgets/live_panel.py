@@ -128,6 +128,7 @@ class LivePanel(QWidget):
         form.addRow("Max steps", self.max_steps)
         self.form = form
         self.template_name = QLabel()
+        self.template_name.setWordWrap(True)   # a long description wraps rather than widening the dock
         self.system_edit = QPlainTextEdit()
         self.user_edit = QPlainTextEdit()
         self.system_edit.setMaximumHeight(60)
@@ -184,19 +185,26 @@ class LivePanel(QWidget):
         self.batch_cancel.clicked.connect(self.cancel_batch)
         self.batch_progress = QProgressBar()
         self.batch_label = QLabel("No batch list.")
-        batch_box = QGroupBox("Batch (the listed stimuli; already answered ones are skipped, so a run resumes)")
+        self.batch_label.setWordWrap(True)
+        batch_box = QGroupBox("Batch over the listed stimuli")
+        batch_box.setToolTip("Asks the model about every stimulus the table lists; already answered ones are "
+                             "skipped, so a run resumes")
         bl = QVBoxLayout(batch_box)
-        row = QHBoxLayout()
-        row.addWidget(self.concurrency)
+        row = QHBoxLayout()   # the button first: a narrow dock cuts the row's right end, not what is pressed
         row.addWidget(self.batch_button)
         row.addWidget(self.batch_cancel)
+        row.addWidget(self.concurrency)
         bl.addLayout(row)
         bl.addWidget(self.batch_progress)
         bl.addWidget(self.batch_label)
+        # what is pressed (Send, Run batch) and what went wrong sit under the settings, in view without
+        # scrolling on a laptop; the prompt and the answer take the room below
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(prompt_box)
         layout.addLayout(buttons)
+        layout.addWidget(batch_box)
+        layout.addWidget(self.message)
+        layout.addWidget(prompt_box)
         layout.addWidget(self.goal)
         layout.addWidget(self.steps, 2)
         layout.addWidget(self.answer, 1)
@@ -204,8 +212,6 @@ class LivePanel(QWidget):
         tail_row.addWidget(self.answer_note, 1)
         tail_row.addWidget(self.save_answer_button)
         layout.addLayout(tail_row)
-        layout.addWidget(self.message)
-        layout.addWidget(batch_box)
         self._episode = 0
         self.load_settings()
         self._template: PromptTemplate = FRIENDBENCH_FORCED_CHOICE

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
@@ -162,24 +163,26 @@ def _read_fast(path: Path, delimiter: str, n_rows: int | None) -> pl.DataFrame |
     if frame.width and frame.height and _has_quote(path) and frame.select(
             pl.any_horizontal(pl.all().str.contains("\n", literal=True)).any()).item():
         return None
-    # polars fills a short row's missing fields with nulls, so a short row always ends in a null; only those
-    # rows' lines need counting, and a file whose last column is never empty costs nothing more.
-    if frame.width > 1 and frame.height:
-        open_ended = frame.with_row_index("row").filter(pl.col(frame.columns[-1]).is_null())["row"]
-        if open_ended.len() and _has_short_row(path, delimiter, frame.width, open_ended):
+    # polars fills a short row's missing fields with nulls, so a short row always ends in a null: a file whose
+    # last column is never empty costs nothing more, and another is read through once more, strictly.
+    if frame.width > 1 and frame.height and frame[frame.columns[-1]].null_count():
+        if not _every_row_full(path, delimiter, frame.height):
             return None
     return frame.with_row_index(LINE, offset=2).with_columns(pl.col(LINE).cast(pl.Int64))
 
 
-def _has_short_row(path: Path, delimiter: str, width: int, rows: pl.Series) -> bool:
-    """Whether any of these rows (0-based, after the header, one line each) has fewer fields than `width`."""
-    text = path.read_bytes().decode("utf-8-sig", "replace")
-    lines = pl.Series([text]).str.split("\n").explode().gather(rows + 1).str.strip_suffix("\r")
-    # a line without quotes has one more field than delimiters; the few with quotes are parsed as CSV
-    quoted = lines.str.contains('"', literal=True)
-    if (~quoted & (lines.str.count_matches(delimiter, literal=True) < width - 1)).any():
-        return True
-    return any(len(next(csv.reader([line], delimiter=delimiter))) < width for line in lines.filter(quoted))
+def _every_row_full(path: Path, delimiter: str, rows: int) -> bool:
+    """Whether every one of the `rows` rows has as many fields as the header, by DuckDB's own CSV reader,
+    strict about the count of fields: it streams the file, so a table of any size is checked in constant
+    memory (reading the file's lines into memory cost several times its size)."""
+    try:
+        with duckdb.connect() as con:
+            found = con.execute(
+                "SELECT count(*) FROM read_csv(?, delim = ?, quote = '\"', escape = '\"', header = true,"
+                " all_varchar = true, strict_mode = true, null_padding = false)", [str(path), delimiter]).fetchone()
+    except duckdb.Error:   # a short row (or anything else it cannot read): the row-by-row reader names it
+        return False
+    return found is not None and found[0] == rows
 
 
 def _has_quote(path: Path) -> bool:

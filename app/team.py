@@ -629,11 +629,21 @@ class TeamSession:
         (`TeamValueRefused`) pass through: the edit is not answered."""
         con = self._connection()
         if body.get("kind") == "label_set":
+            name = body["name"]
             try:
-                team_server.save_label_set(con, body["name"], body["document"])
+                result = team_server.apply_label_set(con, name, body["document"],
+                                                     self.local.set_revisions().get(name, 0))
             except TeamRefused as exc:
                 self._refusal(exc)
-                self.catch_up_label_sets([body["name"]])   # the set goes back to what the team has
+                self.catch_up_label_sets([name])   # the set goes back to what the team has
+                return None
+            self.local.keep_set_revisions({name: int(result["revision"])})
+            if result["status"] == "conflict":
+                text = (f"Your change of the label set '{name}' conflicted with a newer one on the server; the"
+                        " team's is kept here, both are in the history.")
+                self.report.conflicts.append(text)
+                self._set_message(text)
+                self.catch_up_label_sets([name])
             return None
         try:
             return team_server.apply_edit(con, body)
@@ -792,17 +802,23 @@ class TeamSession:
                 return
         self._here(lambda: self._absorb_label_sets(documents, deleted))
 
-    def _absorb_label_sets(self, documents: dict[str, dict[str, Any]], deleted: Sequence[str]) -> None:
+    def _absorb_label_sets(self, documents: dict[str, tuple[dict[str, Any], int]], deleted: Sequence[str]) -> None:
+        """Make the local label sets the team's, and keep the revisions they now stand for (a set this
+        store keeps its own of is left at the revision it had, so its next change meets the team's)."""
         store = self.model.store
-        changes = [(name, document) for name, document in documents.items()
-                   if store.label_set_document(name) != document]
-        changes += [(name, None) for name in deleted if name not in documents and store.label_set(name)]
-        for name, document in changes:
+        kept = {name: revision for name, (document, revision) in documents.items()
+                if store.label_set_document(name) == document}
+        changes = [(name, document, revision) for name, (document, revision) in documents.items() if name not in kept]
+        changes += [(name, None, 0) for name in deleted if name not in documents and store.label_set(name)]
+        for name, document, revision in changes:
             try:
                 self.model.absorb(EditLabelSet(store, name, f"Team label set '{name}'",
                                                lambda n=name, d=document: store.restore_label_set(n, _snapshot(d))))
+                kept[name] = revision
             except AnnotationError as exc:   # it would drop a label that labels here still use
                 self._set_message(f"The team changed the label set '{name}'; this store keeps its own: {exc}")
+        if kept:
+            self.local.keep_set_revisions(kept)
 
     # -- presence ---------------------------------------------------------------------------------
     def _model_changed(self) -> None:

@@ -20,7 +20,8 @@ and their history; who may change what is decided here, by the server, not by th
 Version 2 stamps each event with its transaction id (catch-up by commit, see `team_server.commit_horizon`);
 version 3 holds labels to the import path's value rule; version 4 makes the history the server's own;
 version 5 adds `apply_edits` (many edits, one round trip) and notifications a client can tell its own by;
-version 6 states the oldest client version the server serves (`serves`).
+version 6 states the oldest client version the server serves (`serves`); version 7 gives label-set changes
+a base revision and keeps their conflicts (`apply_label_set`).
 `apply_edit` runs with the caller's rights (SECURITY INVOKER), so row-level security applies to it as to
 raw SQL. The migrations are run by the database owner (`thinslice team init`).
 """
@@ -460,7 +461,66 @@ INSERT INTO {SCHEMA}.serves VALUES (4);
 GRANT SELECT ON {SCHEMA}.serves TO PUBLIC;
 """
 
-MIGRATIONS: list[str] = [V1, V2, V3, V4, V5, V6]
+# Version 7: label sets as labels: a change names the revision of the set it was made on; one built on a
+# revision the set no longer has changes nothing and is kept in the history as a `conflict` beside the
+# version that won (written by the server, in the caller's name, only for a lead: only a lead edits sets).
+V7 = f"""
+ALTER TABLE {SCHEMA}.label_set_event ADD COLUMN action TEXT NOT NULL DEFAULT 'change';   -- change, delete, conflict
+ALTER TABLE {SCHEMA}.label_set_event ADD COLUMN base_revision INTEGER;
+
+CREATE OR REPLACE FUNCTION {SCHEMA}.record_label_set() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    INSERT INTO {SCHEMA}.label_set_event (name, member, document, action, base_revision)
+    VALUES (coalesce(NEW.name, OLD.name), session_user, CASE WHEN TG_OP = 'DELETE' THEN NULL ELSE NEW.document END,
+            CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'change' END,
+            CASE WHEN TG_OP = 'INSERT' THEN 0 ELSE OLD.revision END);
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION {SCHEMA}.record_label_set_conflict(change JSONB) RETURNS VOID LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT pg_has_role(session_user, '{LEAD_ROLE}', 'MEMBER') THEN
+        RAISE EXCEPTION 'only a lead edits label sets' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF coalesce((SELECT revision FROM {SCHEMA}.label_set WHERE name = change->>'name'), 0)
+            = (change->>'base_revision')::INTEGER THEN
+        RAISE EXCEPTION 'the change of % is no conflict', change->>'name' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO {SCHEMA}.label_set_event (name, member, document, action, base_revision)
+    VALUES (change->>'name', session_user, change->'document', 'conflict', (change->>'base_revision')::INTEGER);
+END $$;
+REVOKE ALL ON FUNCTION {SCHEMA}.record_label_set_conflict(JSONB) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION {SCHEMA}.record_label_set_conflict(JSONB) TO {MEMBER_ROLE};
+
+-- A lead's change of a label set: {{name, document (null: delete), base_revision (0: a set new to the
+-- server)}}. Returns {{status: ok | conflict, revision, document}} of the set as it is now.
+CREATE FUNCTION {SCHEMA}.apply_label_set(change JSONB) RETURNS JSONB LANGUAGE plpgsql AS $$
+DECLARE
+    current {SCHEMA}.label_set;
+    revision INTEGER;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('label_set:' || (change->>'name')));
+    SELECT * INTO current FROM {SCHEMA}.label_set WHERE name = change->>'name' FOR UPDATE;
+    IF coalesce(current.revision, 0) <> (change->>'base_revision')::INTEGER THEN
+        PERFORM {SCHEMA}.record_label_set_conflict(change);
+        RETURN jsonb_build_object('status', 'conflict', 'revision', coalesce(current.revision, 0),
+                                  'document', current.document);
+    END IF;
+    IF jsonb_typeof(change->'document') IS DISTINCT FROM 'object' THEN
+        DELETE FROM {SCHEMA}.label_set WHERE name = change->>'name';
+        RETURN jsonb_build_object('status', 'ok', 'revision', 0, 'document', NULL);
+    END IF;
+    INSERT INTO {SCHEMA}.label_set (name, document) VALUES (change->>'name', change->'document')
+        ON CONFLICT (name) DO UPDATE SET document = excluded.document,
+            revision = {SCHEMA}.label_set.revision + 1, updated_by = current_user, updated_at = now()
+        RETURNING {SCHEMA}.label_set.revision INTO revision;
+    RETURN jsonb_build_object('status', 'ok', 'revision', revision, 'document', change->'document');
+END $$;
+"""
+
+MIGRATIONS: list[str] = [V1, V2, V3, V4, V5, V6, V7]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -33,6 +33,7 @@ from storage.store import Store
 
 SEEN_KEY = "local_event"   # team_state: every local history event up to this one is accounted for
 IDENTITY_KEY = "store_uid"  # team_state: this store's own id among the team's clients
+SETS_KEY = "label_set_revisions"   # team_state: each label set's server revision as this store has it
 _LINK = ("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO UPDATE"
          " SET uid = excluded.uid, revision = excluded.revision")
 
@@ -128,6 +129,16 @@ class TeamLocal:
                 cur.execute("DELETE FROM team_state WHERE key = ?", [key])
                 if value is not None:
                     cur.execute("INSERT INTO team_state VALUES (?, ?)", [key, value])
+
+    # -- label sets -------------------------------------------------------------------------------
+    def set_revisions(self) -> dict[str, int]:
+        """The server revision of each label set as this store last had it from or sent to the server."""
+        return json.loads(self.get(SETS_KEY) or "{}")
+
+    def keep_set_revisions(self, revisions: dict[str, int]) -> None:
+        """Keep the server revisions of these label sets (0: the server has none of that name)."""
+        with self.lock:
+            self.put({SETS_KEY: json.dumps({**self.set_revisions(), **revisions})})
 
     # -- links ------------------------------------------------------------------------------------
     def link(self, annotation_id: int) -> tuple[str, int] | None:

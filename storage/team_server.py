@@ -233,22 +233,21 @@ def datasets(con: psycopg.Connection) -> list[str]:
 
 
 # -- label sets and presence ---------------------------------------------------------------------
-def label_sets(con: psycopg.Connection) -> dict[str, dict[str, Any]]:
-    """The team's label sets as documents (the label-set file format), by name."""
-    return {r[0]: r[1] for r in con.execute(f"SELECT name, document FROM {S}.label_set ORDER BY name").fetchall()}
+def label_sets(con: psycopg.Connection) -> dict[str, tuple[dict[str, Any], int]]:
+    """The team's label sets as documents (the label-set file format) with their revisions, by name."""
+    return {r[0]: (r[1], int(r[2])) for r in
+            con.execute(f"SELECT name, document, revision FROM {S}.label_set ORDER BY name").fetchall()}
 
 
-def save_label_set(con: psycopg.Connection, name: str, document: dict[str, Any] | None) -> None:
-    """Store (None: delete) a label set (the server writes its history event); only a lead may (`TeamRefused`)."""
+def apply_label_set(con: psycopg.Connection, name: str, document: dict[str, Any] | None,
+                    base_revision: int) -> dict[str, Any]:
+    """Store (None: delete) a label set built on `base_revision` of it (0: new to the server); returns
+    {status: ok | conflict, revision, document} (see `apply_label_set` in `storage.pg_schema`). Only a lead
+    may (`TeamRefused`)."""
+    change = {"name": name, "document": document, "base_revision": base_revision}
     try:
         with con.transaction():
-            if document is None:
-                con.execute(f"DELETE FROM {S}.label_set WHERE name = %s", [name])
-            else:
-                con.execute(f"INSERT INTO {S}.label_set (name, document) VALUES (%s, %s::jsonb)"
-                            " ON CONFLICT (name) DO UPDATE SET document = excluded.document,"
-                            f" revision = {S}.label_set.revision + 1, updated_by = current_user, updated_at = now()",
-                            [name, json.dumps(document)])
+            return con.execute(f"SELECT {S}.apply_label_set(%s::jsonb)", [json.dumps(change)]).fetchone()[0]
     except psycopg.errors.InsufficientPrivilege as exc:
         raise _refused(exc, f"the change of the label set '{name}' (only a lead edits label sets)") from None
 

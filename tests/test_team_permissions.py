@@ -138,7 +138,7 @@ def test_a_lead_adjudicates_and_edits_label_sets_a_member_cannot(project, tmp_pa
         assert "only a lead" in ben.session.status().message
         assert [l.name for l in ben.model.labels("vocal")] == ["laugh", "sigh"]   # back to the team's set
         with team_server.connect(url) as con:
-            assert [l["name"] for l in team_server.label_sets(con)["vocal"]["labels"]] == ["laugh", "sigh"]
+            assert [l["name"] for l in team_server.label_sets(con)["vocal"][0]["labels"]] == ["laugh", "sigh"]
         # a set the lead deletes goes from ben's store too
         sets.clear()
         lea.model.save_label_set("scratch")

@@ -1,13 +1,15 @@
 """Starting the window: application object, store, first-run sample, screenshot mode."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QProgressBar, QWidget
 
 from app.cli import EXIT_MISSING_STORE, gui_parser, open_cli_store
@@ -47,28 +49,67 @@ def run_gui(argv: list[str]) -> int:
             lookups.datasets(store.cursor(), args.dataset)   # an unknown name is refused naming every dataset
         if args.screenshot:
             return _screenshot(store, args)
-        settings = QSettings()
-        if args.annotator:
-            SettingsStore(settings).update(annotator=args.annotator)
-        window = window_for(store, settings, note)
-        if not args.no_sample and store_is_empty(store) and not store.read_only:
-            _import_sample_in_background(window)
-        elif args.dataset:
-            window.select_dataset(args.dataset)
-        if args.stimulus:
-            found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)
-            if found:
-                name = lookups.dataset_name(store.cursor(), found[1])
-                if name:
-                    window.select_dataset(name)
-                window.select_stimulus_id(found[0])
-        window.show()
+        window = show_window(store, args, QSettings(), note)   # noqa: F841 (held while the window runs)
         return app.exec()
     except ThinsliceError as exc:
         return _refuse(exc, args, "Thinslice cannot show that")
     finally:
         store.close()
         scratch.cleanup()
+
+
+def show_window(store: Store, args: argparse.Namespace, settings: QSettings, note: str | None = None) -> MainWindow:
+    """The window on `store` as the command line asks (`gui_parser`), shown. A new empty store gets the
+    sample once the window has painted: it shows the import's progress, then fills."""
+    if args.annotator:
+        SettingsStore(settings).update(annotator=args.annotator)
+    window = window_for(store, settings, note)
+    if not args.no_sample and store_is_empty(store) and not store.read_only:
+        window.show_status("First run: the bundled sample is imported as soon as the window is up…")
+        after_first_paint(window, lambda: _import_sample_in_background(window))
+    elif args.dataset:
+        window.select_dataset(args.dataset)
+    if args.stimulus:
+        found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+        if found:
+            name = lookups.dataset_name(store.cursor(), found[1])
+            if name:
+                window.select_dataset(name)
+            window.select_stimulus_id(found[0])
+    window.show()
+    return window
+
+
+FIRST_PAINT_WAIT_MS = 1000
+
+
+class _FirstPaint(QObject):
+    """Calls `then` once, after `window` has painted for the first time (or after `FIRST_PAINT_WAIT_MS`, if
+    it is not painted by then, e.g. shown minimised). Its timer goes with the window, should it close first."""
+
+    def __init__(self, window: QWidget, then: Callable[[], None]) -> None:
+        super().__init__(window)
+        self.window, self.then = window, then
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self.fire)
+        self.timer.start(FIRST_PAINT_WAIT_MS)
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.window and event.type() == QEvent.Type.Paint:
+            self.timer.start(0)   # once this paint is done and on screen
+        return False
+
+    def fire(self) -> None:
+        self.window.removeEventFilter(self)
+        self.then()
+
+
+def after_first_paint(window: QWidget, then: Callable[[], None]) -> None:
+    """Run `then` once `window` has painted: work begun earlier (the sample's import on a worker) would hold
+    the interpreter while the window is built and drawn, and the first start would wait for it."""
+    _FirstPaint(window, then)
 
 
 def _refuse(exc: ThinsliceError, args, title: str) -> int:

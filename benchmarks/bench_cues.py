@@ -10,7 +10,9 @@
 - a 20 s clip's pitch and intensity as the tracks compute them (decode + Praat), against Praat reading
   the file and running "To Pitch (ac)..." itself;
 - cue measures for the whole bundled sample (FriendBench and EchoMind, eGeMAPS when opensmile is
-  installed).
+  installed);
+- a stimulus switch in the analysis tracks while Praat analyses a 4-minute 48 kHz voice (the switch made
+  once Praat is computing), against the same switch with nothing running, in the same run.
 `run()` returns (name, median, unit) rows. Takes about a minute on 2 cores.
 """
 from __future__ import annotations
@@ -34,6 +36,10 @@ CLIP_RATE = 16000
 EXCERPT_MIN = 10
 ZOOM_STEPS = 24
 REPEATS = 5
+LONG_S = 240.0
+LONG_RATE = 48000
+SWITCHES = 20
+ANALYSIS_SPREAD_S = 2.0  # the switches during an analysis are asked for over its first 2 s
 
 Row = tuple[str, float, str]
 
@@ -203,12 +209,75 @@ def _sample_rows(folder: Path) -> list[Row]:
     return rows
 
 
+def _switch_rows(folder: Path, app) -> list[Row]:
+    """Stimulus switches in the analysis tracks (pitch rows only, so no spectrogram work competes), each a
+    new stimulus laid out with its work held back (as the player does) and the view repainted."""
+    import soundfile as sf
+    from PySide6.QtCore import QSettings
+
+    from app.cues.workers import analysis_pool
+    from storage.records import MediaRef
+    from widgets.analysis_tracks import SETTINGS_GROUP, AnalysisTracksView
+
+    if not app.organizationName():  # the benchmark's track choices stay out of the user's settings
+        app.setOrganizationName("Thinslice benchmarks")
+    settings = QSettings()
+    for lane in ("long", "a", "b"):
+        settings.setValue(f"{SETTINGS_GROUP}/{lane}/spectrogram", False)
+        settings.setValue(f"{SETTINGS_GROUP}/{lane}/pitch", True)
+    long_path, short_path = folder / "long.wav", folder / "short.wav"
+    sf.write(long_path, _voice(LONG_S, LONG_RATE), LONG_RATE, subtype="PCM_16")
+    sf.write(short_path, _voice(2.0, CLIP_RATE, seed=1), CLIP_RATE, subtype="PCM_16")
+    long_lanes = [("long", MediaRef("audio", long_path, True, 0.0, LONG_S, LONG_RATE))]
+    shorts = [[(name, MediaRef("audio", short_path, True, 0.0, 2.0, CLIP_RATE))] for name in ("a", "b")]
+    view = AnalysisTracksView()
+    view.resize(WIDTH_PX, 300)
+    view.show()
+
+    def settle() -> None:
+        while view.busy():
+            app.processEvents()
+            time.sleep(0.002)
+
+    def switch(k: int, at: float) -> float:
+        """From the moment `at` the switch is asked for (a click) to the view repainted: a GUI thread held
+        by anything else past `at` shows here."""
+        while time.perf_counter() < at:
+            app.processEvents()
+            if at - time.perf_counter() > 0.003:
+                time.sleep(0.001)  # then spin: a sleep's overshoot must not count as the switch's time
+        view.set_stimulus(shorts[k % 2], start=False)
+        app.processEvents()
+        view.repaint()
+        return time.perf_counter() - at
+
+    try:
+        view.set_stimulus(long_lanes)  # the first analysis starts the worker processes
+        settle()
+        idle, busy = [], []
+        for k in range(SWITCHES):
+            idle.append(switch(k, time.perf_counter() + 0.05))
+            view.set_stimulus(long_lanes)
+            # asked at points spread over the analysis, most of them while Praat computes
+            busy.append(switch(k, time.perf_counter() + 0.2 + k * ANALYSIS_SPREAD_S / SWITCHES))
+            settle()
+    finally:
+        view.shutdown()
+        view.close()
+        analysis_pool().shutdown()
+    idle_ms, busy_ms = statistics.median(idle) * 1000, statistics.median(busy) * 1000
+    return [("cues.stimulus_switch_idle", idle_ms, "ms"),
+            ("cues.stimulus_switch_during_analysis", busy_ms, "ms"),
+            ("switch_during_analysis_vs_idle_ratio", busy_ms / idle_ms, "x")]
+
+
 def run() -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         os.environ["THINSLICE_HOME"] = str(folder)  # tile and peak caches go here, not to the user's
         app, plot, item, lut = _image_item()
-        rows = _clip_rows(folder, app, item, lut)
+        rows = _switch_rows(folder, app)
+        rows += _clip_rows(folder, app, item, lut)
         rows += _hour_rows(folder, app, item, lut)
         rows += _sample_rows(folder)
         plot.close()

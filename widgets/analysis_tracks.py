@@ -14,7 +14,8 @@ Rows are x-linked to the waveform's view box (`link_x`), so zoom and pan move th
 row asks to seek there (`seekRequested`), as the waveform does.
 
 Nothing heavy runs on the GUI thread: the spectrogram tiles, Praat's analyses and the turn-taking run on
-the tracks' TaskRunner, keyed per lane, and a new stimulus cancels the old one's work. A switch only sets
+the tracks' TaskRunner, keyed per lane, and a new stimulus cancels the old one's work. Praat's analyses run
+in a worker process (`app.cues.workers`), since Praat holds the interpreter lock while it computes. A switch only sets
 up: the rows of the same tracks are reused (cleared, not rebuilt), the menu is rebuilt only when the lanes
 change, and a caller that shows something more urgent first (the player, whose waveform decodes at the
 same time) may hold the work back with `set_stimulus(..., start=False)` and release it with
@@ -36,9 +37,9 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QS
                                QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
 from app.cues.acoustics import PraatSettings
-from app.cues.boundaries import label_boundaries
 from app.cues.conversation import Conversation, TimedWord
-from app.cues.tracks import VoiceTracks, conversation_track, voice_tracks
+from app.cues.tracks import VoiceTracks, conversation_track
+from app.cues.workers import voice_analysis
 from storage.records import MediaRef
 from storage.spectrogram import PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram, paint
 from widgets.tasks import TaskRunner
@@ -495,8 +496,7 @@ class AnalysisTracksView(QWidget):
                 settings, formants = self.praat_settings(), self.is_on(name, FORMANTS)
                 self._status(f"{name}: pitch and intensity...")
                 self._tasks.submit(f"tracks:voice:{index}",
-                                   lambda token, _p, r=ref, s=settings, f=formants:
-                                   _with_boundaries(voice_tracks(r, s, f, token)),
+                                   lambda token, _p, r=ref, s=settings, f=formants: voice_analysis(r, s, f, token),
                                    lambda result, i=index, g=generation: self._voice_ready(g, i, result),
                                    on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} pitch", exc),
                                    with_progress=True)
@@ -781,11 +781,6 @@ class AnalysisTracksView(QWidget):
 
     def spectrogram(self, lane: int) -> SpectrogramTiles | None:
         return self._spectrograms.get(lane)
-
-
-def _with_boundaries(tracks: VoiceTracks) -> tuple[VoiceTracks, np.ndarray]:
-    """A voice's tracks and the label boundaries found in them, both made on the worker."""
-    return tracks, label_boundaries(tracks.pitch, tracks.intensity)
 
 
 def _set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float) -> None:

@@ -172,14 +172,9 @@ class SceneView(QWidget):
         self._fit_scores()
 
     def _fit_scores(self) -> None:
-        """Give the score grid the height of all its rows, the scene above keeping the rest; at least
-        `SCORE_ROWS_SHOWN` rows stay in view when the page is short (the grid scrolls for the others)."""
+        """Keep `SCORE_ROWS_SHOWN` rows of the score grid (or all, when fewer) in view however short the page:
+        the splitter gives the grid at least that, and it scrolls for the rest."""
         rows = self.scores.rowCount()
         row = self.scores.verticalHeader().defaultSectionSize()
         chrome = self.scores.horizontalHeader().sizeHint().height() + 2 * self.scores.frameWidth() + 2
         self.scores.setMinimumHeight(chrome + min(rows, SCORE_ROWS_SHOWN) * row)
-        sizes = self.split.sizes()
-        total = sum(sizes[:2])
-        wanted = min(chrome + rows * row + self.scores.horizontalScrollBar().sizeHint().height(), total * 3 // 5)
-        if total > 0 and sizes[1] != wanted:
-            self.split.setSizes([total - wanted, wanted, *sizes[2:]])

@@ -17,7 +17,7 @@ from app.cli import dispatch
 from app.store_channel import channel_path
 from fixtures_store import friendbench_like_plan, make_store
 from storage.annotations import AnnotationStore
-from storage.errors import StoreLockedError
+from storage.errors import StoreLockedError, ThinsliceError
 from storage.store import Store
 from store_rows import store_rows
 from widgets import gui, store_menu
@@ -168,3 +168,21 @@ def _rows(path: Path) -> dict:
         return store_rows(store)
     finally:
         store.close()
+
+
+def test_a_store_another_program_writes_is_refused_in_window_terms(qtbot, labelled_store, tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); sys.stdin.read()", str(labelled_store)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreLockedError) as held:
+            Store.open(labelled_store, create=False)
+        _press_when_shown("Open read-only")
+        with pytest.raises(ThinsliceError) as refused:
+            gui.open_held_store(held.value, tmp_path)
+        said = str(refused.value)
+        assert "close it there, then start Thinslice again" in said and "--db" not in said
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

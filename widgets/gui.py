@@ -138,7 +138,15 @@ def open_held_store(held: StoreLockedError, scratch: Path, parent: QWidget | Non
     saved where the user says and opened for writing. None when the user quits or gives no name."""
     dialog = HeldStoreDialog(held, parent)
     dialog.exec()
-    choice = dialog.choice()
+    try:
+        return _open_chosen(held, dialog.choice(), scratch, parent)
+    except StoreLockedError:   # no Thinslice window holds it, and its holder writes it
+        raise ThinsliceError(f"{held.path} is open for writing in {held.holder or 'another program'}, which "
+                             "cannot hand out a copy: close it there, then start Thinslice again.") from None
+
+
+def _open_chosen(held: StoreLockedError, choice: str | None, scratch: Path, parent: QWidget | None
+                 ) -> tuple[Store, str | None] | None:
     if choice == HeldStoreDialog.READ_ONLY:
         try:
             return Store.open(held.path, read_only=True, create=False), None

@@ -49,10 +49,11 @@ print(json.dumps({"s": time.perf_counter() - start,
 def measure(mode: str, csv_path: Path, folder: Path) -> dict[str, float]:
     """One run of `mode` ("bare" or "import") in a fresh interpreter: seconds and peak resident MB."""
     folder.mkdir(parents=True, exist_ok=True)
-    out = subprocess.run([sys.executable, "-c", _CHILD, mode, str(csv_path), str(folder), json.dumps(MAPPING)],
-                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                         check=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    done = subprocess.run([sys.executable, "-c", _CHILD, mode, str(csv_path), str(folder), json.dumps(MAPPING)],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"the {mode} run failed:\n" + "\n".join(done.stderr.strip().splitlines()[-5:]))
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _figures(label: str, rows: int, runs: int, tmp: Path) -> list[tuple[str, float, str]]:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from storage.annotations import Label
+if TYPE_CHECKING:  # the keymap is read before the window shows; the annotation store's stack is not needed then
+    from storage.annotations import Label
 
 MODIFIER_ORDER = ("Ctrl", "Alt", "Shift", "Meta")
 

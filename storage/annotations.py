@@ -19,14 +19,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from functools import cache
+from typing import TYPE_CHECKING
+
 import duckdb
-import polars as pl
 
 from storage import lookups
 from storage.errors import ImportFailed, StoreWriteError, ThinsliceError
-from storage.importers.label_sets import parse_label_set
 from storage.store import Store
-from storage.validation import bad_values
+
+if TYPE_CHECKING:  # polars is loaded by the first write, not by the window reading labels before it shows
+    import polars as pl
 
 # Fields an edit may change; the event's before/after JSON holds these plus `revision` and `deleted`.
 EDITABLE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role")
@@ -38,12 +41,33 @@ _REMEMBERED_ROWS = 1024
 # part of it (two speakers laughing at once are two labels), and so is the value, which holds what an AgentViSS
 # scene label is attached to (a role's name or `turn:N`, see app/page_labels.py).
 NATURAL_KEY = ("stimulus_id", "annotator", "label_set", "label", "start_s", "end_s", "value", "media_role")
-NEW_ROW_SCHEMA = {"stimulus_id": pl.Int64, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
-                  "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
-                  "media_role": pl.String, "meta": pl.String}  # meta: JSON of what another tool said
-SET_ROW_SCHEMA = {"name": pl.String, "scope": pl.String, "description": pl.String, "source": pl.String}
-LABEL_ROW_SCHEMA = {"label_set": pl.String, "name": pl.String, "parent": pl.String, "colour": pl.String,
-                    "shortcut": pl.String, "description": pl.String, "ord": pl.Int32, "aliases": pl.List(pl.String)}
+NEW_ROW_COLUMNS = ("stimulus_id", "annotator", "label_set", "label", "start_s", "end_s", "value", "note",
+                   "media_role", "meta")  # meta: JSON of what another tool said
+SET_ROW_COLUMNS = ("name", "scope", "description", "source")
+LABEL_ROW_COLUMNS = ("label_set", "name", "parent", "colour", "shortcut", "description", "ord", "aliases")
+
+
+@cache
+def new_row_schema() -> dict[str, Any]:
+    """The polars schema of new labels (`NEW_ROW_COLUMNS`), as `insert_annotations` takes them."""
+    import polars as pl
+
+    return dict(zip(NEW_ROW_COLUMNS, (pl.Int64, pl.String, pl.String, pl.String, pl.Float64, pl.Float64,
+                                      pl.String, pl.String, pl.String, pl.String)))
+
+
+@cache
+def _set_row_schema() -> dict[str, Any]:
+    import polars as pl
+
+    return dict(zip(SET_ROW_COLUMNS, (pl.String,) * 4))
+
+
+@cache
+def _label_row_schema() -> dict[str, Any]:
+    import polars as pl
+
+    return dict(zip(LABEL_ROW_COLUMNS, (pl.String,) * 6 + (pl.Int32, pl.List(pl.String))))
 
 
 class AnnotationError(ThinsliceError):
@@ -342,11 +366,13 @@ class AnnotationStore:
 
         With `skip_existing` (an import), a row whose natural key (`NATURAL_KEY`) a live annotation or an
         earlier row already has is left out, so importing the same file twice adds nothing."""
+        import polars as pl
+
         frame = pl.DataFrame([{"stimulus_id": row.get("stimulus_id", stimulus_id),
                                "annotator": row.get("annotator") or annotator,
                                **{name: row.get(name) for name in EDITABLE_FIELDS},
                                "meta": json.dumps(row["meta"]) if row.get("meta") else None} for row in rows],
-                             schema=NEW_ROW_SCHEMA)
+                             schema=new_row_schema())
         with writing(self.store, "The new label" if len(rows) == 1 else f"{len(rows)} new labels") as cur:
             created = insert_annotations(cur, frame, skip_existing=skip_existing)
         self._remember(created)
@@ -730,6 +756,8 @@ def read_label_set_file(path: Path | str) -> dict[str, Any]:
     if scope not in SCOPES:
         raise AnnotationError(f"{path}: scope must be one of {', '.join(SCOPES)}, not {scope!r}.")
     if data["labels"]:  # a set built in the app may still be empty; the format check wants labels
+        from storage.importers.label_sets import parse_label_set
+
         try:
             parse_label_set(data, path.name)
         except ImportFailed as exc:
@@ -802,6 +830,8 @@ def write_events(cur: duckdb.DuckDBPyConnection,
         cur.executemany("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
                         " VALUES (?, ?, ?, ?, ?)", [list(r) for r in rows])
         return
+    import polars as pl
+
     frame = pl.DataFrame(rows, schema={"annotation_id": pl.Int64, "annotator": pl.String, "action": pl.String,
                                        "before": pl.String, "after": pl.String}, orient="row")
     cur.register("events_in_", frame.to_arrow())
@@ -814,17 +844,19 @@ def write_events(cur: duckdb.DuckDBPyConnection,
 
 def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
                        skip_existing: bool = True) -> list[Annotation]:
-    """Add labels (a frame shaped like `NEW_ROW_SCHEMA`) with a 'create' event each; returns them by id.
+    """Add labels (a frame with `NEW_ROW_COLUMNS`, see `new_row_schema`) with a 'create' event each; returns them by id.
 
     The one way labels enter the store: edits, annotation-file imports and release imports. With
     `skip_existing`, a row whose `NATURAL_KEY` a live annotation or an earlier row has is left out.
     Raises `AnnotationError` (nothing written) for a row without annotator or label set, or bad times."""
+    import polars as pl
+
     frame = rows.select([(pl.col(c) if c in rows.columns else pl.lit(None)).cast(t).alias(c)
-                         for c, t in NEW_ROW_SCHEMA.items()])
+                         for c, t in new_row_schema().items()])
     _check_rows(frame)
     if skip_existing:
         frame = frame.unique(subset=list(NATURAL_KEY), keep="first", maintain_order=True)
-    columns = ", ".join(NEW_ROW_SCHEMA)
+    columns = ", ".join(NEW_ROW_COLUMNS)
     fresh = ""
     if skip_existing:
         same = " AND ".join(f"a.{c} IS NOT DISTINCT FROM f.{c}" for c in NATURAL_KEY)
@@ -843,6 +875,10 @@ def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
 def _check_rows(frame: pl.DataFrame) -> None:
     """Refuse the first row without annotator or label set, or holding a value the importers' rule
     (`storage.validation.bad_values`: times, control characters in names) refuses, whichever path it took."""
+    import polars as pl
+
+    from storage.validation import bad_values
+
     unnamed = frame.filter((pl.col("annotator").fill_null("") == "") | (pl.col("label_set").fill_null("") == ""))
     if unnamed.height:
         first = unnamed.row(0, named=True)
@@ -871,21 +907,25 @@ def _refuse_if_used(cur: duckdb.DuckDBPyConnection, label_set: str, label: str |
 
 
 def _set_frame(rows: Sequence[tuple]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=SET_ROW_SCHEMA, orient="row")
+    import polars as pl
+
+    return pl.DataFrame(rows, schema=_set_row_schema(), orient="row")
 
 
 def _label_frame(rows: Sequence[tuple]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=LABEL_ROW_SCHEMA, orient="row")
+    import polars as pl
+
+    return pl.DataFrame(rows, schema=_label_row_schema(), orient="row")
 
 
 def upsert_label_sets(cur: duckdb.DuckDBPyConnection, sets: pl.DataFrame | None, labels: pl.DataFrame | None) -> None:
-    """Create or update label sets (rows of `SET_ROW_SCHEMA`) and labels (`LABEL_ROW_SCHEMA`) by name.
+    """Create or update label sets (`SET_ROW_COLUMNS`) and labels (`LABEL_ROW_COLUMNS`) by name.
 
     The one way label sets are written: the editor, label-set files and release imports. A set's scope
     defaults to 'both'; a label of a set not yet stored creates the set. A label's `ord` None keeps its
     place (a new one goes last) and `aliases` None keeps the ones it has."""
     if sets is not None and sets.height:
-        cur.register("sets_in_", sets.select(list(SET_ROW_SCHEMA)).to_arrow())
+        cur.register("sets_in_", sets.select(list(SET_ROW_COLUMNS)).to_arrow())
         try:
             cur.execute("UPDATE label_set SET scope = coalesce(f.scope, 'both'), description = f.description,"
                         " source = f.source FROM sets_in_ f WHERE label_set.name = f.name")
@@ -896,7 +936,7 @@ def upsert_label_sets(cur: duckdb.DuckDBPyConnection, sets: pl.DataFrame | None,
             cur.unregister("sets_in_")
     if labels is None or not labels.height:
         return
-    cur.register("labels_in_", labels.select(list(LABEL_ROW_SCHEMA)).to_arrow())
+    cur.register("labels_in_", labels.select(list(LABEL_ROW_COLUMNS)).to_arrow())
     try:
         cur.execute("INSERT INTO label_set (name) SELECT DISTINCT label_set FROM labels_in_"
                     " WHERE label_set NOT IN (SELECT name FROM label_set)")

@@ -27,7 +27,8 @@ to the label tiers, where a Shift-dragged edge snaps to them.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -36,14 +37,15 @@ from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox,
                                QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
-from app.cues.acoustics import PraatSettings
-from app.cues.conversation import Conversation, TimedWord
-from app.cues.tracks import VoiceTracks, conversation_track
-from app.cues.workers import voice_analysis
 from storage.records import MediaRef
 from storage.spectrogram import PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram, paint
 from widgets.tasks import TaskRunner
 from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox, NamedAxis
+
+if TYPE_CHECKING:  # the analysis stack (Praat) is imported on the first analysis, not before the window shows
+    from app.cues.acoustics import PraatSettings
+    from app.cues.conversation import Conversation, TimedWord
+    from app.cues.tracks import VoiceTracks
 
 SPECTROGRAM, PITCH, INTENSITY, FORMANTS = "spectrogram", "pitch", "intensity", "formants"
 CONVERSATION = "conversation"
@@ -456,6 +458,8 @@ class AnalysisTracksView(QWidget):
                              pre_emphasis_db_per_octave=float(self.pre_emphasis.value()))
 
     def praat_settings(self) -> PraatSettings:
+        from app.cues.acoustics import PraatSettings
+
         return PraatSettings(pitch_floor_hz=float(self.pitch_floor.value()),
                              pitch_ceiling_hz=float(self.pitch_ceiling.value()))
 
@@ -496,13 +500,13 @@ class AnalysisTracksView(QWidget):
                 settings, formants = self.praat_settings(), self.is_on(name, FORMANTS)
                 self._status(f"{name}: pitch and intensity...")
                 self._tasks.submit(f"tracks:voice:{index}",
-                                   lambda token, _p, r=ref, s=settings, f=formants: voice_analysis(r, s, f, token),
+                                   lambda token, _p, r=ref, s=settings, f=formants: _voice(r, s, f, token),
                                    lambda result, i=index, g=generation: self._voice_ready(g, i, result),
                                    on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} pitch", exc),
                                    with_progress=True)
         if (CONVERSATION, None) in wanted and self._conversation is None:
             words = list(self._words)
-            self._tasks.submit("tracks:conversation", lambda: conversation_track(words),
+            self._tasks.submit("tracks:conversation", lambda: _conversation(words),
                                lambda result, g=generation: self._conversation_ready(g, result),
                                on_error=lambda exc: self._failed("turn-taking", exc))
 
@@ -781,6 +785,20 @@ class AnalysisTracksView(QWidget):
 
     def spectrogram(self, lane: int) -> SpectrogramTiles | None:
         return self._spectrograms.get(lane)
+
+
+# The analysis stack (Praat) is imported by the first analysis, on the worker: the window shows without it.
+def _voice(media: MediaRef, settings: PraatSettings, formants: bool, should_cancel: Callable[[], bool]
+           ) -> tuple[VoiceTracks, np.ndarray]:
+    from app.cues.workers import voice_analysis
+
+    return voice_analysis(media, settings, formants, should_cancel)
+
+
+def _conversation(words: list[TimedWord]) -> Conversation | None:
+    from app.cues.tracks import conversation_track
+
+    return conversation_track(words)
 
 
 def _set_y_range(plot: pg.PlotItem, low: float, high: float, padding: float) -> None:

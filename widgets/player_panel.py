@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
 from app import keymap as keys
 from app.audio import AudioOutput
 from app.clock import RATE_STEPS, ClockEvent, PlaybackClock
-from app.cues.measures import timed_words
 from storage.media import (
     MediaError,
     PeakPyramid,
@@ -272,6 +271,8 @@ class PlayerPanel(QWidget):
         # the tracks' analyses wait for the waveform (on the same cores they would slow its decoding), then
         # for the user to stay on the stimulus (TRACKS_SETTLE_MS)
         self._tracks_timer.stop()
+        from app.cues.measures import timed_words  # the analysis stack loads with the first stimulus shown
+
         self.tracks.set_stimulus(layout.lanes, timed_words(segments), start=not layout.lanes)
 
         self._share_height(layout, bool(text), bool(segments))

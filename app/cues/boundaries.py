@@ -17,10 +17,12 @@ few numpy passes over the frames.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from app.cues.acoustics import IntensityTrack, PitchTrack
+if TYPE_CHECKING:  # snapping a label edge needs no Praat: the window shows before Praat is loaded
+    from app.cues.acoustics import IntensityTrack, PitchTrack
 
 # Praat's floor for the intensity of digital silence; a frame with no finite value counts as that quiet
 SILENT_DB = -300.0

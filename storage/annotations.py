@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -368,11 +369,12 @@ class AnnotationStore:
         earlier row already has is left out, so importing the same file twice adds nothing."""
         import polars as pl
 
-        frame = pl.DataFrame([{"stimulus_id": row.get("stimulus_id", stimulus_id),
-                               "annotator": row.get("annotator") or annotator,
-                               **{name: row.get(name) for name in EDITABLE_FIELDS},
-                               "meta": json.dumps(row["meta"]) if row.get("meta") else None} for row in rows],
-                             schema=new_row_schema())
+        # column by column: a list per field, not a mapping per row
+        columns = {"stimulus_id": [row.get("stimulus_id", stimulus_id) for row in rows],
+                   "annotator": [row.get("annotator") or annotator for row in rows],
+                   **{name: [row.get(name) for row in rows] for name in EDITABLE_FIELDS},
+                   "meta": [json.dumps(row["meta"]) if row.get("meta") else None for row in rows]}
+        frame = pl.DataFrame(columns, schema=new_row_schema())
         with writing(self.store, "The new label" if len(rows) == 1 else f"{len(rows)} new labels") as cur:
             created = insert_annotations(cur, frame, skip_existing=skip_existing)
         self._remember(created)
@@ -863,13 +865,56 @@ def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
         fresh = f" WHERE NOT EXISTS (SELECT 1 FROM annotation a WHERE a.deleted_at IS NULL AND {same})"
     cur.register("annotations_in_", frame.to_arrow())
     try:
-        written = cur.execute(f"INSERT INTO annotation ({columns}) SELECT {columns} FROM annotations_in_ f{fresh}"
-                              f" RETURNING {_COLUMNS}").fetchall()
+        with warnings.catch_warnings():
+            # DuckDB suggests `sql()`, which would run the INSERT as a lazy relation; one copy of the new rows
+            # is what this costs
+            warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+            written = cur.execute(f"INSERT INTO annotation ({columns}) SELECT {columns} FROM annotations_in_ f{fresh}"
+                                  f" RETURNING {_COLUMNS}").to_arrow_table()
     finally:
         cur.unregister("annotations_in_")
-    created = sorted((_row_to_annotation(r) for r in written), key=lambda a: a.id)
-    write_events(cur, [(a.id, a.annotator, "create", None, a.state()) for a in created])
-    return created
+    if not written.num_rows:
+        return []
+    _write_create_events(cur, written)
+    values = [written.column(i).to_pylist() for i in range(written.num_columns)]
+    return sorted(map(Annotation, *values), key=lambda a: a.id)
+
+
+# A create event's `after` is `Annotation.state()` as `json.dumps` writes it, built in the database for all
+# new labels at once: text values come from `json.dumps` of each distinct value, times from DuckDB's text of a
+# DOUBLE, which is Python's shortest repr, as `json.dumps` writes a float.
+_TEXT_FIELDS = ("label_set", "label", "value", "note", "media_role")
+
+
+def _write_create_events(cur: duckdb.DuckDBPyConnection, written: Any) -> None:
+    """One 'create' event per new label (an Arrow table of `_COLUMNS` rows), in id order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = pc.unique(pa.chunked_array([chunk for name in _TEXT_FIELDS
+                                        for chunk in written.column(name).cast(pa.string()).chunks])).drop_null()
+    plain = texts.to_pylist()
+    encoded = pa.table({"text": pa.array(plain, pa.string()),
+                        "json": pa.array([json.dumps(t) for t in plain], pa.string())})
+    cur.register("written_", written)
+    cur.register("json_texts_", encoded)
+    parts, joins = [], []
+    for k, name in enumerate(EDITABLE_FIELDS):
+        if name in _TEXT_FIELDS:
+            value = f"coalesce(j{k}.json, 'null')"
+            joins.append(f" LEFT JOIN json_texts_ j{k} ON j{k}.text = w.{name}")
+        else:
+            value = f"coalesce(CAST(w.{name} AS VARCHAR), 'null')"
+        parts.append(f"'{', ' if k else '{'}\"{name}\": ' || {value}")
+    parts.append("', \"revision\": ' || CAST(w.revision AS VARCHAR)")
+    parts.append("', \"deleted\": ' || CASE WHEN w.deleted_at IS NULL THEN 'false' ELSE 'true' END || '}'")
+    try:
+        cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+                    f" SELECT w.id, w.annotator, 'create', NULL, {' || '.join(parts)}"
+                    f" FROM written_ w{''.join(joins)} ORDER BY w.id")
+    finally:
+        cur.unregister("written_")
+        cur.unregister("json_texts_")
 
 
 def _check_rows(frame: pl.DataFrame) -> None:

@@ -30,6 +30,9 @@ HEADER = b"thinslice edit journal 1\n"
 _RECORD = struct.Struct("<II")
 # A journal larger than this is emptied by a checkpoint after the next edit, so it stays small.
 TRIM_BYTES = 8 * 1024 * 1024
+# A write of more history events than this (an annotation file's thousands of labels) is put in the main file
+# by a checkpoint instead of being journaled: one checkpoint costs less than writing every row a second time.
+CHECKPOINT_EVENTS = 5000
 _EVENTS, _LABELS = "annotation_event", "annotation"
 
 
@@ -174,7 +177,18 @@ class EditJournal:
 
     def record(self, cur: duckdb.DuckDBPyConnection, mark: int) -> bool:
         """Append the events committed above `mark`, and their labels as they now stand, fsynced. Called
-        with `lock` held, right after the commit. False when there was nothing to record."""
+        with `lock` held, right after the commit. False when there was nothing to record. A write of more
+        than CHECKPOINT_EVENTS events is checkpointed into the main file instead, and the journal emptied."""
+        count = cur.execute(f"SELECT count(*) FROM {_EVENTS} WHERE id > ?", [mark]).fetchone()[0]
+        if count > CHECKPOINT_EVENTS:
+            try:
+                cur.execute("CHECKPOINT")
+            except duckdb.Error:
+                pass  # another transaction is open: the events are journaled as any edit's
+            else:
+                self.trim()
+                self._high = max(self._high, sequence_value(cur, f"seq_{_EVENTS}"))
+                return True
         events = cur.execute(f"SELECT * FROM {_EVENTS} WHERE id > ? ORDER BY id", [mark])
         event_columns = [d[0] for d in events.description]
         event_rows = events.fetchall()

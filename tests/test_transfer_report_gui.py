@@ -99,10 +99,14 @@ def test_cancel_at_the_question_leaves_the_store_unchanged(qtbot, clip_store, wi
 def test_an_export_the_format_cannot_hold_asks_then_reports_what_it_left_out(qtbot, clip_store, window_for,
                                                                               tmp_path):
     labels = tmp_path / "labels.jsonl"
-    labels.write_text("".join(json.dumps({"stimulus": "fb-001", "annotator": "ana", "label_set": "vocal cues",
-                                          "label": text, "start_s": t, "end_s": t + 1.0}) + "\n"
-                              for text, t in (("laugh", 1.0), ("two\tparts", 3.0))))
-    assert import_annotations(clip_store, "jsonl", labels, "friendbench") == 2
+    labels.write_text(json.dumps({"stimulus": "fb-001", "annotator": "ana", "label_set": "vocal cues",
+                                  "label": "laugh", "start_s": 1.0, "end_s": 2.0}) + "\n")
+    assert import_annotations(clip_store, "jsonl", labels, "friendbench") == 1
+    # a label with a tab, as a store written before labels were held to the value rule may hold (no path
+    # writes one now): Audacity's format cannot hold it
+    clip_store.cursor().execute(
+        "INSERT INTO annotation (stimulus_id, annotator, label_set, label, start_s, end_s)"
+        " SELECT id, 'ana', 'vocal cues', 'two\tparts', 3.0, 4.0 FROM stimulus WHERE external_id = 'fb-001'")
     win = window_for(clip_store, annotator="ana")
     _ready(qtbot, win)
     dialog = win.open_export()

@@ -50,7 +50,8 @@ def interpret_stories(plan: ImportPlan) -> None:
         if structure:
             _note_state_type(state_types.setdefault(structure, {}), row["title"], meta.get("params"))
     stories: dict[str, tuple[StoredSteps, Replay] | StoryParseError | TraceError] = {}
-    step_rows: list[dict[str, Any]] = []
+    numbers: dict[str, int] = {}   # each structure's place in `stories`
+    traced: list[tuple[str, int]] = []   # (a question's stimulus, the number of its story)
     new_metas: list[str] = []
     for row, meta, structure in zip(rows, metas, structures):
         if not structure:
@@ -59,18 +60,16 @@ def interpret_stories(plan: ImportPlan) -> None:
         story = stories.get(structure)
         if story is None:
             story = stories[structure] = _read(structure, state_types.get(structure, {}))
+            numbers[structure] = len(numbers)
         if isinstance(story, (StoryParseError, TraceError)):
             new_metas.append(row["meta"])
             continue
-        steps, replay = story
-        external = row["external_id"]
-        step_rows += [{"stimulus": external, "step_index": i, "action": action, "args": args, "kwargs": kwargs}
-                      for i, action, args, kwargs in steps]
-        meta.update(_answer(replay, row["title"], meta.get("params"), row["ground_truth"]))
+        traced.append((row["external_id"], numbers[structure]))
+        meta.update(_answer(story[1], row["title"], meta.get("params"), row["ground_truth"]))
         new_metas.append(dumps(meta))
     plan.frames["stimuli"] = stimuli.with_columns(pl.Series("meta", new_metas, dtype=pl.String))
-    if step_rows:
-        plan.add("trace_steps", step_rows)
+    if traced:
+        plan.add("trace_steps", _trace_steps(list(stories.values()), traced))
     failed = [(structure, err) for structure, err in stories.items() if not isinstance(err, tuple)]
     if failed:
         first = failed[0][1]
@@ -79,6 +78,21 @@ def interpret_stories(plan: ImportPlan) -> None:
 
 
 StoredSteps = list[tuple[int, str, str, str]]   # step index, action, args and kwargs as the JSON stored
+
+
+def _trace_steps(stories: list[tuple[StoredSteps, Replay] | StoryParseError | TraceError],
+                 traced: list[tuple[str, int]]) -> pl.DataFrame:
+    """Every question's copy of its story's steps, in question order then step order: each story's steps
+    made into rows once, joined to the questions that ask about it."""
+    steps = [(number, *step) for number, story in enumerate(stories) if isinstance(story, tuple)
+             for step in story[0]]
+    by_story = pl.DataFrame(steps, schema={"story": pl.Int64, "step_index": pl.Int32, "action": pl.String,
+                                           "args": pl.String, "kwargs": pl.String}, orient="row")
+    questions = pl.DataFrame(traced, schema={"stimulus": pl.String, "story": pl.Int64}, orient="row")
+    return (questions.with_row_index("question")
+            .join(by_story, on="story", how="inner")
+            .sort("question", "step_index")
+            .select("stimulus", "step_index", "action", "args", "kwargs"))
 
 
 def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Replay] | StoryParseError | TraceError:

@@ -588,6 +588,11 @@ class SampleSource:
         """`count` samples from `start` (zeros outside the stimulus)."""
         raise NotImplementedError
 
+    def read_channels(self, start: int, count: int) -> np.ndarray:
+        """`count` samples from `start` of each channel, shape (channels, count), for analysis that treats
+        channels as Praat does; a source of mono samples has one."""
+        return self.read(start, count)[None, :]
+
 
 class ArraySource(SampleSource):
     """Samples held in memory (clips)."""
@@ -605,6 +610,26 @@ class ArraySource(SampleSource):
         return out
 
 
+class ChannelArraySource(SampleSource):
+    """Samples held in memory with their channels kept: `read` gives their mean (what is played), and
+    `read_channels` each channel (what is analysed)."""
+
+    def __init__(self, audio: AudioChannels) -> None:
+        self.channels = audio.samples
+        self.sample_rate = audio.sample_rate
+        self.n_frames = audio.samples.shape[1]
+
+    def read_channels(self, start: int, count: int) -> np.ndarray:
+        out = np.zeros((self.channels.shape[0], count), dtype=np.float32)
+        lo, hi = max(0, start), min(self.n_frames, start + count)
+        if hi > lo:
+            out[:, lo - start : hi - start] = self.channels[:, lo:hi]
+        return out
+
+    def read(self, start: int, count: int) -> np.ndarray:
+        return self.read_channels(start, count).mean(axis=0)
+
+
 class SoundFileSource(SampleSource):
     """Samples read from a WAV/FLAC file on demand (long recordings), within a window."""
 
@@ -616,15 +641,37 @@ class SoundFileSource(SampleSource):
         self.n_frames = max(0, end - self._start)
         self._lock = threading.Lock()
 
-    def read(self, start: int, count: int) -> np.ndarray:
-        out = np.zeros(count, dtype=np.float32)
+    def read_channels(self, start: int, count: int) -> np.ndarray:
+        out = np.zeros((self._handle.channels, count), dtype=np.float32)
         lo, hi = max(0, start), min(self.n_frames, start + count)
         if hi > lo:
             with self._lock:
                 self._handle.seek(self._start + lo)
                 block = self._handle.read(hi - lo, dtype="float32", always_2d=True)
-            out[lo - start : lo - start + len(block)] = block.mean(axis=1) if block.shape[1] > 1 else block[:, 0]
+            out[:, lo - start : lo - start + len(block)] = block.T
         return out
+
+    def read(self, start: int, count: int) -> np.ndarray:
+        channels = self.read_channels(start, count)
+        return channels.mean(axis=0) if channels.shape[0] > 1 else channels[0]
+
+
+def open_analysis_source(
+    path: Path | str,
+    offset_s: float = 0.0,
+    duration_s: float | None = None,
+    should_cancel: ShouldCancel | None = None,
+    max_in_memory_s: float = 900.0,
+) -> SampleSource:
+    """A source for analysis with the file's channels kept (`read_channels`): long WAV/FLAC read from disk on
+    demand, everything else decoded into memory."""
+    path = Path(path)
+    info = probe(path)
+    long = info.duration_s is None or (duration_s or info.duration_s) > max_in_memory_s
+    if long and _uses_soundfile(path):
+        return SoundFileSource(path, offset_s, duration_s)
+    end = None if duration_s is None else offset_s + duration_s
+    return ChannelArraySource(decode_channels(path, offset_s, end, should_cancel))
 
 
 def source_from_peaks(pyramid: PeakPyramid) -> SampleSource | None:

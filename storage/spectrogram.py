@@ -22,9 +22,9 @@ Painting never recomputes a tile.
 
 A level is cut into tiles of `TILE_FRAMES` frames that are computed only when a view needs them; tiles
 are float32, kept in a bounded in-memory LRU and written to a cache folder keyed by the file's checksum
-(or path, size and mtime) and every analysis parameter. Samples are the stimulus's mono samples
-(`storage.media.SampleSource`: a multichannel file's channels averaged before analysis, where Praat
-would average the channels' powers).
+(or path, size and mtime) and every analysis parameter. A file with several channels is analysed as Praat
+analyses it: each channel's frame is transformed and the channels' power spectra are averaged
+(`storage.media.open_analysis_source` keeps the channels).
 """
 from __future__ import annotations
 
@@ -34,13 +34,12 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from storage.media import DecodeCancelled, SampleSource, ShouldCancel, open_sample_source
+from storage.media import DecodeCancelled, SampleSource, ShouldCancel, open_analysis_source
 
 TILE_FRAMES = 256
 LEVEL_FACTOR = 4
@@ -54,7 +53,7 @@ PSD_FLOOR = 1e-30
 # step at least the effective bandwidth over 8.
 MAX_OVERSAMPLING = 8.0
 MEMORY_BUDGET_BYTES = 256 * 1024 * 1024
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 WINDOW_LENGTHS_S = {"wide": 0.005, "narrow": 0.03}
 
 
@@ -276,17 +275,21 @@ class SpectrogramTiles:
         return low - self.half_window
 
     def _read_frames(self, starts: np.ndarray, should_cancel: ShouldCancel) -> np.ndarray:
+        """The frames' samples of every channel, shape (channels, frames, window)."""
         n = self.window_samples
         span = int(starts[-1] - starts[0]) + n
         if span <= 4 * n * len(starts):
-            block = self.source.read(int(starts[0]), span)
+            block = self.source.read_channels(int(starts[0]), span)
             index = (starts - starts[0])[:, None] + np.arange(n)[None, :]
-            return block[index]
-        frames = np.empty((len(starts), n), dtype=np.float32)
+            return block[:, index]
+        frames = None
         for i, start in enumerate(starts):
             if i % 64 == 0 and should_cancel():
                 raise DecodeCancelled()
-            frames[i] = self.source.read(int(start), n)
+            samples = self.source.read_channels(int(start), n)
+            if frames is None:
+                frames = np.empty((samples.shape[0], len(starts), n), dtype=np.float32)
+            frames[:, i] = samples
         return frames
 
     def compute_tile(self, level: int, index: int, should_cancel: ShouldCancel | None = None) -> np.ndarray:
@@ -299,7 +302,8 @@ class SpectrogramTiles:
         if cancel():
             raise DecodeCancelled()
         frames = self._read_frames(self._frame_starts(level, first, count), cancel).astype(np.float64)
-        power = np.abs(np.fft.rfft(frames * self._window, n=self.nfft, axis=1)) ** 2
+        # Praat's To Spectrogram of a sound with several channels averages the channels' power spectra
+        power = (np.abs(np.fft.rfft(frames * self._window, n=self.nfft, axis=2)) ** 2).mean(axis=0)
         used = power[:, : self.n_bands * self.bins_per_band]
         banded = used.reshape(count, self.n_bands, self.bins_per_band).sum(axis=2) * self._scale
         return psd_to_db(banded).astype(np.float32)
@@ -431,8 +435,7 @@ OPEN_KEEP = 8
 
 def open_spectrogram(path: Path | str, offset_s: float = 0.0, duration_s: float | None = None,
                      params: SpectrogramParams | None = None, checksum: str | None = None,
-                     should_cancel: ShouldCancel | None = None,
-                     source_factory: Callable[[], SampleSource] | None = None) -> SpectrogramTiles:
+                     should_cancel: ShouldCancel | None = None) -> SpectrogramTiles:
     """The tiles of [offset_s, offset_s + duration_s) of `path`; the last few opened are kept, so switching
     back to a stimulus finds its tiles in memory. Raises MediaError or DecodeCancelled."""
     params = params or SpectrogramParams()
@@ -442,7 +445,7 @@ def open_spectrogram(path: Path | str, offset_s: float = 0.0, duration_s: float 
         if found is not None:
             _OPEN.move_to_end(key)
             return found
-    source = source_factory() if source_factory else open_sample_source(path, offset_s, duration_s, should_cancel)
+    source = open_analysis_source(path, offset_s, duration_s, should_cancel)
     tiles = SpectrogramTiles(source, params, cache_key=key)
     with _OPEN_LOCK:
         _OPEN[key] = tiles

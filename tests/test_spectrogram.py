@@ -10,7 +10,7 @@ import parselmouth
 import pytest
 import soundfile as sf
 
-from storage.media import ArraySource, AudioSamples
+from storage.media import ArraySource, AudioSamples, SoundFileSource
 from storage.spectrogram import (TILE_FRAMES, PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram,
                                  paint, psd_to_db, spectrogram_cache_key)
 
@@ -251,3 +251,31 @@ def test_the_description_states_the_steps_praat_settles_on():
         assert f"time step {reference.dx * 1000:.4g} ms" in text and f"frequency step {reference.dy:.4g} Hz" in text
         assert f"{reference.nx} frames" in text and f"{reference.ny} bands" in text
         assert "pre-emphasis 6 dB/octave" in text and "dynamic range 45 dB" in text and "autoscaled" in text
+
+
+@pytest.mark.parametrize("kind", ["wav", "flac_long"])
+def test_a_stereo_file_is_analysed_as_praat_analyses_it(tmp_path, kind):
+    """A voice alone in one channel and noise in the other: Praat averages the channels' power spectra, which
+    the mean of the channels' samples would not give (the voice would read 6 dB low, the channels could cancel)."""
+    rate, seconds = 16000, 1.5
+    voice = signals(rate, seconds)["speech"]
+    other = (0.05 * np.random.default_rng(7).standard_normal(len(voice))).astype(np.float32)
+    stereo = np.stack([voice, other], axis=1)
+    path = tmp_path / ("stereo.flac" if kind == "flac_long" else "stereo.wav")
+    sf.write(path, stereo, rate)
+    params = SpectrogramParams()
+    # a long-file source reads the file on demand; both must keep the channels
+    tiles = (open_spectrogram(path, params=params) if kind == "wav"
+             else SpectrogramTiles(SoundFileSource(path), params))
+    ours = np.concatenate([tiles.tile(0, i) for i in range(tiles.tiles_at(0))])
+    sound = parselmouth.Sound(str(path))
+    assert sound.n_channels == 2
+    praat = sound.to_spectrogram(window_length=params.window_length_s, maximum_frequency=params.max_frequency_hz,
+                                 time_step=params.time_step_s, frequency_step=params.frequency_step_hz)
+    theirs = 10.0 * np.log10((praat.values.T + 1e-30) / 4e-10)
+    assert ours.shape == theirs.shape
+    loud = theirs > theirs.max() - 60.0   # where there is energy to compare (silence is -306 dB on both)
+    assert np.max(np.abs(ours[loud] - theirs[loud])) < 1e-3
+    mixed = SpectrogramTiles(ArraySource(AudioSamples(stereo.mean(axis=1), rate)), params)
+    mixed_db = np.concatenate([mixed.tile(0, i) for i in range(mixed.tiles_at(0))])
+    assert np.max(np.abs(mixed_db[loud] - theirs[loud])) > 1.0   # the old way was not Praat's

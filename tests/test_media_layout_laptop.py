@@ -56,7 +56,8 @@ def test_a_dyads_tracks_show_whole_with_pitch_over_the_spectrogram(qtbot, laptop
     assert voiced.any()
     expected = (voice.pitch.f0_hz[voiced] - floor) / (ceiling - floor) * top
     assert y[voiced] == pytest.approx(expected)
-    assert spectrogram.getAxis("left").name_lines()[:2] == ["A", f"F0 {floor}-{ceiling}"]
+    # the row's name, its own unit, then the scale of the pitch drawn over it (never "F0 … kHz" in a row)
+    assert spectrogram.getAxis("left").name_lines()[:3] == ["A", "kHz", f"F0 {floor}-{ceiling} Hz"]
     # the waveform lanes keep a readable height, and one time sits at one x in waveform, tracks and tiers
     waveform = page.player.waveform
     assert all(waveform.lane_plot(i).vb.height() >= WAVE_LANE_MIN_PX for i in range(waveform.lane_count))

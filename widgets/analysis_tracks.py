@@ -404,7 +404,7 @@ class AnalysisTracksView(QWidget):
         extra: list[tuple[str, str]] = []
         if row.track == SPECTROGRAM:
             if self.is_on(name, PITCH):
-                extra.append((f"F0 {self.pitch_floor.value()}-{self.pitch_ceiling.value()}", PITCH_COLOUR))
+                extra.append((f"F0 {self.pitch_floor.value()}-{self.pitch_ceiling.value()} Hz", PITCH_COLOUR))
             if self.is_on(name, INTENSITY):
                 extra.append(("dB", INTENSITY_COLOUR))
         values = 0 if row.track == CONVERSATION else TICK_VALUES_PX

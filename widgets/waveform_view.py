@@ -64,10 +64,10 @@ class NamedAxis(pg.AxisItem):
 
     def set_name(self, name: str, colour: str, unit: str = "", values_px: int = 0,
                  extra: Sequence[tuple[str, str]] = ()) -> None:
-        """Name the row in `colour`; `extra` lines (text, colour) follow, then `unit`; `values_px` leaves
-        room for tick values at the column's right."""
-        lines = ((name, QColor(colour)), *((t, QColor(c)) for t, c in extra), *(((unit, QColor(colour)),) if unit
-                                                                                 else ()))
+        """Name the row in `colour`, then the `unit` of its own axis; `extra` lines (text, colour) follow
+        (the scales of what is drawn over it); `values_px` leaves room for tick values at the column's right."""
+        lines = ((name, QColor(colour)), *(((unit, QColor(colour)),) if unit else ()),
+                 *((t, QColor(c)) for t, c in extra))
         if (lines, values_px) == (self._lines, self._values_px):
             return  # a reused row named the same: no repaint
         self.labelText = name

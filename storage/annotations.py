@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import warnings
 import weakref
@@ -198,6 +199,17 @@ def _as_updated(before: Annotation, changes: Mapping[str, Any], now: datetime) -
             continue
         return None
     return replace(before, **values, revision=before.revision + 1, updated_at=now)
+
+
+def _check_names(changes: Mapping[str, Any]) -> None:
+    """Refuse an edit that would give a label a name the importers' rule refuses (a control character in a
+    label or media role: `storage.validation.NAME_COLUMNS` and `CONTROL_CHARACTERS`, the one statement)."""
+    from storage.validation import CONTROL_CHARACTERS, NAME_COLUMNS
+
+    for name in NAME_COLUMNS["annotations"]:
+        value = changes.get(name)
+        if isinstance(value, str) and re.search(CONTROL_CHARACTERS, value):
+            raise AnnotationError(f"A label's {name} must be text without control characters, not {value!r}.")
 
 
 def _check_times(start_s: float | None, end_s: float | None) -> None:
@@ -390,6 +402,7 @@ class AnnotationStore:
             unknown = set(changes) - set(EDITABLE_FIELDS)
             if unknown:
                 raise AnnotationError(f"Cannot edit {', '.join(sorted(unknown))} of an annotation.")
+            _check_names(changes)
         if not annotator:
             raise AnnotationError("Every edit needs an annotator name.")
         if len(edits) == 1:
@@ -624,6 +637,7 @@ class AnnotationStore:
         with `annotator`. Refused if `new` is empty or taken. Returns the annotations as renamed."""
         if not new.strip():
             raise AnnotationError("A label set needs a name.")
+        _check_names({"label_set": new})
         if not annotator:
             raise AnnotationError("Every edit needs an annotator name.")
         if old == new:
@@ -676,6 +690,7 @@ class AnnotationStore:
         set already has it. Returns the annotations as renamed."""
         if not new.strip():
             raise AnnotationError("A label needs a name.")
+        _check_names({"label": new})
         if not annotator:
             raise AnnotationError("Every edit needs an annotator name.")
         if old == new:

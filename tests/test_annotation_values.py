@@ -427,3 +427,22 @@ def test_a_parquet_table_damaged_inside_is_refused_in_the_users_words(db, tmp_pa
     line = _refused_by_command(db, capsys, ["annotations", "import", "parquet", str(path), "--dataset", "fb"])
     assert line == ("thinslice: Import failed, nothing was written: labels.parquet: found <Parquet data that cannot be"
                     " read: the file is damaged inside>; expected a Parquet file"), line
+
+
+def test_an_edit_or_rename_to_a_name_with_a_control_character_is_refused_and_changes_nothing(tmp_path):
+    store = make_store(tmp_path / "s.duckdb", tmp_path / "data", {"friendbench": [("fb-001", 20.0)]})
+    try:
+        labels = AnnotationStore(store)
+        stimulus = store.cursor().execute("SELECT id FROM stimulus").fetchone()[0]
+        [made] = labels.create_many(stimulus, "ana", [{"label_set": "cues", "label": "laugh",
+                                                       "start_s": 1.0, "end_s": 2.0}])
+        before = store_rows(store)
+        for attempt in (lambda: labels.update(made.id, "ana", label="la\x01ugh"),
+                        lambda: labels.update(made.id, "ana", media_role="audio:\x00A"),
+                        lambda: labels.rename_label("cues", "laugh", "two\tparts", "ana"),
+                        lambda: labels.rename_label_set("cues", "cu\nes", "ana")):
+            with pytest.raises(AnnotationError, match="without control characters"):
+                attempt()
+        assert changed_rows(before, store_rows(store)) == {}
+    finally:
+        store.close()

@@ -665,13 +665,19 @@ def open_analysis_source(
 ) -> SampleSource:
     """A source for analysis with the file's channels kept (`read_channels`): long WAV/FLAC read from disk on
     demand, everything else decoded into memory."""
-    path = Path(path)
-    info = probe(path)
-    long = info.duration_s is None or (duration_s or info.duration_s) > max_in_memory_s
-    if long and _uses_soundfile(path):
-        return SoundFileSource(path, offset_s, duration_s)
+    on_disk = _source_on_disk(Path(path), offset_s, duration_s, max_in_memory_s)
+    if on_disk is not None:
+        return on_disk
     end = None if duration_s is None else offset_s + duration_s
     return ChannelArraySource(decode_channels(path, offset_s, end, should_cancel))
+
+
+def _source_on_disk(path: Path, offset_s: float, duration_s: float | None,
+                    max_in_memory_s: float) -> SoundFileSource | None:
+    """A WAV/FLAC window longer than `max_in_memory_s` (or of unknown length), read on demand; else None."""
+    info = probe(path)
+    long = info.duration_s is None or (duration_s or info.duration_s) > max_in_memory_s
+    return SoundFileSource(path, offset_s, duration_s) if long and _uses_soundfile(path) else None
 
 
 def source_from_peaks(pyramid: PeakPyramid) -> SampleSource | None:
@@ -691,10 +697,8 @@ def open_sample_source(
 ) -> SampleSource:
     """A playback source for the window: WAV/FLAC longer than `max_in_memory_s` are read from disk on
     demand, everything else is decoded into memory."""
-    path = Path(path)
-    info = probe(path)
-    long = info.duration_s is None or (duration_s or info.duration_s) > max_in_memory_s
-    if long and _uses_soundfile(path):
-        return SoundFileSource(path, offset_s, duration_s)
+    on_disk = _source_on_disk(Path(path), offset_s, duration_s, max_in_memory_s)
+    if on_disk is not None:
+        return on_disk
     end = None if duration_s is None else offset_s + duration_s
     return ArraySource(decode_segment(path, offset_s, end, should_cancel))

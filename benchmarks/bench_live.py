@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from event_loop import longest_gap_ms  # noqa: E402  (benchmarks/ is on the path)
+
 ANSWER_BYTES = 4 * 1024 * 1024
 LARGE_ANSWER_BYTES = 16 * 1024 * 1024
 RUNS = 3
@@ -44,28 +46,6 @@ def _server(size: int) -> tuple[subprocess.Popen, str]:
     return proc, proc.stdout.readline().strip()  # type: ignore[union-attr]
 
 
-def _longest_gap_ms(until, timeout_s: float = 120.0) -> float:
-    """Run the event loop (as the window runs it) with a 1 ms timer until `until()` holds; the longest gap
-    between the timer's ticks."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    ticks: list[float] = []
-    loop = QEventLoop()
-
-    def tick() -> None:
-        ticks.append(time.perf_counter())
-        if until() or ticks[-1] - ticks[0] > timeout_s:
-            loop.quit()
-
-    timer = QTimer()
-    timer.setInterval(1)
-    timer.timeout.connect(tick)
-    timer.start()
-    loop.exec()
-    timer.stop()
-    return max((b - a for a, b in zip(ticks, ticks[1:])), default=0.0) * 1000
-
-
 def _stream(panel, limit_kb: int, whole: bool, size: int = ANSWER_BYTES) -> tuple[float, float]:
     """Send once; the longest stall until the answer (or what the limit let in) is all shown, and the seconds
     from the answer's last piece arriving to the view showing its end."""
@@ -79,7 +59,7 @@ def _stream(panel, limit_kb: int, whole: bool, size: int = ANSWER_BYTES) -> tupl
 
     panel.answerFinished.connect(done)
     panel.send()
-    stall = _longest_gap_ms(lambda: bool(finished) and panel.answer_complete())
+    stall = longest_gap_ms(lambda: bool(finished) and panel.answer_complete())
     shown_at = time.perf_counter()
     panel.answerFinished.disconnect(done)
     expected = size // len(LINE) * len(LINE)
@@ -129,7 +109,7 @@ def run() -> list[tuple[str, float, str]]:
                         large.append(stall)
                         large_end.append(end_shown)
                 quiet_until = time.perf_counter() + 2.0
-                idle.append(_longest_gap_ms(lambda: time.perf_counter() > quiet_until))
+                idle.append(longest_gap_ms(lambda: time.perf_counter() > quiet_until))
         finally:
             for proc, _url in servers.values():
                 proc.stdin.close()  # type: ignore[union-attr]

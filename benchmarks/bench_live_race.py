@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from event_loop import longest_gap_ms  # noqa: E402  (benchmarks/ is on the path)
+
 ANSWER_BYTES = 256 * 1024   # the default size limit: each answer is complete and kept
 CONTENDERS = 4
 RUNS = 3
@@ -44,27 +46,6 @@ def _server() -> tuple[subprocess.Popen, str]:
     return proc, proc.stdout.readline().strip()  # type: ignore[union-attr]
 
 
-def _longest_gap_ms(until, timeout_s: float = 120.0) -> float:
-    """Run the event loop with a 1 ms timer until `until()` holds; the longest gap between its ticks."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    ticks: list[float] = []
-    loop = QEventLoop()
-
-    def tick() -> None:
-        ticks.append(time.perf_counter())
-        if until() or ticks[-1] - ticks[0] > timeout_s:
-            loop.quit()
-
-    timer = QTimer()
-    timer.setInterval(1)
-    timer.timeout.connect(tick)
-    timer.start()
-    loop.exec()
-    timer.stop()
-    return max((b - a for a, b in zip(ticks, ticks[1:])), default=0.0) * 1000
-
-
 def _race(show, settled) -> tuple[float, float]:
     """Press R's action (asking every contender afresh) inside the measured loop; the longest stall until the
     race is over, and then until `settled()` (the window has refreshed what the answers changed)."""
@@ -77,8 +58,8 @@ def _race(show, settled) -> tuple[float, float]:
         views.append(show.race_view)
 
     QTimer.singleShot(0, press)
-    stall = _longest_gap_ms(lambda: bool(views) and not show.race_running())
-    refresh = _longest_gap_ms(settled)
+    stall = longest_gap_ms(lambda: bool(views) and not show.race_running())
+    refresh = longest_gap_ms(settled)
     lanes = views[0].state.lanes
     if not all(lane.status == "answered" and lane.chars == ANSWER_BYTES for lane in lanes):
         raise RuntimeError(f"unexpected end of the race: {[(lane.status, lane.chars, lane.message) for lane in lanes]}")
@@ -107,18 +88,18 @@ def run() -> list[tuple[str, float, str]]:
             for i in range(CONTENDERS)))
         window.show()
         window.select_stimulus_id(store.cursor().execute("SELECT min(id) FROM stimulus").fetchall()[0][0])
-        _longest_gap_ms(lambda: window.compare.detail is not None, timeout_s=30)
+        longest_gap_ms(lambda: window.compare.detail is not None, timeout_s=30)
         show = window.compare.enter_presentation(full_screen=False, player=window.media_page.player)
         show.resize(1920, 1080)
         # what the stage loads on a worker as it opens, once per process (`prepare_race`); not part of racing
-        _longest_gap_ms(lambda: not window.runner.busy(), timeout_s=30)
+        longest_gap_ms(lambda: not window.runner.busy(), timeout_s=30)
         try:
             for _ in range(RUNS):
                 stall, refresh = _race(show, lambda: not window.runner.busy())
                 raced.append(stall)
                 refreshed.append(refresh)
                 quiet_until = time.perf_counter() + 2.0
-                idle.append(_longest_gap_ms(lambda: time.perf_counter() > quiet_until))
+                idle.append(longest_gap_ms(lambda: time.perf_counter() > quiet_until))
         finally:
             server.stdin.close()  # type: ignore[union-attr]
             server.wait(10)

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+if TYPE_CHECKING:  # the window shows before polars is loaded; the first table loads it
+    import polars as pl
 
 HUMANS = "humans"
 CORRECTION_NAMES = {"loglinear": "log-linear (k+0.5)/(n+1)", "half_over_n": "1/(2N) for rates of 0 or 1"}
@@ -54,6 +55,8 @@ class RowStimuli(Sequence[list[int]]):
             return []
         if not -self._height <= row < self._height:
             raise IndexError(row)
+        import polars as pl
+
         values = self._rows[row]
         match = pl.lit(True)
         for key in self._keys:
@@ -118,6 +121,8 @@ def _plain(value: Any) -> Any:
 
 def _counts_by(frame: pl.DataFrame, keys: Sequence[str], table: pl.DataFrame) -> list[int]:
     """For each row of `table`, how many distinct stimuli of `frame` share its `keys` values."""
+    import polars as pl
+
     if table.is_empty():
         return []
     grouped = frame.group_by(list(keys)).agg(pl.col("stimulus_id").n_unique().alias("_n"))

@@ -1,5 +1,6 @@
 """What loads before the window first paints: the analysis stack (Praat, the cue definitions, the worker
-processes) is loaded by the first analysis, not by the start, so it costs the start nothing."""
+processes) is loaded by the first analysis, and polars with the dashboards and the rules by the first dataset
+read, not by the start, so they cost the start nothing."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,8 @@ from storage.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 # what the first paint does not need
 DEFERRED = ("parselmouth", "app.cues.acoustics", "app.cues.tracks", "app.cues.measures", "app.cues.workers",
-            "concurrent.futures.process", "storage.importers.label_sets")
+            "concurrent.futures.process", "storage.importers.label_sets", "polars", "app.dashboard", "app.metrics",
+            "app.benchmarks")
 
 FIRST_PAINT = r"""
 import json, sys

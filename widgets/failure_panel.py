@@ -7,18 +7,19 @@ built on a worker from the `AnalysisFrames` it is given. Choosing a filter, a co
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import polars as pl
+from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QGroupBox, QHBoxLayout,
                                QLabel, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSpinBox,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from app.dashboard import AnalysisFrames, failure_frame
-from app.metrics import (FilterResult, StimulusPredicate, all_models_wrong, false_belief_failed, find_slices,
-                         judge_at_or_below, model_wrong_humans_right, models_disagree, run_keys, slice_columns)
-from app.metrics.stimuli import CORRECT_PREFIX, SCORE_PREFIX, correct_column
 from widgets.tasks import TaskRunner
+
+if TYPE_CHECKING:  # the metrics' stack (polars) loads with the first dataset's failures, not before the window
+    import polars as pl
+
+    from app.dashboard import AnalysisFrames
+    from app.metrics import FilterResult, StimulusPredicate
 
 HUMANS_KEY = "humans (majority)"
 SLICE_RANKING = "ranked by how far the Newcombe paired 95% interval of the gap stays from zero."
@@ -35,6 +36,9 @@ class FailureState:
 
 def ready_filters(wide: pl.DataFrame, criterion: str | None = None, k: float = 2.0) -> list[StimulusPredicate]:
     """The ready filters that make sense for this frame, in the order the panel lists them."""
+    from app.metrics import (all_models_wrong, false_belief_failed, judge_at_or_below, model_wrong_humans_right,
+                             models_disagree, run_keys)
+
     keys = run_keys(wide)
     filters: list[StimulusPredicate] = []
     if "human_majority_correct" in wide.columns:
@@ -54,21 +58,27 @@ DEFAULT_SCALE = 5.0
 LOW_SHARE = 0.4   # "judged low" starts at 40% of the judge's scale: 2 of 5, 4 of 10
 
 
-def criterion_scale(judgments: pl.DataFrame, criterion: str | None) -> float:
-    """The top of the judge's scale for `criterion` (5 when the judge did not say)."""
-    if criterion is None or not judgments.height or "scale_max" not in judgments.columns:
+def criterion_scale(judgments: pl.DataFrame | None, criterion: str | None) -> float:
+    """The top of the judge's scale for `criterion` (5 when the judge did not say, or no judgments)."""
+    if criterion is None or judgments is None or not judgments.height or "scale_max" not in judgments.columns:
         return DEFAULT_SCALE
+    import polars as pl
+
     top = judgments.filter(pl.col("criterion") == criterion)["scale_max"].max()
     return float(top) if top is not None else DEFAULT_SCALE
 
 
 def judge_criteria(wide: pl.DataFrame) -> list[str]:
+    from app.metrics.stimuli import SCORE_PREFIX
+
     names = {c.rsplit(":", 1)[1] for c in wide.columns if c.startswith(SCORE_PREFIX)}
     return sorted(names)
 
 
 def compute_state(frames: AnalysisFrames, human_condition: str | None, criterion: str | None,
                   k: float) -> FailureState:
+    from app.dashboard import failure_frame
+
     wide = failure_frame(frames, human_condition)
     criteria = judge_criteria(wide)
     if criterion not in criteria:
@@ -79,6 +89,8 @@ def compute_state(frames: AnalysisFrames, human_condition: str | None, criterion
 
 def slice_ids(wide: pl.DataFrame, a_col: str, b_col: str, row: dict) -> list[int]:
     """Stimulus ids in one slice of `find_slices` (both correctness values known)."""
+    import polars as pl
+
     expr = pl.col(a_col).is_not_null() & pl.col(b_col).is_not_null()
     for column, value in ((row["column_1"], row["value_1"]), (row["column_2"], row["value_2"])):
         if column is None:
@@ -229,6 +241,8 @@ class FailurePanel(QWidget):
         self.k.setEnabled(self.criterion.count() > 0)
         self.criterion.blockSignals(False)
         self._fit_threshold()
+        from app.metrics import run_keys
+
         sides = ([k for k in run_keys(state.wide)] if state else [])
         humans = state is not None and "human_majority_correct" in state.wide.columns
         for box, default in ((self.side_a, 0), (self.side_b, 1)):
@@ -244,7 +258,7 @@ class FailurePanel(QWidget):
 
     def _fit_threshold(self) -> None:
         """The threshold lives on the chosen judge's own scale (AgentViSS judges 1-10, others 1-5)."""
-        judgments = self.frames.judgments if self.frames is not None else pl.DataFrame()
+        judgments = self.frames.judgments if self.frames is not None else None
         scale = criterion_scale(judgments, self.criterion.currentData())
         if self.k.maximum() == scale:
             return
@@ -302,9 +316,14 @@ class FailurePanel(QWidget):
 
     # ----- slices ----------------------------------------------------------------------------------------
     def _side_column(self, text: str) -> str:
+        from app.metrics.stimuli import correct_column
+
         return "human_majority_correct" if text == HUMANS_KEY else correct_column(text)
 
     def find_slices(self) -> None:
+        from app.metrics import find_slices, slice_columns
+        from app.metrics.stimuli import CORRECT_PREFIX, SCORE_PREFIX
+
         if self.state is None or not self.side_a.currentText() or not self.side_b.currentText():
             return
         wide = self.state.wide

@@ -49,6 +49,7 @@ from widgets.tasks import CancelToken, TaskRunner
 from widgets.team_dialog import TeamLink
 
 if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
     from widgets.live_panel import LivePanel
 
 MAX_COMPARED_MODELS = 4
@@ -64,6 +65,14 @@ def _detail_traces(detail: StimulusDetail) -> list:
     from app.ncp import detail_traces
 
     return detail_traces(detail)
+
+
+def _dataset_frames(store: Store, dataset_id: int) -> AnalysisFrames:
+    """`app.dashboard.load_frames`, imported on the worker that first loads a dashboard: the dashboards bring
+    polars and every benchmark's rules, which the window's first paint does not need."""
+    from app.dashboard import load_frames
+
+    return load_frames(store, dataset_id)
 
 
 def error_message(exc: BaseException) -> str:
@@ -203,12 +212,11 @@ class MainWindow(QMainWindow):
         """Compare and Live beside the predictions; Metrics and Failures below, shown from the menus."""
         from functools import partial
 
-        from app.dashboard import load_frames
         self.compare = CompareView()
         self._live: LivePanel | None = None  # built when its dock is first shown (see `live`)
         self._live_host = QWidget()
         QVBoxLayout(self._live_host).setContentsMargins(0, 0, 0, 0)
-        self.dashboard = MetricsDashboardView(loader=partial(load_frames, self.store), runner=self.runner)
+        self.dashboard = MetricsDashboardView(loader=partial(_dataset_frames, self.store), runner=self.runner)
         self.failures = FailurePanel(runner=self.runner)
         self.compare_dock = self._dock("Compare", "CompareDock", self.compare, Qt.DockWidgetArea.RightDockWidgetArea,
                                        scrollable=True)

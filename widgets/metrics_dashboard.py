@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import polars as pl
 import pyqtgraph as pg
 import pyqtgraph.exporters
 from PySide6.QtCore import QPointF, QRect, Qt, Signal
@@ -20,8 +19,13 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton,
                                QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from app.dashboard import CORRECTION_NAMES, AnalysisFrames, ChartSpec, Dashboard, DashboardTable, compute_dashboard
+from app.dashboard_tables import CORRECTION_NAMES
 from widgets.tasks import TaskRunner
+
+if TYPE_CHECKING:  # the dashboards' stack (polars, the benchmarks' rules) loads with the first dashboard
+    import polars as pl
+
+    from app.dashboard import AnalysisFrames, ChartSpec, Dashboard, DashboardTable
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -122,6 +126,8 @@ class ChartPanel(QFrame):
         return HUMAN_COLOUR if name == "humans" else PALETTE[series.index(name) % len(PALETTE)]
 
     def _draw_bars(self, item: pg.PlotItem, spec: ChartSpec) -> None:
+        import polars as pl
+
         frame = self.table.frame
         categories = frame.select(pl.concat_str([pl.col(c).cast(pl.String) for c in spec.category_cols],
                                                 separator=" · ").alias("c"))["c"].to_list()
@@ -174,6 +180,8 @@ class ChartPanel(QFrame):
                                          pen=pg.mkPen("#888", style=Qt.PenStyle.DashLine)))
 
     def _draw_scatter(self, item: pg.PlotItem, spec: ChartSpec) -> None:
+        import polars as pl
+
         frame = self.table.frame
         xs = frame[spec.x_col].cast(pl.Float64).to_list()
         ys = frame[spec.y_col].cast(pl.Float64).to_list()
@@ -306,6 +314,8 @@ class ChartPanel(QFrame):
 
     def export_csv(self, path: Path | str) -> Path:
         """Write the table as CSV, with the stimulus ids of each row (space-separated) in the last column."""
+        import polars as pl
+
         path = Path(path)
         ids = [" ".join(map(str, self.table.stimulus_ids[i])) for i in range(self.table.frame.height)]
         frame = self.table.frame.with_columns(pl.Series("stimulus_ids", ids, dtype=pl.String))
@@ -386,6 +396,8 @@ class MetricsDashboardView(QWidget):
         self.status.setText("computing…")
 
         def work() -> tuple[AnalysisFrames, Dashboard]:
+            from app.dashboard import compute_dashboard
+
             frames = loader(dataset_id)
             return frames, compute_dashboard(frames, correction)
 
@@ -432,8 +444,12 @@ class MetricsDashboardView(QWidget):
         if frames is None:
             return
         self.status.setText("computing…")
-        self.runner.submit("dashboard", lambda: (frames, compute_dashboard(frames, correction)), self._loaded,
-                           self._failed)
+        def work() -> tuple[AnalysisFrames, Dashboard]:
+            from app.dashboard import compute_dashboard
+
+            return frames, compute_dashboard(frames, correction)
+
+        self.runner.submit("dashboard", work, self._loaded, self._failed)
 
     def _correction_changed(self) -> None:
         self._recompute()

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel, QScrollArea,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from app.beliefs.stories import QuestionRow, story_question_rows
 from storage.records import StimulusDetail
 from widgets.belief_stepper import BeliefStepperView
 from widgets.palette import qcolour
+
+if TYPE_CHECKING:  # the story importer's stack (polars) loads with the first story shown
+    from app.beliefs.stories import QuestionRow
 
 TraceList = list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]]
 
@@ -220,6 +222,8 @@ class NcpTaskPage(QWidget):
         if detail is None or not self._traces or "story_questions" not in detail.extra:
             return None
         reference = next((steps for label, steps, _goal in self._traces if label == "reference"), self._traces[0][1])
+        from app.beliefs.stories import story_question_rows
+
         return story_question_rows(detail.extra["story_questions"], reference)
 
     def _question_picked(self, row: QuestionRow) -> None:

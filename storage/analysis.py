@@ -12,10 +12,12 @@ Read only: live answers are written by `storage.live_runs`, computed verdicts by
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
+
+if TYPE_CHECKING:  # the frames are made by DuckDB's `.pl()`; a stimulus's media paths need no polars
+    import polars as pl
 
 
 META_ALIASES = {"site": "vendor", "gender_composition": "gender", "subtype": "question_type",

@@ -163,6 +163,10 @@ def land_reading(model: AnnotationModel, reading: ImportReading, source: str) ->
 
 def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
     """Tally in the reading's report which rows were written and which were already in the store."""
+    if len(added) == len(reading.rows):  # a new file: every row was written, counted per file and tier at once
+        for (file, tier), n in Counter((r["origin"].file, r["origin"].tier) for r in reading.rows).items():
+            reading.report.count_written(file, tier, n)
+        return
     fresh = Counter(tuple(getattr(a, name) for name in NATURAL_KEY) for a in added)
     for row in reading.rows:
         key = tuple(row.get(name) for name in NATURAL_KEY)

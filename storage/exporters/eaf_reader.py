@@ -228,6 +228,10 @@ def _resolve_alignable(tier: _Tier, slot_ms: dict[str, float], order: dict[str, 
     aligned = [a for a in tier.annotations if a.slots is not None]
     if not aligned:
         return
+    if all(s in slot_ms for a in aligned for s in a.slots):  # as ELAN writes them: every boundary has its time
+        for annotation in aligned:
+            annotation.times = (slot_ms[annotation.slots[0]], slot_ms[annotation.slots[1]])
+        return
     sequence: list[str] = []
     for annotation in sorted(aligned, key=lambda a: (order.get(a.slots[0], 0), order.get(a.slots[1], 0))):
         for slot in annotation.slots:

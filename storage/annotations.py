@@ -201,6 +201,24 @@ def _as_updated(before: Annotation, changes: Mapping[str, Any], now: datetime) -
     return replace(before, **values, revision=before.revision + 1, updated_at=now)
 
 
+def _meta_texts(metas: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
+    """Each label's `meta` as JSON (None for none), `json.dumps` called once per distinct meta: the labels of
+    one tier of a file carry equal ones."""
+    texts: dict[tuple[tuple[str, type, str], ...], str] = {}
+    out: list[str | None] = []
+    for meta in metas:
+        if not meta:
+            out.append(None)
+            continue
+        # by type and repr, not by equality: 1 and True, 0.0 and -0.0 are equal, and JSON writes them differently
+        key = tuple((name, type(value), repr(value)) for name, value in meta.items())
+        text = texts.get(key)
+        if text is None:
+            text = texts[key] = json.dumps(meta)
+        out.append(text)
+    return out
+
+
 def _check_names(changes: Mapping[str, Any]) -> None:
     """Refuse an edit that would give a label a name the importers' rule refuses (a control character in a
     label or media role: `storage.validation.NAME_COLUMNS` and `CONTROL_CHARACTERS`, the one statement)."""
@@ -385,7 +403,7 @@ class AnnotationStore:
         columns = {"stimulus_id": [row.get("stimulus_id", stimulus_id) for row in rows],
                    "annotator": [row.get("annotator") or annotator for row in rows],
                    **{name: [row.get(name) for row in rows] for name in EDITABLE_FIELDS},
-                   "meta": [json.dumps(row["meta"]) if row.get("meta") else None for row in rows]}
+                   "meta": _meta_texts([row.get("meta") for row in rows])}
         frame = pl.DataFrame(columns, schema=new_row_schema())
         with writing(self.store, "The new label" if len(rows) == 1 else f"{len(rows)} new labels") as cur:
             created = insert_annotations(cur, frame, skip_existing=skip_existing)
@@ -891,8 +909,21 @@ def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
     if not written.num_rows:
         return []
     _write_create_events(cur, written)
-    values = [written.column(i).to_pylist() for i in range(written.num_columns)]
+    values = [_python_values(written.column(i)) for i in range(written.num_columns)]
     return sorted(map(Annotation, *values), key=lambda a: a.id)
+
+
+def _python_values(column: Any) -> list[Any]:
+    """An Arrow column's values as Python objects. A timestamp is made once per distinct value: the labels of
+    one write share their creation time, and a datetime costs as much as the rest of a row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_timestamp(column.type):
+        return column.to_pylist()
+    distinct = pc.unique(column)
+    made = distinct.to_pylist()
+    return [made[i] for i in pc.index_in(column, value_set=distinct, skip_nulls=False).to_pylist()]
 
 
 # A create event's `after` is `Annotation.state()` as `json.dumps` writes it, built in the database for all

@@ -39,7 +39,7 @@ REPEATS = 5
 LONG_S = 240.0
 LONG_RATE = 48000
 SWITCHES = 20
-ANALYSIS_SPREAD_S = 2.0  # the switches during an analysis are asked for over its first 2 s
+SPREAD = (0.1, 0.9)  # the switches during an analysis are asked for over this part of its length
 
 Row = tuple[str, float, str]
 
@@ -254,12 +254,18 @@ def _switch_rows(folder: Path, app) -> list[Row]:
     try:
         view.set_stimulus(long_lanes)  # the first analysis starts the worker processes
         settle()
+        view.set_stimulus(shorts[0], start=False)
+        begin = time.perf_counter()
+        view.set_stimulus(long_lanes)
+        settle()
+        analysis_s = time.perf_counter() - begin
         idle, busy = [], []
         for k in range(SWITCHES):
             idle.append(switch(k, time.perf_counter() + 0.05))
             view.set_stimulus(long_lanes)
             # asked at points spread over the analysis, most of them while Praat computes
-            busy.append(switch(k, time.perf_counter() + 0.2 + k * ANALYSIS_SPREAD_S / SWITCHES))
+            share = SPREAD[0] + (SPREAD[1] - SPREAD[0]) * k / (SWITCHES - 1)
+            busy.append(switch(k, time.perf_counter() + share * analysis_s))
             settle()
     finally:
         view.shutdown()
@@ -268,6 +274,7 @@ def _switch_rows(folder: Path, app) -> list[Row]:
     idle_ms, busy_ms = statistics.median(idle) * 1000, statistics.median(busy) * 1000
     return [("cues.stimulus_switch_idle", idle_ms, "ms"),
             ("cues.stimulus_switch_during_analysis", busy_ms, "ms"),
+            ("cues.pitch_intensity_240s_48k_analysis", analysis_s * 1000, "ms"),
             ("switch_during_analysis_vs_idle_ratio", busy_ms / idle_ms, "x")]
 
 

@@ -24,7 +24,8 @@ def test_a_large_write_is_checkpointed_and_later_edits_are_journaled_alone(tmp_p
     assert not wal_path(store.path).exists() or wal_path(store.path).stat().st_size == 0
     after = notes.create(1, "ana", "vocal cues", "after", 9.0, 9.5)
     records = read_records(journal_path(store.path))
-    events = [dict(zip(r["annotation_event"]["columns"], row)) for r in records for row in r["annotation_event"]["rows"]]
+    events = [dict(zip(r["annotation_event"]["columns"], row))
+              for r in records for row in r["annotation_event"]["rows"]]
     assert [e["annotation_id"] for e in events] == [after.id]
     expected = store_rows(store)
     store.close()

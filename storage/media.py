@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from storage.errors import ThinsliceError
+
 SOUNDFILE_SUFFIXES = frozenset({".wav", ".flac", ".ogg", ".oga", ".aif", ".aiff"})
 BUCKET_SIZE = 256
 LEVEL_FACTOR = 4
@@ -37,7 +39,7 @@ CACHE_FORMAT = 1
 ShouldCancel = Callable[[], bool]
 
 
-class MediaError(Exception):
+class MediaError(ThinsliceError):
     """A media file cannot be used; the message names the file and the reason."""
 
     def __init__(self, path: Path | str, reason: str) -> None:

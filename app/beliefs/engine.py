@@ -25,6 +25,8 @@ import inspect
 from enum import Enum
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
+from storage.errors import ThinsliceError
+
 ROOM = "room_location"
 CONTAINER = "container_location"
 KNOWLEDGE = "<knowledge>"
@@ -157,11 +159,11 @@ class StepOutcome(NamedTuple):
         return tuple(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
-class UnknownActionError(ValueError):
+class UnknownActionError(ThinsliceError, ValueError):
     """The action name is not one the engine knows."""
 
 
-class ActionArgumentError(ValueError):
+class ActionArgumentError(ThinsliceError, ValueError):
     """The arguments do not fit the action's signature."""
 
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from app.beliefs.actions import step_values
 from app.beliefs.engine import CONTAINER, KNOWLEDGE, KNOWLEDGE_ENTITY, ROOM, STATE_PREFIX
 from app.beliefs.replay import BeliefState, Replay, TraceError, apply_changes
+from storage.errors import ThinsliceError
 
 ANY_LOCATION = "location"
 ANY_STATE = "state"
@@ -27,7 +28,7 @@ _PROPERTY_ALIASES = {"room": ROOM, "container": CONTAINER, "knowledge": KNOWLEDG
                      CONTAINER: CONTAINER, KNOWLEDGE: KNOWLEDGE, ANY_LOCATION: ANY_LOCATION, ANY_STATE: ANY_STATE}
 
 
-class GoalError(ValueError):
+class GoalError(ThinsliceError, ValueError):
     """A goal sentence or JSON atom that cannot be understood."""
 
 

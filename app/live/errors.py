@@ -12,6 +12,8 @@ import re
 import threading
 from collections.abc import Iterable
 
+from storage.errors import ThinsliceError
+
 HIDDEN = "[hidden]"
 _PATTERNS = [
     # a header or field naming a credential, with or without a scheme word: keep the name, hide the value
@@ -43,7 +45,7 @@ def scrub_secrets(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
-class LiveError(Exception):
+class LiveError(ThinsliceError):
     """A live call failed; ``str(error)`` is the user-facing message (credentials already scrubbed)."""
 
     def __init__(self, message: str = "", *args: object) -> None:

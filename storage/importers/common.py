@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from storage.errors import ImportCancelled, ImportFailed, RowProblem
+from storage.errors import ImportCancelled, ImportFailed, RowProblem, ThinsliceError
 from storage.files import HAND_WRITTEN, Limit, open_regular, read_regular_bytes, utf16_hint
 from storage.importers.plan import ImportPlan
 from storage.validation import label_problems
@@ -129,7 +129,7 @@ def resolve_media(root: Path, relative: str, allow_outside_root: bool, log: Prob
     return stored, full.is_file()
 
 
-class JsonRefused(ValueError):
+class JsonRefused(ThinsliceError, ValueError):
     """Text that parses as JSON but cannot be kept: nested past the parser's depth, or a lone surrogate."""
 
     def __init__(self, why: str, line: int | None = None) -> None:

@@ -187,10 +187,11 @@ def _hour_rows(folder: Path, app, item, lut) -> list[Row]:
 def _sample_rows(folder: Path) -> list[Row]:
     from app.cues.measures import CueSettings, egemaps_version
     from app.cues.service import compute_cues
-    from app.sample import SAMPLE_ROOT, import_sample
+    from app.sample import import_sample
+    from storage.resources import SAMPLE_DIR
     from storage.store import Store
 
-    if not SAMPLE_ROOT.exists():
+    if not SAMPLE_DIR.exists():
         return []
     store = Store.open(folder / "sample.duckdb")
     try:

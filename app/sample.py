@@ -40,7 +40,8 @@ def import_label_sets(store: Store) -> int:
 
 def import_sample(store: Store, progress: Progress | None = None,
                   should_cancel: Callable[[], bool] = lambda: False) -> list[str]:
-    """Import every bundled sample dataset (idempotent: importing again updates in place)."""
+    """Import every bundled sample dataset (idempotent: importing the same files again changes no row; files of
+    a newer version replace what an older one stored)."""
     progress = progress or (lambda _f, _m: None)
     import_label_sets(store)
     names = []
@@ -49,7 +50,8 @@ def import_sample(store: Store, progress: Progress | None = None,
         if not root.exists():
             continue
         progress(i / len(SAMPLE_DATASETS), f"importing {name}")
-        options = ImportOptions(dataset_name=name, should_cancel=should_cancel)
+        # the sample is the app's own: importing it again brings it to this version's files, stimuli included
+        options = ImportOptions(dataset_name=name, should_cancel=should_cancel, replace_stimuli=True)
         run_import(store, kind, root, options)
         names.append(name)
     progress(1.0, "sample imported")

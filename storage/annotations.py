@@ -222,6 +222,7 @@ def _meta_texts(metas: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
 def _check_names(changes: Mapping[str, Any]) -> None:
     """Refuse an edit that would give a label a name the importers' rule refuses (a control character in a
     label or media role: `storage.validation.NAME_COLUMNS` and `CONTROL_CHARACTERS`, the one statement)."""
+    # imported here: storage.validation loads polars, which the window must not load before its first paint
     from storage.validation import CONTROL_CHARACTERS, NAME_COLUMNS
 
     for name in NAME_COLUMNS["annotations"]:

@@ -663,15 +663,9 @@ def open_analysis_source(
     offset_s: float = 0.0,
     duration_s: float | None = None,
     should_cancel: ShouldCancel | None = None,
-    max_in_memory_s: float = 900.0,
 ) -> SampleSource:
-    """A source for analysis with the file's channels kept (`read_channels`): long WAV/FLAC read from disk on
-    demand, everything else decoded into memory."""
-    on_disk = _source_on_disk(Path(path), offset_s, duration_s, max_in_memory_s)
-    if on_disk is not None:
-        return on_disk
-    end = None if duration_s is None else offset_s + duration_s
-    return ChannelArraySource(decode_channels(path, offset_s, end, should_cancel))
+    """A source for analysis with the file's channels kept (`read_channels`); otherwise as `open_sample_source`."""
+    return open_sample_source(path, offset_s, duration_s, should_cancel, keep_channels=True)
 
 
 def _source_on_disk(path: Path, offset_s: float, duration_s: float | None,
@@ -696,11 +690,15 @@ def open_sample_source(
     duration_s: float | None = None,
     should_cancel: ShouldCancel | None = None,
     max_in_memory_s: float = 900.0,
+    keep_channels: bool = False,
 ) -> SampleSource:
     """A playback source for the window: WAV/FLAC longer than `max_in_memory_s` are read from disk on
-    demand, everything else is decoded into memory."""
+    demand, everything else is decoded into memory (with `keep_channels`, each channel kept for analysis;
+    a source read from disk keeps them anyway)."""
     on_disk = _source_on_disk(Path(path), offset_s, duration_s, max_in_memory_s)
     if on_disk is not None:
         return on_disk
     end = None if duration_s is None else offset_s + duration_s
+    if keep_channels:
+        return ChannelArraySource(decode_channels(path, offset_s, end, should_cancel))
     return ArraySource(decode_segment(path, offset_s, end, should_cancel))

@@ -110,8 +110,9 @@ def _text(column: str, alias: str) -> str:
     return f"CAST({alias}.{column} AS VARCHAR)" if column in JSON_COLUMNS else f"{alias}.{column}"
 
 
-class _Reader:
-    """Registers the plan's frames on a cursor for reading, and forgets them afterwards."""
+class FrameViews:
+    """Polars frames registered on a cursor as views for SQL (the comparison here, the writer's inserts), and
+    forgotten afterwards with `release`."""
 
     def __init__(self, cur: duckdb.DuckDBPyConnection) -> None:
         self.cur = cur
@@ -140,7 +141,7 @@ def plan_effect(cur: duckdb.DuckDBPyConnection, plan: ImportPlan) -> PlanEffect:
         return PlanEffect(False, new_stimuli=named.len(), new_ids=named.sort().head(SHOWN_CHANGES).to_list(),
                           results_added={t: plan.frame(t).height for t in _RESULTS if plan.frame(t).height})
     dataset_id = int(found[0][0])
-    reader = _Reader(cur)
+    reader = FrameViews(cur)
     try:
         # counted and listed in the database: a plan may name millions of stimuli
         reader.register("eff_named", named.to_frame())
@@ -222,7 +223,7 @@ def _set_changes(cur: duckdb.DuckDBPyConnection, dataset_id: int, view: str, sql
     return [StimulusChange(ext, what, f"{old} stored rows", f"{new} different rows") for ext, old, new in rows]
 
 
-def _results(cur: duckdb.DuckDBPyConnection, plan: ImportPlan, dataset_id: int, reader: _Reader,
+def _results(cur: duckdb.DuckDBPyConnection, plan: ImportPlan, dataset_id: int, reader: FrameViews,
              effect: PlanEffect) -> None:
     """Count the plan's predictions, judgments and ratings that are new, and the stored ones it changes."""
     run_join = ("JOIN model m ON m.name = f.model JOIN run r ON r.dataset_id = {d} AND r.model_id = m.id"
@@ -266,7 +267,7 @@ def read_known_stimuli(cur: duckdb.DuckDBPyConnection, plan: ImportPlan) -> str 
     named = _named_stimuli(plan)
     if stimuli.height:
         named = named.filter(~named.is_in(stimuli.filter(pl.col("kind").is_not_null())["external_id"]))
-    reader = _Reader(cur)
+    reader = FrameViews(cur)
     try:
         reader.register("known_named", named.sort().to_frame())
         plan.known_stimuli = cur.sql(

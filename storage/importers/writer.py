@@ -16,7 +16,8 @@ import polars as pl
 
 from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.importers.effect import CHILD_DEFAULTS, CHILD_TABLES, STIMULUS_FIELDS, PlanEffect, StimuliWouldChange, plan_effect
+from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, STIMULUS_FIELDS, FrameViews, PlanEffect,
+                                      StimuliWouldChange, plan_effect)
 from storage.importers.plan import ImportPlan
 from storage.store import Store
 from storage.validation import check_values
@@ -74,7 +75,7 @@ class _Writer:
         self.progress = progress
         self.should_cancel = should_cancel
         self.written: dict[str, int] = {}
-        self._registered: list[str] = []
+        self.views = FrameViews(cur)
 
     def step(self, fraction: float, message: str) -> None:
         if self.should_cancel():
@@ -82,16 +83,10 @@ class _Writer:
         self.progress(fraction, message)
 
     def register(self, name: str, frame: pl.DataFrame) -> None:
-        # as string views: DuckDB reads polars' own buffers instead of a copy of every text column
-        self.cur.register(name, frame.to_arrow(compat_level=pl.CompatLevel.newest()))
-        self._registered.append(name)
+        self.views.register(name, frame)
 
     def release(self) -> None:
-        for name in self._registered:
-            try:
-                self.cur.unregister(name)
-            except duckdb.Error:
-                pass
+        self.views.release()
 
     def scalar(self, sql: str, params: list | None = None):
         return self.cur.execute(sql, params or []).fetchall()[0][0]

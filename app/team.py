@@ -223,15 +223,16 @@ class TeamSession:
         self._stopped = False
         self._thread = (_TeamThread(lambda exc: self._set_message(f"The team connection failed: {exc}"))
                         if post is not None else None)
-        self._con: psycopg.Connection | None = None
         self._shown: int | None = None
         self._keys: dict[int, StimulusKey] = {}
-        self._own_pid: int | None = None     # the server process of this session's sends
+        self._own_pid: int | None = None     # the server process of this session's connection
+        self._lead_news = False              # the server said this member's lead role changed
         self._identity = self.local.identity()
         self._catch_up_waiting = False
-        self._listener = team_server.Listener(url, self._notified, self._connection_changed, self.local.datasets,
-                                              user=member, on_attempt=self._attempting,
-                                              on_heartbeat=self._heartbeat)
+        # the member's one connection: it carries the sends and reads, and listens
+        self._link = team_server.MemberConnection(url, self._notified, self._connection_changed,
+                                                  self.local.datasets, user=member, on_connect=self._connected,
+                                                  on_attempt=self._attempting, on_heartbeat=self._heartbeat)
         # a position kept as an event id (before reading went by commit) is read again from the start
         kept = json.loads(self.local.get(LAST_EVENT_KEY) or '{"datasets": []}')
         self._horizon, self._datasets_read = int(kept.get("horizon", 0)), list(kept["datasets"])
@@ -258,11 +259,13 @@ class TeamSession:
     # -- starting and stopping --------------------------------------------------------------------
     def start(self, *, wait: bool = True) -> None:
         """Begin: send what waits, catch up, and listen. Works offline too: edits then wait in the outbox.
-        With `wait` False (the window) nothing here waits for the server: the listener's first connection
+        With `wait` False (the window) nothing here waits for the server: the connection's first opening
         does the rest."""
+        reached = False
         if wait and self._thread is None:
             try:   # the server says whether this member leads, which decides what is sent below
                 self._connection()
+                reached = True
             except TeamError as exc:   # unreachable, or no longer a member: say so, keep labelling locally
                 self._set_message(str(exc))
         self._queue_unsent()   # before edits are sent on, so none can be taken for one made without us
@@ -271,9 +274,9 @@ class TeamSession:
         self.model.subscribe(self._model_changed)
         if self._thread is not None:
             self._thread.start()
-        elif wait and self._con is not None:
+        elif reached:
             self._connection_changed(True)
-        self._listener.start()
+        self._link.start()
 
     def stop(self) -> None:
         """Stop listening and sending (edits from now on are not queued); the others no longer see this
@@ -289,16 +292,14 @@ class TeamSession:
             with self._lock:
                 if self.online:
                     self._tell_presence()
-                if self._con is not None:
-                    self._con.close()
-                    self._con = None
+                self._link.drop()
         if self._thread is not None:
-            # the listener may be in a connection attempt: it ends on its own and hands nothing up; the
-            # session's thread gets a moment to say this member has gone, only when the server answers
-            self._listener.stop(timeout=0)
+            # the connection's thread may be in a connection attempt: it ends on its own and hands nothing up;
+            # the session's thread gets a moment to say this member has gone, only when the server answers
+            self._link.stop(timeout=0)
             self._thread.stop(leave, timeout=0.5 if self.online else 0)
         else:
-            self._listener.stop()
+            self._link.stop()
             leave()
         self._keep_position(*self._kept)
 
@@ -329,15 +330,21 @@ class TeamSession:
 
     # -- the connection ---------------------------------------------------------------------------
     def _connection(self) -> psycopg.Connection:
+        """The member's one connection (opened when there is none)."""
         with self._lock:
-            if self._con is None or self._con.closed:
-                self._con = team_server.connect(self.url, user=self.member)
-                self._own_pid = self._con.info.backend_pid
-                self.member, lead = team_server.whoami(self._con)
-                if lead != self.lead:   # made (or no longer) a lead since: what is sent at the start changes
-                    self.lead = lead
-                    self._here(self._lead_changed)
-            return self._con
+            con = self._link.connection()
+            if self._lead_news:   # made (or no longer) a lead since: what is sent at the start changes
+                self._lead_news = False
+                self._here(self._lead_changed)
+            return con
+
+    def _connected(self, con: psycopg.Connection) -> None:
+        """A connection has just been opened (on whichever thread asked for it, under the connection's own
+        lock, so nothing here takes the session's): whose it is and whether they lead."""
+        self._own_pid = con.info.backend_pid
+        self.member, lead = team_server.whoami(con)
+        if lead != self.lead:
+            self.lead, self._lead_news = lead, True
 
     def _lead_changed(self) -> None:
         self.local.put({LEAD_KEY: "1" if self.lead else None})
@@ -348,21 +355,19 @@ class TeamSession:
 
     def _lost(self) -> None:
         with self._lock:
-            if self._con is not None:
-                self._con.close()
-                self._con = None
+            self._link.drop()
             if self.online or self.connecting:
                 self.online = self.connecting = False
                 self._changed_status()
 
     def _attempting(self) -> None:
-        """The listener begins a connection attempt: the status says so until it is over."""
+        """The connection begins an attempt to open: the status says so until it is over."""
         if not self.online and not self.connecting and not self._stopped:
             self.connecting = True
             self._changed_status()
 
     def _connection_changed(self, up: bool) -> None:
-        """The listener's news: (re)connected, so send what waits and catch up; or the server is gone."""
+        """The connection's news: (re)connected, so send what waits and catch up; or the server is gone."""
         if self._stopped:
             return
         if not up:
@@ -710,7 +715,7 @@ class TeamSession:
                     self._horizon, self._datasets_read = 0, datasets
                     self._datasets = set(datasets)
                     self._report_unmatched(con)
-                    self._listener.listen_again()
+                    self._link.listen_again()
                 horizon, after_id = team_server.commit_horizon(con), 0
                 while True:
                     events = team_server.events_since(con, self._horizon, datasets, after_id)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -168,9 +170,8 @@ def apply_edit(con: psycopg.Connection, edit: dict[str, Any]) -> dict[str, Any]:
     pass through as psycopg errors (the caller queues the edit); refusals raise `TeamRefused`, and those
     for the edit's values `TeamValueRefused`."""
     whose = f"the edit of {edit.get('annotator')}'s label '{edit.get('after', {}).get('label')}'"
-    try:
-        with con.transaction():
-            result = con.execute(f"SELECT {S}.apply_edit(%s::jsonb)", [json.dumps(edit)]).fetchone()[0]
+    try:   # one statement, so one transaction of its own on the autocommit connection: one round trip
+        result = con.execute(f"SELECT {S}.apply_edit(%s::jsonb)", [json.dumps(edit)]).fetchone()[0]
     except (psycopg.errors.CheckViolation, psycopg.errors.DataError) as exc:
         raise TeamValueRefused(str(_refused(exc, whose))) from None
     except (psycopg.errors.InsufficientPrivilege, psycopg.errors.RaiseException) as exc:
@@ -183,9 +184,8 @@ def apply_edits(con: psycopg.Connection, edits: list[dict[str, Any]]) -> list[di
     ({status, row}, or status `invalid` or `refused` with the reason), ending at the first refused. Raises
     `TeamValueRefused` when the batch as a whole cannot be read (an edit holding text PostgreSQL cannot
     keep): the caller sends those one by one to find which."""
-    try:
-        with con.transaction():
-            return con.execute(f"SELECT {S}.apply_edits(%s::jsonb)", [json.dumps(edits)]).fetchone()[0]
+    try:   # one statement: one transaction, one round trip
+        return con.execute(f"SELECT {S}.apply_edits(%s::jsonb)", [json.dumps(edits)]).fetchone()[0]
     except psycopg.errors.DataError as exc:
         raise TeamValueRefused(str(_refused(exc, f"a batch of {len(edits)} edits"))) from None
 
@@ -245,9 +245,8 @@ def apply_label_set(con: psycopg.Connection, name: str, document: dict[str, Any]
     {status: ok | conflict, revision, document} (see `apply_label_set` in `storage.pg_schema`). Only a lead
     may (`TeamRefused`)."""
     change = {"name": name, "document": document, "base_revision": base_revision}
-    try:
-        with con.transaction():
-            return con.execute(f"SELECT {S}.apply_label_set(%s::jsonb)", [json.dumps(change)]).fetchone()[0]
+    try:   # one statement: one transaction, one round trip
+        return con.execute(f"SELECT {S}.apply_label_set(%s::jsonb)", [json.dumps(change)]).fetchone()[0]
     except psycopg.errors.InsufficientPrivilege as exc:
         raise _refused(exc, f"the change of the label set '{name}' (only a lead edits label sets)") from None
 
@@ -274,12 +273,17 @@ def dataset_channel(dataset: str) -> str:
     return f"{pg_schema.CHANNEL}_{hashlib.md5(dataset.encode('utf-8')).hexdigest()[:16]}"
 
 
-class Listener:
-    """A thread that LISTENs on the team's channel and those of `datasets()`, and hands the notifications'
-    payloads to `on_notify`.
+class MemberConnection:
+    """A member's one connection to the team server: what the session sends and reads goes over it, and it
+    LISTENs on the team's channel and those of `datasets()`, handing the notifications' payloads to
+    `on_notify` from a thread of its own.
 
-    It blocks on the connection's socket (no polling of tables). When the connection drops it calls
-    `on_state(False)` and reconnects with a growing pause; `on_state(True)` follows every (re)connection,
+    That thread waits on the connection's socket without holding it (no polling of tables, and no lock kept
+    while nothing arrives), so the session's queries run whenever they come; a notification that arrives
+    while one of them runs is kept by psycopg and wakes the thread through a pipe, so it is handed up at
+    once too. `connection()` gives the open connection, opening it (and LISTENing, then `on_connect(con)`)
+    when there is none; `drop()` closes it after an error. When the connection drops the thread calls
+    `on_state(False)` and opens it again with a growing pause; `on_state(True)` follows every (re)connection,
     after LISTEN, so whatever arrived while it was away can be caught up from the history; `on_attempt()`,
     when given, hears that a connection attempt begins, and `on_heartbeat()` is called every `HEARTBEAT_S`
     while connected. The pauses between attempts grow and are jittered, so clients that lost the server
@@ -290,68 +294,133 @@ class Listener:
 
     def __init__(self, url: str, on_notify: Callable[[list[dict[str, Any]]], None],
                  on_state: Callable[[bool], None], datasets: Callable[[], Iterable[str]], *,
-                 user: str | None = None, on_attempt: Callable[[], None] | None = None,
+                 user: str | None = None, on_connect: Callable[[psycopg.Connection], None] | None = None,
+                 on_attempt: Callable[[], None] | None = None,
                  on_heartbeat: Callable[[], None] | None = None) -> None:
         self.url, self.user = url, user
         self.on_notify, self.on_state, self.datasets = on_notify, on_state, datasets
-        self.on_attempt, self.on_heartbeat = on_attempt, on_heartbeat
+        self.on_connect, self.on_attempt, self.on_heartbeat = on_connect, on_attempt, on_heartbeat
+        self._lock = threading.RLock()   # opening and closing the connection, and the channels listened to
+        self._con: psycopg.Connection | None = None
+        self._heard: set[str] = set()
         self._again = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="team-listener", daemon=True)
-        self._con: psycopg.Connection | None = None
+        # a socket pair, not a pipe: once closed, a late wake fails instead of writing to a reused descriptor
+        self._wake_read, self._wake_write = socket.socketpair()
+        self._wake_read.setblocking(False)
+        self._wake_write.setblocking(False)
+        self._thread = threading.Thread(target=self._run, name="team-connection", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Stop listening (the connection stays open for what the session still sends; `drop` closes it)."""
         self._stop.set()
+        self._wake()
         if self._thread.is_alive():
             self._thread.join(timeout=timeout)
+        elif self._thread.ident is None:   # never started: nothing else closes the wake-up pair
+            self._wake_read.close()
+            self._wake_write.close()
 
     def listen_again(self) -> None:
         self._again.set()
+        self._wake()
 
-    def _listen(self, con: psycopg.Connection, heard: set[str]) -> None:
-        for channel in {pg_schema.CHANNEL, *map(dataset_channel, self.datasets())} - heard:
-            con.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
-            heard.add(channel)
+    def connection(self) -> psycopg.Connection:
+        """The open connection, opened (and listening) when there is none; `TeamUnreachable` when the
+        server cannot be reached."""
+        with self._lock:
+            con = self._con
+            if con is not None and not con.closed and not con.broken:
+                return con
+            self.drop()
+            con = connect(self.url, user=self.user)
+            try:
+                self._heard = set()
+                self._listen(con)
+                heard = con.pgconn.notify_handler
+
+                def woken(notice: Any, heard: Callable[[Any], None] | None = heard) -> None:
+                    if heard is not None:
+                        heard(notice)   # psycopg keeps it for `notifies()`
+                    self._wake()
+                con.pgconn.notify_handler = woken
+                if self.on_connect is not None:
+                    self.on_connect(con)
+            except BaseException:
+                con.close()
+                raise
+            self._con = con
+            return con
+
+    def drop(self) -> None:
+        """Close the connection (after an error on it): the next `connection()` opens a new one."""
+        with self._lock:
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def _listen(self, con: psycopg.Connection) -> None:
+        with self._lock:
+            for channel in {pg_schema.CHANNEL, *map(dataset_channel, self.datasets())} - self._heard:
+                con.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+                self._heard.add(channel)
+
+    def _wake(self) -> None:
+        try:
+            self._wake_write.send(b"\0")
+        except OSError:   # already woken (full), or closed on the way out
+            pass
 
     def _run(self) -> None:
         pause = 0.1
+        try:
+            while not self._stop.is_set():
+                try:
+                    if self.on_attempt is not None:
+                        self.on_attempt()
+                    con = self.connection()
+                    if self._stop.is_set():   # stopped while connecting: the store may be closed by now
+                        break
+                    pause = 0.1
+                    self.on_state(True)
+                    self._serve(con)
+                except Exception as exc:
+                    if self._stop.is_set():   # what it hands up may be closed by now (the store): nothing to say
+                        break
+                    if not isinstance(exc, (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError)):
+                        raise
+                    self.drop()
+                    self.on_state(False)
+                    self._stop.wait(pause * random.uniform(0.5, 1.5))
+                    pause = min(pause * 2, RETRY_MAX_S)
+        finally:
+            self._wake_read.close()
+            self._wake_write.close()
+
+    def _serve(self, con: psycopg.Connection) -> None:
+        """Hand up notifications until the connection drops or is replaced, or `stop`."""
+        beat = time.monotonic()
         while not self._stop.is_set():
-            try:
-                if self.on_attempt is not None:
-                    self.on_attempt()
-                self._con = connect(self.url, user=self.user)
-                if self._stop.is_set():   # stopped while connecting: the store may be closed by now
-                    break
-                heard: set[str] = set()
-                self._listen(self._con, heard)
-                pause = 0.1
-                self.on_state(True)
+            if self._con is not con:   # the session opened a new one after an error: catch up over it
+                return
+            if self.on_heartbeat is not None and time.monotonic() - beat >= HEARTBEAT_S:
                 beat = time.monotonic()
-                while not self._stop.is_set():
-                    if self.on_heartbeat is not None and time.monotonic() - beat >= HEARTBEAT_S:
-                        beat = time.monotonic()
-                        self.on_heartbeat()
-                    if self._again.is_set():
-                        self._again.clear()
-                        self._listen(self._con, heard)
-                    # wakes on a notification, or after the timeout to see whether it should stop; what
-                    # arrived meanwhile is handed up as one batch, so a burst costs one catch-up, not one each
-                    batch = [json.loads(n.payload) for n in self._con.notifies(timeout=0.5, stop_after=1)]
-                    if batch and not self._stop.is_set():
-                        batch += [json.loads(n.payload) for n in self._con.notifies(timeout=0.001)]
-                        self.on_notify(batch)
-            except Exception as exc:
-                if self._stop.is_set():   # what it hands up may be closed by now (the store): nothing to say
-                    break
-                if not isinstance(exc, (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError)):
-                    raise
-                self.on_state(False)
-                self._stop.wait(pause * random.uniform(0.5, 1.5))
-                pause = min(pause * 2, RETRY_MAX_S)
-            finally:
-                if self._con is not None:
-                    self._con.close()
-                    self._con = None
+                self.on_heartbeat()
+            if self._again.is_set():
+                self._again.clear()
+                self._listen(con)
+            # the socket is watched without the connection's lock, so the session's queries never wait for
+            # this; woken by data on it, by a notification kept during a query, or to stop
+            select.select([con.fileno(), self._wake_read], [], [], 0.5)
+            try:
+                while self._wake_read.recv(512):
+                    pass
+            except BlockingIOError:
+                pass
+            # what arrived meanwhile is handed up as one batch, so a burst costs one catch-up, not one each
+            batch = [json.loads(n.payload) for n in con.notifies(timeout=0)]
+            if batch and not self._stop.is_set():
+                self.on_notify(batch)

@@ -97,10 +97,9 @@ class Member:
         session = self.session
         session._stopped = True
         after_commit(self.store, session._committed, remove=True)
-        session._listener.stop(timeout=0)
+        session._link.stop(timeout=0)
         session._thread.stop(lambda: None, timeout=5)
-        if session._con is not None:
-            session._con.close()
+        session._link.drop()
         self.session = None
         self.store.close()
         self.alive = False

@@ -15,6 +15,7 @@ the belief, so a viewer can jump to it.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import Any, NamedTuple
 
@@ -87,10 +88,22 @@ class Answer(NamedTuple):
 def params_property(params: Any) -> str | None:
     """The property a question's `qprop=params` names ("container_location-True" -> container_location)."""
     if isinstance(params, str):
-        try:
-            params = ast.literal_eval(params)
-        except (ValueError, SyntaxError):
-            return None
+        return _params_text_property(params)
+    return _params_value_property(params)
+
+
+@functools.lru_cache(maxsize=16384)
+def _params_text_property(text: str) -> str | None:
+    """`params_property` of params as the CSV writes them, read once per distinct text (a release repeats
+    them, and reading Python literals is slow)."""
+    try:
+        params = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return _params_value_property(params)
+
+
+def _params_value_property(params: Any) -> str | None:
     if not isinstance(params, (list, tuple)) or len(params) < 3 or not isinstance(params[2], str):
         return None
     prop = params[2]
@@ -102,6 +115,19 @@ def params_property(params: Any) -> str | None:
 
 def parse_question(text: str, params: Any = None) -> Question:
     """Read a question in one of the templates; `params` (the CSV's `qprop=params`) names a state's type."""
+    if params is None or isinstance(params, str):
+        return _parse_question_text(text, params)
+    return _parse_question(text, params)
+
+
+@functools.lru_cache(maxsize=16384)
+def _parse_question_text(text: str, params: str | None) -> Question:
+    """`parse_question` of a question and params as the CSV writes them, read once per distinct pair: a
+    release asks the same questions of many stories."""
+    return _parse_question(text, params)
+
+
+def _parse_question(text: str, params: Any) -> Question:
     text = " ".join(text.split())
     for pattern, kind, order, prop in _TEMPLATES:
         match = pattern.match(text)
@@ -130,7 +156,7 @@ def parse_question(text: str, params: Any = None) -> Question:
 def answer_question(replay: Replay, question: Question | str, params: Any = None) -> Answer:
     """The engine's answer to a question about the state after the last step of `replay`."""
     q = parse_question(question, params) if isinstance(question, str) else question
-    state = replay.state_at(len(replay) - 1)
+    state = replay.final_state()
     if q.kind == FACTUAL:
         return _factual(replay, q)
     layer = ("first", *q.holders) if q.order == 1 else ("second", *q.holders)
@@ -179,8 +205,14 @@ def _state_property(state: Any, q: Question) -> str:
 
 
 def _set_at(replay: Replay, key: tuple, holds: Any) -> int | None:
-    """The last step that wrote `key` with a value for which `holds` is true (None: no step did)."""
-    for record in reversed(replay.records):
+    """The last step that wrote `key` with a value for which `holds` is true, each step counting with its last
+    write of `key` (None: no step did)."""
+    last = replay.last_write(key)
+    if last is None:
+        return None
+    if holds(replay.final_state().cells[key]):
+        return last   # the usual answer, without a search: the last step's last write is the final value
+    for record in reversed(replay.records[:last]):
         flat = record.outcome.changes_flat
         for i in range(len(flat) - 3, -1, -3):
             if flat[i] == key:

@@ -155,9 +155,30 @@ class Replay:
         self._checkpoints: list[dict] = [{}]   # the state before steps k * CHECKPOINT_EVERY, made when needed
         self._cache_index: int | None = None
         self._cache_cells: dict | None = None
+        self._final: BeliefState | None = None
+        self._last_write: dict[CellKey, int] = {}
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def final_state(self) -> BeliefState:
+        """The state after the last step (before any, for an empty trace), made once and shared: every question
+        about the end of a story reads it, and none may change it."""
+        if self._final is None:
+            cells: dict = {}
+            last = self._last_write
+            for record in self.records:
+                flat = record.outcome.changes_flat
+                if flat:
+                    cells.update(zip(flat[0::3], flat[2::3]))
+                    last.update(dict.fromkeys(flat[0::3], record.index))
+            self._final = BeliefState(cells)
+        return self._final
+
+    def last_write(self, key: CellKey) -> int | None:
+        """The last step that wrote cell `key` (None: no step did); its last write is the final value."""
+        self.final_state()
+        return self._last_write.get(key)
 
     def state_at(self, index: int, shared: bool = False) -> BeliefState:
         """The state after step `index`. Stepping to a nearby step reuses the last one (a few diffs).

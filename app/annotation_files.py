@@ -10,6 +10,10 @@ annotation with no time to be found) refuses the file unless `skip_unrepresentab
 out or cut is in the report. A refusal that only those options would lift is an `ImportNeedsChoice`, so the
 window can ask which the user wants. The format `auto` is the one the file's content shows
 (`detect_format`), as the window reads a file.
+
+The labels of every file read are checked, placed and prepared together as one table of columns, so a
+100,000-label corpus costs a few table operations, not a Python step per label; only the labels refused,
+cut or left out are looked at one by one, to say which they are.
 """
 from __future__ import annotations
 
@@ -17,12 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from storage.annotations import AnnotationStore
-from storage.exporters.common import Row, files_to_read, safe_file_stem
+import polars as pl
+
+from storage.annotations import AnnotationStore, meta_texts
+from storage.exporters.common import files_to_read, safe_file_stem
 from storage.errors import ImportFailed
 from storage.exporters.registry import detect_format, get_exporter
-from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, refused, without_cycle_collection
-from storage.validation import label_problems
+from storage.exporters.report import (SHOWN_ITEMS, Origin, Reading, TransferReport, describe, refused,
+                                      without_cycle_collection)
+from storage.importers.plan import FRAME_SCHEMAS
+from storage.validation import label_column_problems
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
 AUTO = "auto"  # the format the file's content shows
@@ -31,14 +39,26 @@ AUTO = "auto"  # the format the file's content shows
 DURATION_SLACK_S = 0.0005
 
 
+# the fields a reader's row holds that the store judges and keeps (`meta` besides, as JSON text)
+LABEL_FIELDS = tuple(FRAME_SCHEMAS["annotations"])
+# where each label was read (its `Origin`), as columns of `ImportReading.labels`
+ORIGIN_COLUMNS = {"file": "origin_file", "tier": "origin_tier", "item": "origin_item", "line": "origin_line"}
+
+
 @dataclass
 class ImportReading:
-    """Rows ready for `AnnotationModel.import_rows` (with `stimulus_id` and `origin`), the report so far,
-    and the controlled vocabularies the files define (label set -> [(label, description)])."""
+    """Labels ready for `AnnotationModel.import_rows`, one row each in the order read: the store's columns
+    (`storage.annotations.NEW_ROW_COLUMNS`, `meta` as JSON text), `stimulus` (the dataset's own id) and where
+    each was read (`ORIGIN_COLUMNS`, see `origins`); the report so far, and the controlled vocabularies the
+    files define (label set -> [(label, description)])."""
 
-    rows: list[dict[str, Any]]
+    labels: pl.DataFrame
     report: TransferReport
     vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
+
+    def origins(self) -> list[Origin]:
+        """Where each label was read, in row order."""
+        return [Origin(*values) for values in self.labels.select(*ORIGIN_COLUMNS.values()).iter_rows()]
 
 
 class ImportNeedsChoice(ImportFailed):
@@ -100,30 +120,39 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
     if stimulus is not None and len(files) > 1:
         raise refused([f"{path}: --stimulus places one file on one stimulus, and this folder holds {len(files)}"
                        f" {exporter.extension} files; name each file after its stimulus instead"])
-    result = ImportReading([], TransferReport())
+    readings: list[tuple[Path, Reading]] = []
+    failure: Exception | None = None
+    for file in files:
+        try:
+            readings.append((file, exporter.read(file)))
+        except Exception as exc:  # raised below, unless the files before it refuse the import first
+            failure = exc
+            break
+    checked = _Checked(_Batch(readings))
+    checked.place(exporter.per_stimulus, stimulus, by_external, ref.name)
+    checked.prepare(durations, annotator, choice)
+    result = ImportReading(pl.DataFrame(), TransferReport())
     problems: list[str] = []
     outside: list[str] = []  # the labels `clip` or `skip_outside` would take, also in `problems` (with the options named)
     unrepresentable: list[str] = []
     unrepresentable_count = 0
     stopped_early = False
-    for file in files:
-        found = exporter.read(file)
+    for index, (_file, found) in enumerate(readings):
         if found.report.left_out:
             unrepresentable += found.report.left_out_items
             unrepresentable_count += found.report.left_out
         result.report.merge(found.report)
         for name, entries in found.vocabularies.items():
             result.vocabularies.setdefault(name, []).extend(entries)
-        placed = _place(file, _storable(found.rows, problems), found.media, exporter.per_stimulus, stimulus,
-                        by_external, ref.name, result.report, problems)
-        for row, external in placed:
-            prepared = _prepared(row, external, by_external, durations, annotator, label_set, choice, result.report,
-                                 problems, outside)
-            if prepared is not None:
-                result.rows.append(prepared)
+        problems += checked.problems[index]
+        outside += checked.outside[index]
+        for apply in checked.report_entries[index]:
+            apply(result.report)
         if len(problems) > 50:
             stopped_early = True
             break
+    if failure is not None and not stopped_early:
+        raise failure
     if unrepresentable and not choice.skip_unrepresentable:
         problems.append(f"{unrepresentable[0]} (add --skip-unrepresentable to import the rest and list"
                         " what was left out)")
@@ -137,94 +166,210 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
                                 (outside + unrepresentable)[:SHOWN_ITEMS])
     if problems:
         raise refused(problems, fixes)
-    for external in sorted({r["stimulus"] for r in result.rows} - set(durations)):
+    result.labels = checked.labels(by_external, label_set)
+    for external in sorted(set(result.labels["stimulus"].unique().to_list()) - set(durations)):
         result.report.note(f"the stimulus {external!r} has no media duration in the store: its label times"
                            " were not checked against one")
     return result
 
 
-def _storable(rows: list[Row], problems: list[str]) -> list[Row]:
-    """The rows the store may hold by the importers' value rule (`label_problems`); each other one is a
-    problem naming where it was read, what was found and what was expected. A time before 0 is a label
-    outside its stimulus, which `_prepared` refuses or, as asked, cuts to it or leaves out."""
-    bad = label_problems(rows, before_zero=True)
-    for index, field_name, found, expected in bad:
-        problems.append(f"{rows[index].get('origin') or Origin('?')}: field '{field_name}' found {found};"
-                        f" expected {expected}")
-    refused_rows = {index for index, *_ in bad}
-    return [row for index, row in enumerate(rows) if index not in refused_rows] if refused_rows else rows
+class _Batch:
+    """The rows of every file read, as columns: each field's values (as the readers gave them) in file and
+    row order, with each row's file (its index in the readings) and origin."""
+
+    def __init__(self, readings: list[tuple[Path, Reading]]) -> None:
+        self.files = [file for file, _ in readings]
+        self.media = [found.media for _, found in readings]
+        self.offsets = [0]
+        self.columns: dict[str, list[Any]] = {name: [] for name in LABEL_FIELDS}
+        metas: list[Any] = []
+        self.origins: list[Origin] = []
+        self.file_of: list[int] = []
+        for index, (_, found) in enumerate(readings):
+            rows = found.rows
+            for name, values in self.columns.items():
+                values += [row.get(name) for row in rows]
+            metas += [row.get("meta") for row in rows]
+            self.origins += [row.get("origin") or Origin("?") for row in rows]
+            self.file_of += [index] * len(rows)
+            self.offsets.append(len(self.file_of))
+        self.metas = metas
+
+    def rows_of(self, index: int) -> range:
+        return range(self.offsets[index], self.offsets[index + 1])
 
 
-def _place(file: Path, rows: list[Row], media: list[str], per_stimulus: bool, stimulus: str | None,
-           by_external: dict[str, int], dataset: str, report: TransferReport,
-           problems: list[str]) -> list[tuple[Row, str]]:
-    """Each row with the stimulus (its id in the dataset) it lands on."""
-    if not per_stimulus:
-        placed = []
-        for row in rows:
-            named = str(row["stimulus"]) if row.get("stimulus") not in (None, "") else stimulus
-            if named not in by_external:
-                problems.append(f"{row['origin']}: the stimulus {named!r} is not in the dataset {dataset!r}")
-            elif stimulus is not None and named != stimulus:
-                problems.append(f"{row['origin']}: the row is for the stimulus {named!r}, not --stimulus {stimulus!r}")
-            else:
-                placed.append((row, named))
-        return placed
-    inside = sorted({str(r["stimulus"]) for r in rows if r.get("stimulus")})
-    if stimulus is not None:
-        if inside and inside != [stimulus]:
-            report.note(f"{file.name} names the stimulus {inside[0]!r} inside; placed on {stimulus!r} as --stimulus asks")
-        target = stimulus
-    elif inside and inside[0] in by_external:
-        target = inside[0]
-    else:
+class _Checked:
+    """What the value rule (`label_column_problems`) lets through of a batch, as one typed frame (`_row` is
+    the row's place in the batch, `_file` its file's), and each file's problems so far, in the order a user
+    reads them: the refused values, then placing, then the checks against the stimulus."""
+
+    def __init__(self, batch: _Batch) -> None:
+        self.batch = batch
+        count = len(batch.files)
+        self.problems: list[list[str]] = [[] for _ in range(count)]
+        self.outside: list[list[str]] = [[] for _ in range(count)]
+        self.report_entries: list[list[Any]] = [[] for _ in range(count)]
+        refused_rows: set[int] = set()
+        # the whole batch is judged at once; a file with a problem is judged again alone, so that what is said
+        # of it (the first 50 of each kind of damage) is what judging it alone says
+        if label_column_problems(batch.columns, before_zero=True):
+            for index in range(count):
+                rows = batch.rows_of(index)
+                bad = label_column_problems({c: v[rows.start:rows.stop] for c, v in batch.columns.items()},
+                                            before_zero=True)
+                for row, field_name, found, expected in bad:
+                    self.problems[index].append(f"{batch.origins[rows.start + row]}: field '{field_name}' found"
+                                                f" {found}; expected {expected}")
+                    refused_rows.add(rows.start + row)
+        keep = [i for i in range(len(batch.file_of)) if i not in refused_rows] if refused_rows else None
+
+        def kept(values: list[Any]) -> list[Any]:
+            return values if keep is None else [values[i] for i in keep]
+
+        schema = FRAME_SCHEMAS["annotations"]
+        self.frame = pl.DataFrame(
+            [pl.Series(name, kept(values), dtype=schema[name], strict=False) for name, values in batch.columns.items()]
+            + [pl.Series("meta", kept(meta_texts(batch.metas)), dtype=pl.String),
+               pl.Series("_row", keep if keep is not None else range(len(batch.file_of)), dtype=pl.Int64),
+               pl.Series("_file", kept(batch.file_of), dtype=pl.Int64)])
+
+    def place(self, per_stimulus: bool, stimulus: str | None, by_external: dict[str, int], dataset: str) -> None:
+        """Put in `stimulus` the one each row lands on, and take out those that land on none. A table's row
+        names its own (else `stimulus`); a per-recording file's rows all land where `stimulus`, the id inside
+        the file, its name, or its linked media file says."""
+        named = pl.col("stimulus")
+        if not per_stimulus:
+            frame = self.frame.with_columns(stimulus=pl.when(named.is_not_null() & (named != "")).then(named)
+                                            .otherwise(pl.lit(stimulus, pl.String)))
+            elsewhere = ~named.is_in(list(by_external)).fill_null(False)
+            wrong = (named != stimulus).fill_null(True) if stimulus is not None else pl.lit(False)
+            for row in frame.filter(elsewhere | wrong).iter_rows(named=True):
+                origin, found = self.batch.origins[row["_row"]], row["stimulus"]
+                self.problems[row["_file"]].append(
+                    f"{origin}: the stimulus {found!r} is not in the dataset {dataset!r}" if found not in by_external
+                    else f"{origin}: the row is for the stimulus {found!r}, not --stimulus {stimulus!r}")
+            self.frame = frame.filter(~(elsewhere | wrong))
+            return
+        inside: dict[int, list[str]] = {index: sorted(names) for index, names in self.frame.filter(
+            named.is_not_null() & (named != "")).group_by("_file").agg(named.unique()).iter_rows()}
+        targets = {}
+        for index, file in enumerate(self.batch.files):
+            target = self._target(file, inside.get(index, []), self.batch.media[index], stimulus, by_external,
+                                  dataset, index)
+            if target is not None:
+                targets[index] = target
+        self.frame = self.frame.filter(pl.col("_file").is_in(list(targets))).with_columns(
+            stimulus=_looked_up(pl.col("_file"), targets, pl.Int64, pl.String))
+
+    def _target(self, file: Path, inside: list[str], media: list[str], stimulus: str | None,
+                by_external: dict[str, int], dataset: str, index: int) -> str | None:
+        """The stimulus a per-recording file's labels land on (the ids its rows hold are `inside`); None,
+        with the problem said, when there is none to be told."""
+        if stimulus is not None:
+            if inside and inside != [stimulus]:
+                self.report_entries[index].append(_note(f"{file.name} names the stimulus {inside[0]!r} inside;"
+                                                        f" placed on {stimulus!r} as --stimulus asks"))
+            return stimulus
+        if inside and inside[0] in by_external:
+            return inside[0]
         target, matches = stimulus_for_name(file.stem, by_external)
         for linked in media:  # else the recording it links (an ELAN file names its media)
             if target is None and not matches:
                 target, _ = stimulus_for_name(PurePosixPath(linked).stem, by_external)
                 if target is not None:
-                    report.note(f"{file.name} placed on the stimulus {target!r} by its media file {linked!r}")
+                    self.report_entries[index].append(
+                        _note(f"{file.name} placed on the stimulus {target!r} by its media file {linked!r}"))
         if target is None:
             why = (f"its name matches several stimuli ({', '.join(matches[:4])})" if matches else
                    f"neither its name{' nor the id inside it (' + inside[0] + ')' if inside else ''}"
                    f" is a stimulus of the dataset {dataset!r}")
-            problems.append(f"{file.name}: cannot tell which stimulus it belongs to: {why}; name the file after"
-                            " its stimulus, or import it alone with --stimulus ID")
-            return []
-    return [(row, target) for row in rows]
+            self.problems[index].append(f"{file.name}: cannot tell which stimulus it belongs to: {why}; name the"
+                                        " file after its stimulus, or import it alone with --stimulus ID")
+        return target
+
+    def prepare(self, durations: dict[str, float], annotator: str | None, choice: _Choice) -> None:
+        """Each placed row's annotator (its own, else `annotator`) and times checked against its stimulus's
+        duration: a row without annotator is refused; one outside its stimulus is refused (and listed in
+        `outside`), cut to it with `clip`, or left out with `skip_outside`."""
+        frame = self.frame.with_columns(
+            annotator=pl.when(pl.col("annotator") != "").then(pl.col("annotator")).otherwise(pl.lit(annotator or None)),
+            _duration=_looked_up(pl.col("stimulus"), durations, pl.String, pl.Float64))
+        nobody = frame.filter(pl.col("annotator").is_null())
+        start, end, duration = pl.col("start_s"), pl.col("end_s"), pl.col("_duration")
+        beyond = frame.filter(pl.col("annotator").is_not_null() & start.is_not_null()
+                              & ((start < 0) | (duration.is_not_null() & (end > duration + DURATION_SLACK_S))))
+        problems: list[tuple[int, int, str]] = [
+            (row["_file"], row["_row"], f"{self.batch.origins[row['_row']]}: the label has no annotator; give one"
+                                        " with --annotator") for row in nobody.iter_rows(named=True)]
+        gone = set(nobody["_row"].to_list())
+        cut: dict[int, tuple[float, float]] = {}
+        for row in beyond.iter_rows(named=True):
+            origin, external, index = self.batch.origins[row["_row"]], row["stimulus"], row["_file"]
+            start_s, end_s, top = row["start_s"], row["end_s"], row["_duration"]
+            limit = f"0-{top:g} s" if top is not None else "times from 0 s"
+            if choice.skip_outside and not choice.clip:
+                self.report_entries[index].append(_leave_out(origin, f"outside the stimulus ({limit}), left out with"
+                                                                     " --skip-outside", describe(row)))
+                gone.add(row["_row"])
+                continue
+            if not choice.clip:
+                self.outside[index].append(f"{origin}: {describe(row)} lies outside the stimulus {external!r}"
+                                           f" ({limit})")
+                problems.append((index, row["_row"], self.outside[index][-1]))
+                gone.add(row["_row"])
+                continue
+            top = top if top is not None else end_s
+            new_start, new_end = min(max(start_s, 0.0), top), min(max(end_s, 0.0), top)
+            if start_s == end_s or new_start == new_end:
+                self.report_entries[index].append(_leave_out(origin, f"wholly outside the stimulus ({limit}), nothing"
+                                                                     " left when cut", describe(row)))
+                gone.add(row["_row"])
+                continue
+            self.report_entries[index].append(_change(origin, f"cut to the stimulus ({limit}) with --clip"))
+            cut[row["_row"]] = (new_start, new_end)
+        for index, _row, text in sorted(problems, key=lambda p: p[1]):
+            self.problems[index].append(text)
+        if gone:
+            frame = frame.filter(~pl.col("_row").is_in(list(gone)))
+        if cut:
+            frame = frame.with_columns(
+                start_s=_looked_up(pl.col("_row"), {r: times[0] for r, times in cut.items()}, pl.Int64, pl.Float64,
+                                   pl.col("start_s")),
+                end_s=_looked_up(pl.col("_row"), {r: times[1] for r, times in cut.items()}, pl.Int64, pl.Float64,
+                                 pl.col("end_s")))
+        self.frame = frame.drop("_duration")
+
+    def labels(self, by_external: dict[str, int], label_set: str | None) -> pl.DataFrame:
+        """The rows as `ImportReading.labels` holds them."""
+        fields = list(zip(*self.batch.origins)) if self.batch.origins else [[] for _ in ORIGIN_COLUMNS]
+        where = pl.DataFrame({name: pl.Series(name, values, dtype=dtype, strict=False) for name, values, dtype in
+                              zip(ORIGIN_COLUMNS.values(), fields, (pl.String, pl.String, pl.Int64, pl.Int64))})
+        where = where.with_row_index("_row").with_columns(pl.col("_row").cast(pl.Int64))
+        set_name = label_set or DEFAULT_IMPORT_LABEL_SET
+        return (self.frame.join(where, on="_row", how="left", maintain_order="left")
+                .select(stimulus_id=_looked_up(pl.col("stimulus"), by_external, pl.String, pl.Int64),
+                        annotator="annotator",
+                        label_set=pl.when(pl.col("label_set") != "").then("label_set").otherwise(pl.lit(set_name)),
+                        label="label", start_s="start_s", end_s="end_s", value="value", note="note",
+                        media_role="media_role", meta="meta", stimulus="stimulus",
+                        **{name: name for name in ORIGIN_COLUMNS.values()}))
 
 
-def _prepared(row: Row, external: str, by_external: dict[str, int], durations: dict[str, float],
-              annotator: str | None, label_set: str | None, choice: _Choice, report: TransferReport,
-              problems: list[str], outside: list[str]) -> dict[str, Any] | None:
-    """The row (one `_storable` let through) as the annotation model takes it, with its times checked against
-    the stimulus; None when
-    it is refused (a problem is recorded, and also in `outside` when `clip` or `skip_outside` would take it),
-    or clipped away or left out (the report says so)."""
-    origin: Origin = row.get("origin") or Origin("?")
-    who = row.get("annotator") or annotator
-    if not who:
-        problems.append(f"{origin}: the label has no annotator; give one with --annotator")
-        return None
-    start, end = row.get("start_s"), row.get("end_s")
-    duration = durations.get(external)
-    if start is not None and (start < 0 or (duration is not None and end > duration + DURATION_SLACK_S)):
-        limit = f"0-{duration:g} s" if duration is not None else "times from 0 s"
-        if choice.skip_outside and not choice.clip:
-            report.leave_out(origin, f"outside the stimulus ({limit}), left out with --skip-outside", describe(row))
-            return None
-        if not choice.clip:
-            outside.append(f"{origin}: {describe(row)} lies outside the stimulus {external!r} ({limit})")
-            problems.append(outside[-1])
-            return None
-        top = duration if duration is not None else end
-        new_start, new_end = min(max(start, 0.0), top), min(max(end, 0.0), top)
-        if start == end or new_start == new_end:
-            report.leave_out(origin, f"wholly outside the stimulus ({limit}), nothing left when cut", describe(row))
-            return None
-        report.change(origin, f"cut to the stimulus ({limit}) with --clip")
-        start, end = new_start, new_end
-    prepared = dict(row)  # the row's fields (ROW_FIELDS) and its origin
-    prepared.update(stimulus_id=by_external[external], stimulus=external, annotator=who, start_s=start, end_s=end,
-                    origin=origin, label_set=row.get("label_set") or label_set or DEFAULT_IMPORT_LABEL_SET)
-    return prepared
+def _looked_up(column: pl.Expr, mapping: dict[Any, Any], key: Any, value: Any, default: Any = None) -> pl.Expr:
+    """`column`'s values looked up in `mapping` (keys of polars type `key`, values of `value`); `default`
+    (none unless given) for one it lacks."""
+    return column.replace_strict(pl.Series(list(mapping), dtype=key), pl.Series(list(mapping.values()), dtype=value),
+                                 default=default, return_dtype=value)
+
+
+def _leave_out(origin: Origin, reason: str, what: str) -> Any:
+    return lambda report: report.leave_out(origin, reason, what)
+
+
+def _change(origin: Origin, how: str) -> Any:
+    return lambda report: report.change(origin, how)
+
+
+def _note(text: str) -> Any:
+    return lambda report: report.note(text)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.annotations import (GRID_S, LABEL_SETS_SCOPE, NOTE_SET, AddLabel, BulkRelabel, DeleteLabels, EditCommand,
                              EditLabelSet, ImportedLabels, MoveLabel, Relabel, RenameLabel, ResizeLabel, SetNote,
@@ -23,6 +23,9 @@ from app.annotations import (GRID_S, LABEL_SETS_SCOPE, NOTE_SET, AddLabel, BulkR
 from app.changes import ChangeChannel, Topic
 from storage.annotations import (Annotation, AnnotationError, AnnotationEvent, AnnotationStore, Label, LabelSet,
                                  read_label_set_file)
+
+if TYPE_CHECKING:  # an import's labels come as a frame; the window does not load polars to show labels
+    import polars as pl
 
 UNDO_LIMIT = 200      # commands kept per stimulus; the oldest are forgotten (they stay in the history)
 SCOPES_KEPT = 1000    # stimuli whose undo history is kept; the least recently edited are forgotten
@@ -318,10 +321,10 @@ class AnnotationModel:
                                  note=text))
 
     # -- imports ---------------------------------------------------------------------------------
-    def import_rows(self, rows: Sequence[Mapping[str, Any]], source: str) -> list[Annotation]:
+    def import_rows(self, rows: Sequence[Mapping[str, Any]] | pl.DataFrame, source: str) -> list[Annotation]:
         """Add the labels of one annotation file (rows with stimulus_id, annotator, label set, label, times,
-        value, note, media role) in one transaction, leaving out any the store already has (natural key).
-        Each stimulus gets one undo step for its share. Returns the labels added."""
+        value, note, media role; or a frame of them, see `AnnotationStore.create_many`) in one transaction,
+        leaving out any the store already has (natural key). Each stimulus gets one undo step for its share. Returns the labels added."""
         added = self.store.create_many(None, self.annotator, rows, skip_existing=True)
         by_stimulus: dict[int, list[Annotation]] = {}
         for item in added:

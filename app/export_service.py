@@ -10,8 +10,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from app.annotation_files import ImportReading, read_annotation_file
+from app.annotation_files import ORIGIN_COLUMNS, ImportReading, read_annotation_file
 from app.annotation_model import AnnotationModel
 from storage.annotations import NATURAL_KEY, Annotation, AnnotationError, AnnotationStore, DatasetRef
 from storage.errors import ImportFailed
@@ -20,6 +21,9 @@ from storage.exporters.registry import get_exporter
 from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, without_cycle_collection
 from storage.queries import stimulus_media
 from storage.store import Store
+
+if TYPE_CHECKING:
+    import polars as pl
 
 # --filter keys: annotation fields and stimulus fields
 ANNOTATION_FILTERS = ("label_set", "label", "media_role")
@@ -124,11 +128,12 @@ def _representable(exporter: Exporter, rows: list[Row], out: Path, report: Trans
     return [r for r in rows if id(r) not in dropped]
 
 
-def import_prepared(model: AnnotationModel, rows: list[dict], source: str) -> list[Annotation]:
-    """Add rows from `read_annotation_file` through the annotation model, all or nothing; labels the store
-    already has are left out, so importing the same file twice adds nothing. Returns the labels added."""
+def import_prepared(model: AnnotationModel, labels: pl.DataFrame, source: str) -> list[Annotation]:
+    """Add the labels `read_annotation_file` read (`ImportReading.labels`) through the annotation model, all
+    or nothing; labels the store already has are left out, so importing the same file twice adds nothing.
+    Returns the labels added."""
     try:
-        return model.import_rows(rows, source)
+        return model.import_rows(labels, source)
     except AnnotationError as exc:  # a refused write (StoreWriteError) passes through as it is
         raise ImportFailed(f"{source}: {exc}") from None
 
@@ -155,7 +160,7 @@ def land_reading(model: AnnotationModel, reading: ImportReading, source: str) ->
     """Add what `read_annotation_file` read (labels, then its controlled vocabularies) through `model`, all
     or nothing, and tally in the reading's report what was written and what the store already had."""
     with without_cycle_collection():
-        added = import_prepared(model, reading.rows, source)
+        added = import_prepared(model, reading.labels, source)
     keep_vocabularies(model, reading)
     count_imported(reading, added)
     return added
@@ -163,14 +168,15 @@ def land_reading(model: AnnotationModel, reading: ImportReading, source: str) ->
 
 def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
     """Tally in the reading's report which rows were written and which were already in the store."""
-    if len(added) == len(reading.rows):  # a new file: every row was written, counted per file and tier at once
-        for (file, tier), n in Counter((r["origin"].file, r["origin"].tier) for r in reading.rows).items():
+    labels = reading.labels
+    if len(added) == labels.height:  # a new file: every row was written, counted per file and tier at once
+        where = [ORIGIN_COLUMNS["file"], ORIGIN_COLUMNS["tier"]]
+        for file, tier, n in labels.group_by(where, maintain_order=True).len().iter_rows():
             reading.report.count_written(file, tier, n)
         return
     fresh = Counter(tuple(getattr(a, name) for name in NATURAL_KEY) for a in added)
-    for row in reading.rows:
+    for row, origin in zip(labels.iter_rows(named=True), reading.origins()):
         key = tuple(row.get(name) for name in NATURAL_KEY)
-        origin = row["origin"]
         if fresh[key] > 0:
             fresh[key] -= 1
             reading.report.count_written(origin.file, origin.tier)

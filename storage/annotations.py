@@ -201,7 +201,7 @@ def _as_updated(before: Annotation, changes: Mapping[str, Any], now: datetime) -
     return replace(before, **values, revision=before.revision + 1, updated_at=now)
 
 
-def _meta_texts(metas: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
+def meta_texts(metas: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
     """Each label's `meta` as JSON (None for none), `json.dumps` called once per distinct meta: the labels of
     one tier of a file carry equal ones."""
     texts: dict[tuple[tuple[str, type, str], ...], str] = {}
@@ -392,20 +392,23 @@ class AnnotationStore:
                   "value": value, "note": note, "media_role": media_role}
         return self.create_many(stimulus_id, annotator, [fields])[0]
 
-    def create_many(self, stimulus_id: int | None, annotator: str, rows: Sequence[Mapping[str, Any]], *,
-                    skip_existing: bool = False) -> list[Annotation]:
-        """Add several labels in one transaction. A row may carry its own `stimulus_id` and `annotator`.
+    def create_many(self, stimulus_id: int | None, annotator: str, rows: Sequence[Mapping[str, Any]] | pl.DataFrame,
+                    *, skip_existing: bool = False) -> list[Annotation]:
+        """Add several labels in one transaction. A row may carry its own `stimulus_id` and `annotator`; a
+        frame (an import's labels) carries every `NEW_ROW_COLUMNS` field itself, `meta` as JSON text.
 
         With `skip_existing` (an import), a row whose natural key (`NATURAL_KEY`) a live annotation or an
         earlier row already has is left out, so importing the same file twice adds nothing."""
         import polars as pl
 
-        # column by column: a list per field, not a mapping per row
-        columns = {"stimulus_id": [row.get("stimulus_id", stimulus_id) for row in rows],
-                   "annotator": [row.get("annotator") or annotator for row in rows],
-                   **{name: [row.get(name) for row in rows] for name in EDITABLE_FIELDS},
-                   "meta": _meta_texts([row.get("meta") for row in rows])}
-        frame = pl.DataFrame(columns, schema=new_row_schema())
+        if isinstance(rows, pl.DataFrame):
+            frame = rows
+        else:  # column by column: a list per field, not a mapping per row
+            columns = {"stimulus_id": [row.get("stimulus_id", stimulus_id) for row in rows],
+                       "annotator": [row.get("annotator") or annotator for row in rows],
+                       **{name: [row.get(name) for row in rows] for name in EDITABLE_FIELDS},
+                       "meta": meta_texts([row.get("meta") for row in rows])}
+            frame = pl.DataFrame(columns, schema=new_row_schema())
         with writing(self.store, "The new label" if len(rows) == 1 else f"{len(rows)} new labels") as cur:
             created = insert_annotations(cur, frame, skip_existing=skip_existing)
         self._remember(created)

@@ -205,20 +205,30 @@ def check_values(plan: ImportPlan, skip_bad: bool, *, datasetless: bool = False,
 def label_problems(rows: Sequence[Mapping[str, Any]], *,
                    before_zero: bool = False) -> list[tuple[int, str, str, str]]:
     """(row index, field, found, expected) for each row of labels (dicts with the annotations table's fields;
-    others, such as `meta` or `origin`, are not judged) that no store may hold: a value of the wrong kind (a
-    list where a label is expected, true where a time is), then whatever `bad_values` refuses of the rest.
-    Sorted by row; the rule the release importers hold their annotations to, for every other road labels
-    take into the store. With `before_zero`, a finite time below 0 is left to the caller, which places labels
-    on a stimulus and may cut them to it (the store's write refuses one still)."""
+    others, such as `meta` or `origin`, are not judged) that no store may hold: see `label_column_problems`,
+    which judges the same fields column by column."""
+    return label_column_problems({c: [row.get(c) for row in rows] for c in FRAME_SCHEMAS["annotations"]},
+                                 before_zero=before_zero)
+
+
+def label_column_problems(columns: Mapping[str, Sequence[Any]], *,
+                          before_zero: bool = False) -> list[tuple[int, str, str, str]]:
+    """(row index, field, found, expected) for each row of labels, given as the values of each of the
+    annotations table's fields in row order (a field missing from `columns` is none), that no store may hold:
+    a value of the wrong kind (a list where a label is expected, true where a time is), then whatever
+    `bad_values` refuses of the rest. Sorted by row; the rule the release importers hold their annotations
+    to, for every other road labels take into the store. With `before_zero`, a finite time below 0 is left to
+    the caller, which places labels on a stimulus and may cut them to it (the store's write refuses one still)."""
     schema = FRAME_SCHEMAS["annotations"]
-    columns = {c: [row.get(c) for row in rows] for c in schema}
+    height = len(next(iter(columns.values()), ()))
+    columns = {c: columns[c] if c in columns else [None] * height for c in schema}
     problems: list[tuple[int, str, str, str]] = []
     wrong: set[int] = set()
     for index, column, value, expected in _wrong_kinds("annotations", columns):
         if index not in wrong:   # one wrong value is enough to refuse a row
             wrong.add(index)
             problems.append((index, column, _shown(value), expected))
-    fit = [i for i in range(len(rows)) if i not in wrong]
+    fit = [i for i in range(height) if i not in wrong]
     frame = pl.DataFrame({c: pl.Series(c, [values[i] for i in fit] if wrong else values, dtype=schema[c], strict=False)
                           for c, values in columns.items()})
     for index, column, value, expected in bad_values("annotations", frame):

@@ -34,9 +34,9 @@ HEADER = ["story_structure", "infilled_story", "question", "expected_answer", "q
           "is_false_belief", "param=story_type", "sprop=global_idx", "split"]
 
 
-def _csv(header: list[str], rows: list[list[str]]) -> str:
+def _csv(header: list[str], rows: list[list[str]], quoting: int = csv.QUOTE_MINIMAL) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\n", quoting=quoting)
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue()
@@ -119,6 +119,25 @@ def _refused() -> str:
                  "is_false_belief_story"], rows)
 
 
+def _quoted_empty() -> str:
+    """Every field quoted, so an empty one reads as empty text rather than as missing."""
+    story = "Anne entered the kitchen. Anne moved the ball to the box, which is also located in the kitchen."
+    rows = [
+        ["a1", "(prose)", story, "", "In which container will Anne search for the ball?", "box", "", "", "", "",
+         ""],
+        ["a2", "(prose)", "", story, "In which room will Anne search for the ball?", "kitchen", "1", "True", "x",
+         "y", "s"],
+        ["a3", "(prose)", "", "", "In which room will Anne search for the ball?", "kitchen", " 2 ", " false ", "",
+         "", ""],
+        ["", "(prose)", story, "", "In which room will Anne search for the ball?", "kitchen", "1", "", "", "", ""],
+        ["a4", "(prose)", story, "", "", "kitchen", "1", "", "", "", ""],
+        ["a5", "", story, "", "In which room will Anne search for the ball?", "kitchen", "1", "", "", "", ""],
+        ["a6", " ", story, story, "In which room will Anne search for the ball?", "kitchen", "", "", "", "", ""],
+    ]
+    return _csv(["id", "infilled_story", "story_structure", "raw_story", "question", "expected_answer",
+                 "qprop=nth_order", "is_false_belief", "qprop=params", "param=x", "split"], rows, csv.QUOTE_ALL)
+
+
 def _two_files() -> dict[str, str]:
     story = "Anne entered the kitchen. Anne moved the ball to the box, which is also located in the kitchen."
     header = ["raw_story", "question", "expected_answer", "param=level", "sprop=b"]
@@ -141,6 +160,8 @@ def _cases() -> list[dict[str, Any]]:
          "options": {"mapping": {"stimulus": "qid"}, "skip_bad": True}},
         {"name": "refused_whole", "kind": "exploretom", "files": {"refused.csv": _refused()},
          "path": "refused.csv", "options": {"mapping": {"stimulus": "qid"}}},
+        {"name": "quoted_empty", "kind": "exploretom", "files": {"quoted.csv": _quoted_empty()},
+         "path": "quoted.csv", "options": {"mapping": {"stimulus": "id", "split": "split"}, "skip_bad": True}},
         {"name": "two_files", "kind": "exploretom", "files": _two_files(), "path": ".", "options": {}},
         {"name": "sample", "kind": "exploretom", "files": {"questions.csv": SAMPLE_CSV.read_text(encoding="utf-8")},
          "path": "questions.csv", "options": {}},

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import polars as pl
+
 from storage.errors import ImportCancelled, ImportFailed, RowProblem, ThinsliceError
 from storage.files import HAND_WRITTEN, Limit, open_regular, read_regular_bytes, utf16_hint
 from storage.importers.plan import ImportPlan
@@ -215,6 +217,21 @@ def read_jsonl(path: Path, log: ProblemLog, name: str | None = None,
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def json_values(value: pl.Expr) -> pl.Expr:
+    """Each value of a column of texts, whole numbers or booleans as `dumps` writes it (a null as `null`), in
+    one pass: polars escapes text exactly as Python's `json` does without `ensure_ascii`."""
+    return pl.struct(value.alias("v")).struct.json_encode().str.slice(5).str.head(-1)
+
+
+def json_objects(members: dict[str, pl.Expr]) -> pl.Expr:
+    """Per row, the object `dumps` writes of the members whose JSON text (as `json_values` makes it) is not
+    null: so a row's meta is built by polars, not by a Python dict per row."""
+    parts = [pl.lit(dumps(key) + ": ") + members[key] for key in sorted(members)]
+    if not parts:
+        return pl.lit("{}")
+    return pl.concat_str([pl.lit("{"), pl.concat_str(parts, separator=", ", ignore_nulls=True), pl.lit("}")])
 
 
 ANNOTATION_SIDECAR = Path("annotations") / "thinslice_annotations.jsonl"

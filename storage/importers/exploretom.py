@@ -33,7 +33,8 @@ import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import (
-    ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl,
+    ImportOptions, ProblemLog, check_cancel, dumps, json_objects, json_values, read_annotation_sidecar, read_json,
+    read_jsonl,
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.tables import LINE, read_table
@@ -101,50 +102,113 @@ class ExploreToMImporter:
                          and c not in ("qprop=nth_order", "qprop=params")]
         plan.mapping.update({"stimulus": id_column or "<row number>", "text": story, "title": "question",
                              "label": "expected_answer"})
-        rows = []
-        for record in frame.iter_rows(named=True):
-            line = record[LINE]
-            external = (record.get(id_column) or "").strip() if id_column else f"{line - 1:06d}"
-            external = prefix + external
+        lines = frame.get_column(LINE).to_list()
+        ids = ([prefix + (v or "").strip() for v in frame.get_column(id_column).to_list()] if id_column
+               else [f"{prefix}{line - 1:06d}" for line in lines])
+        # Each row's first problem, in the order the checks are made; a row's id counts as used once it is
+        # read, even if the row is refused for something else.
+        problems: dict[int, tuple[str | None, Any, str]] = {}
+        for index, external in enumerate(ids):
             if not external.strip(":"):
-                log.add(file.name, line, id_column, "<empty>", "a question id")
+                problems[index] = (id_column, "<empty>", "a question id")
+            elif external in seen:
+                problems[index] = (id_column or "row", external, f"a new id (first used at {seen[external]})")
+            else:
+                seen[external] = f"{file.name}:{lines[index]}"
+        for index, found in enumerate(_blank(frame, story)):
+            if found and index not in problems:
+                problems[index] = (story, "<empty>", "a story and a question")
+        for index, found in enumerate(_blank(frame, "question")):
+            if found and index not in problems:
+                problems[index] = ("question", "<empty>", "a story and a question")
+        orders = _distinct_values(frame, "qprop=nth_order", _order)
+        flags = _distinct_values(frame, belief_column, _flag)
+        for column, values, expected in (("qprop=nth_order", orders, "a whole number (-1, 1 or 2)"),
+                                         (belief_column, flags, "True or False")):
+            if values is None:
                 continue
-            if external in seen:
-                log.add(file.name, line, id_column or "row", external, f"a new id (first used at {seen[external]})")
+            bad = [raw for raw, value in values.items() if value is _BAD]
+            if not bad:
                 continue
-            seen[external] = f"{file.name}:{line}"
-            if not (record.get(story) or "").strip() or not (record.get("question") or "").strip():
-                log.add(file.name, line, story if not (record.get(story) or "").strip() else "question", "<empty>",
-                        "a story and a question")
-                continue
-            meta: dict[str, Any] = {}
-            order_text = (record.get("qprop=nth_order") or "").strip()
-            if order_text:
-                try:
-                    meta["nth_order"] = int(float(order_text))
-                except ValueError:
-                    log.add(file.name, line, "qprop=nth_order", order_text, "a whole number (-1, 1 or 2)")
-                    continue
-            if belief_column:
-                flag = (record.get(belief_column) or "").strip().lower()
-                if flag and flag not in _TRUE | _FALSE:
-                    log.add(file.name, line, belief_column, record.get(belief_column), "True or False")
-                    continue
-                meta["false_belief"] = flag in _TRUE if flag else None
-            if record.get("qprop=params"):
-                meta["params"] = record["qprop=params"]
-            # the tracker's sentences, kept as written for the app to read into a trace
-            structure = next((c for c in ("story_structure", "raw_story") if record.get(c)), None)
-            if structure and structure != story:
-                meta["story_structure"] = record[structure]
-            for column in extra_columns:
-                if record.get(column) not in (None, ""):
-                    meta[column] = record[column]
-            rows.append({"external_id": external, "kind": "story", "ground_truth": record["expected_answer"],
-                         "title": record["question"], "text": record[story], "meta": dumps(meta),
-                         "split": record.get(options.mapping["split"]) if "split" in options.mapping else None})
-        if rows:
-            plan.add("stimuli", rows)
+            for index in frame.select(pl.col(column).is_in(bad).arg_true()).to_series().to_list():
+                problems.setdefault(index, (column, frame[column][index] if column == belief_column
+                                            else frame[column][index].strip(), expected))
+        for index in sorted(problems):
+            log.add(file.name, lines[index], *problems[index])
+        if len(problems) == frame.height:
+            return
+        kept = frame.with_columns(pl.Series("external_id", ids, dtype=pl.String))
+        if problems:
+            kept = kept.filter(~pl.int_range(pl.len()).is_in(sorted(problems)))
+        # the tracker's sentences, kept as written for the app to read into a trace: the first column of them
+        # that the row fills, unless that is the story itself
+        structure: Any = None
+        for column in reversed([c for c in ("story_structure", "raw_story") if c in columns]):
+            structure = pl.when(_filled(pl.col(column))).then(
+                pl.col(column) if column != story else pl.lit(None, pl.String)).otherwise(structure)
+        members = {column: _stated(pl.col(column)) for column in extra_columns}
+        if structure is not None:
+            members["story_structure"] = _stated(structure)
+        if orders is not None:
+            order = _mapped(orders, "qprop=nth_order", pl.Int64)
+            members["nth_order"] = pl.when(order.is_not_null()).then(json_values(order))
+        if flags is not None:
+            members["false_belief"] = json_values(_mapped(flags, belief_column, pl.Boolean))   # null is stated
+        if "qprop=params" in columns:
+            members["params"] = _stated(pl.col("qprop=params"))
+        split = options.mapping.get("split")
+        plan.add("stimuli", kept.select(
+            "external_id", kind=pl.lit("story"), ground_truth=pl.col("expected_answer"), title=pl.col("question"),
+            text=pl.col(story), meta=json_objects(members),
+            split=pl.col(split) if split in columns else pl.lit(None, pl.String)))
+
+
+def _filled(value: pl.Expr) -> pl.Expr:
+    """Whether a value is there: not missing, not empty (a quoted empty field reads as empty text)."""
+    return value.is_not_null() & value.ne("")
+
+
+def _stated(text: pl.Expr) -> pl.Expr:
+    """A meta member's JSON text where the row has text, else null (the member is left out)."""
+    return pl.when(_filled(text)).then(json_values(text))
+
+
+_BAD = object()   # a value a column's check refuses
+
+
+def _blank(frame: pl.DataFrame, column: str) -> list[bool]:
+    """Whether each row's value is missing or only spaces (as Python reads spaces)."""
+    return [not (v or "").strip() for v in frame.get_column(column).to_list()]
+
+
+def _distinct_values(frame: pl.DataFrame, column: str | None, read: Any) -> dict[str, Any] | None:
+    """Each distinct text of a column read once by `read` (None: no such column); a release repeats a few."""
+    if column is None or column not in frame.columns:
+        return None
+    return {raw: read(raw) for raw in frame.get_column(column).drop_nulls().unique().to_list()}
+
+
+def _order(raw: str) -> Any:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        return int(float(text))
+    except ValueError:
+        return _BAD
+
+
+def _flag(raw: str) -> Any:
+    flag = raw.strip().lower()
+    if flag and flag not in _TRUE | _FALSE:
+        return _BAD
+    return flag in _TRUE if flag else None
+
+
+def _mapped(values: dict[str, Any], column: str, dtype: pl.DataType) -> pl.Expr:
+    """The column's values as read by `_distinct_values` (refused ones are in rows already left out)."""
+    good = {raw: value for raw, value in values.items() if value is not _BAD}
+    return pl.col(column).replace_strict(list(good), list(good.values()), default=None, return_dtype=dtype)
 
 
 # ------------------------------------------------------------------------------------------- NCP

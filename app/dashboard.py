@@ -44,14 +44,15 @@ LIVE_SUFFIX = " (live)"
 
 @dataclass
 class AnalysisFrames:
-    """One dataset's data as frames (see `storage.analysis` for the columns).
+    """One dataset's data as frames (see `storage.analysis` for the columns), as the store held it when read.
 
-    The per-prediction frames are read from `store` when first asked (on whichever thread asks, once):
-    the dashboards work from counts aggregated in the store, so a million predictions are only turned
-    into a frame when a view needs each one (failure filters, slices)."""
+    The stimuli and the per-prediction frames are read from `store` when first asked (on whichever thread
+    asks, once): the dashboards work from counts aggregated in the store, so a million predictions are only
+    turned into a frame when a view needs each one (failure filters, slices). Ratings and judgments are read
+    at once: the failure filters' view reads them on its own thread. Each dashboard is computed once per
+    correction (`dashboard`); frames are read again only after the data changed (`app.dashboard_cache`)."""
 
     dataset: Dataset
-    stimuli: pl.DataFrame
     ratings: pl.DataFrame
     judgments: pl.DataFrame
     store: Store
@@ -60,13 +61,32 @@ class AnalysisFrames:
     aggregates: pl.DataFrame | None = None
     ncp: pl.DataFrame | None = None   # one row per NCP attempt with its outcome and the task's factors
     notes: list[str] = field(default_factory=list)
+    _stimuli: pl.DataFrame | None = field(default=None, repr=False)
     _predictions: pl.DataFrame | None = field(default=None, repr=False)
     _answer_counts: pl.DataFrame | None = field(default=None, repr=False)
+    _dashboards: dict[str, Dashboard] = field(default_factory=dict, repr=False, compare=False)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _computing: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def benchmark(self) -> str:
         return self.dataset.benchmark
+
+    @property
+    def stimuli(self) -> pl.DataFrame:
+        """Every stimulus with its flattened meta (`analysis.stimuli_frame`)."""
+        with self._reading:
+            if self._stimuli is None:
+                self._stimuli = analysis.stimuli_frame(self.store.cursor(), self.dataset.id)
+            return self._stimuli
+
+    def dashboard(self, correction: str = "loglinear") -> Dashboard:
+        """`compute_dashboard` of these frames, computed once per correction: showing it again, or going back
+        to a correction shown before, costs nothing."""
+        with self._computing:
+            if correction not in self._dashboards:
+                self._dashboards[correction] = compute_dashboard(self, correction)
+            return self._dashboards[correction]
 
     @property
     def predictions(self) -> pl.DataFrame:
@@ -123,14 +143,13 @@ def load_frames(store: Store, dataset_id: int) -> AnalysisFrames:
     """Read one dataset's frames with this thread's cursor (safe to call on a worker)."""
     cur = store.cursor()
     dataset = lookups.dataset_by_id(cur, dataset_id)
-    frames = AnalysisFrames(dataset, analysis.stimuli_frame(cur, dataset_id),
-                            analysis.human_ratings_frame(cur, dataset_id), analysis.judgments_frame(cur, dataset_id),
-                            store)
+    frames = AnalysisFrames(dataset, analysis.human_ratings_frame(cur, dataset_id),
+                            analysis.judgments_frame(cur, dataset_id), store)
     if dataset.benchmark == "echomind":
         frames.asr = analysis.asr_frame(cur, dataset_id)
         frames.conversation = analysis.conversation_frame(cur, dataset_id)
     frames.aggregates = analysis.aggregate_results_frame(cur, dataset_id)
-    if dataset.benchmark in ("ncp", "exploretom") or frames.stimuli.filter(pl.col("kind") == "ncp_task").height:
+    if dataset.benchmark in ("ncp", "exploretom") or analysis.has_stimuli_of_kind(cur, dataset_id, "ncp_task"):
         frames.ncp, replay_notes = ncp_outcomes(dataset_attempts(cur, dataset_id), frames.stimuli)
         frames.notes += replay_notes
     return frames

@@ -9,8 +9,11 @@ import duckdb
 from storage.errors import ThinsliceError
 from storage.records import Dataset
 
+# The stimuli counted per dataset in one pass and joined: a count correlated with each dataset row took twice as
+# long, and a dashboard reads its dataset each time the data changes.
 _DATASET_COLUMNS = ("SELECT d.id, d.name, d.benchmark, d.root, coalesce(d.source, ''), d.synthetic,"
-                    " (SELECT count(*) FROM stimulus s WHERE s.dataset_id = d.id) FROM dataset d")
+                    " coalesce(c.n, 0) FROM dataset d LEFT JOIN (SELECT dataset_id, count(*) AS n FROM stimulus"
+                    " GROUP BY dataset_id) c ON c.dataset_id = d.id")
 
 
 class DatasetNotFound(ThinsliceError, LookupError):

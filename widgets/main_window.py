@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWind
 
 from app import keymap as keys
 from app.changes import Change, ChangeChannel, Topic
+from app.dashboard_cache import DashboardFrames
 from app.keymap import default_keymap
 from app.session import Session
 from storage import lookups, queries
@@ -49,7 +50,6 @@ from widgets.tasks import CancelToken, TaskRunner
 from widgets.team_dialog import TeamLink
 
 if TYPE_CHECKING:
-    from app.dashboard import AnalysisFrames
     from widgets.live_panel import LivePanel
 
 MAX_COMPARED_MODELS = 4
@@ -65,14 +65,6 @@ def _detail_traces(detail: StimulusDetail) -> list:
     from app.ncp import detail_traces
 
     return detail_traces(detail)
-
-
-def _dataset_frames(store: Store, dataset_id: int) -> AnalysisFrames:
-    """`app.dashboard.load_frames`, imported on the worker that first loads a dashboard: the dashboards bring
-    polars and every benchmark's rules, which the window's first paint does not need."""
-    from app.dashboard import load_frames
-
-    return load_frames(store, dataset_id)
 
 
 def error_message(exc: BaseException) -> str:
@@ -210,13 +202,13 @@ class MainWindow(QMainWindow):
 
     def _build_analysis_docks(self) -> None:
         """Compare and Live beside the predictions; Metrics and Failures below, shown from the menus."""
-        from functools import partial
-
         self.compare = CompareView()
         self._live: LivePanel | None = None  # built when its dock is first shown (see `live`)
         self._live_host = QWidget()
         QVBoxLayout(self._live_host).setContentsMargins(0, 0, 0, 0)
-        self.dashboard = MetricsDashboardView(loader=partial(_dataset_frames, self.store), runner=self.runner)
+        # made before the views listen to the change channel, so it forgets a dataset's frames before they refresh
+        self.dashboard_frames = DashboardFrames(self.store, self.changes)
+        self.dashboard = MetricsDashboardView(loader=self.dashboard_frames.load, runner=self.runner)
         self.failures = FailurePanel(runner=self.runner)
         self.compare_dock = self._dock("Compare", "CompareDock", self.compare, Qt.DockWidgetArea.RightDockWidgetArea,
                                        scrollable=True)
@@ -820,6 +812,7 @@ class MainWindow(QMainWindow):
         self.store_backups.close()
         self.team.stop()
         self.change_relay.close()
+        self.dashboard_frames.close()
         self.runner.close()
         self.help_overlay.hide()
         if self.compare.presentation is not None:

@@ -335,7 +335,9 @@ class ChartPanel(QFrame):
 
 
 class MetricsDashboardView(QWidget):
-    """Dashboards of one dataset. `loader(dataset_id)` returns its `AnalysisFrames` (runs on a worker)."""
+    """Dashboards of one dataset. `loader(dataset_id)` returns its `AnalysisFrames` (runs on a worker); a dashboard
+    is computed once per frames and correction (`AnalysisFrames.dashboard`), so with a loader that keeps frames
+    until the data changes (`app.dashboard_cache`) showing a dataset again recomputes and redraws nothing."""
 
     drillDown = Signal(list, str)
     framesLoaded = Signal(object)      # AnalysisFrames, so other views can reuse them
@@ -396,10 +398,8 @@ class MetricsDashboardView(QWidget):
         self.status.setText("computing…")
 
         def work() -> tuple[AnalysisFrames, Dashboard]:
-            from app.dashboard import compute_dashboard
-
             frames = loader(dataset_id)
-            return frames, compute_dashboard(frames, correction)
+            return frames, frames.dashboard(correction)
 
         self.runner.submit("dashboard", work, self._loaded, self._failed)
 
@@ -444,10 +444,9 @@ class MetricsDashboardView(QWidget):
         if frames is None:
             return
         self.status.setText("computing…")
-        def work() -> tuple[AnalysisFrames, Dashboard]:
-            from app.dashboard import compute_dashboard
 
-            return frames, compute_dashboard(frames, correction)
+        def work() -> tuple[AnalysisFrames, Dashboard]:
+            return frames, frames.dashboard(correction)
 
         self.runner.submit("dashboard", work, self._loaded, self._failed)
 
@@ -458,7 +457,11 @@ class MetricsDashboardView(QWidget):
         frames, dashboard = result
         fresh = frames is not self.frames
         self.frames = frames
-        self.show_dashboard(dashboard)
+        if dashboard is self.dashboard:   # the data did not change: what is drawn stays
+            self.status.setText("")
+            self.dashboardShown.emit()
+        else:
+            self.show_dashboard(dashboard)
         if fresh:
             self.framesLoaded.emit(frames)
 

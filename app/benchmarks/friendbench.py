@@ -236,8 +236,7 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
     ratings = frames.ratings
     crowd_source = None
     if ratings.height:
-        crowd = human_signal_detection(ratings, truth=frames.stimuli.select("stimulus_id", "ground_truth"),
-                                       correction=correction)
+        crowd = human_signal_detection(ratings, correction=correction)   # each rating carries its clip's truth
         parts.append(crowd.rename({"condition": "modality"}).with_columns(pl.lit(HUMANS).alias("model"))
                      .select(parts[0].columns if parts else ["model", *crowd.columns]))
         crowd_source = ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),

@@ -187,13 +187,17 @@ def human_signal_detection(
 
     Expects a ratings frame with ``stimulus_id``, ``rater``, ``condition``, ``answer`` and
     ``correct``. The true label comes from ``truth`` (``stimulus_id``, ``ground_truth``) when
-    given; otherwise it is derived from each rating (a correct answer is the truth, a wrong
-    binary answer means the other label). Pooled over all ratings of a condition by default;
+    given, else from the ratings' own ``ground_truth`` column when they have one (the store's
+    ratings frame does); otherwise it is derived from each rating (a correct answer is the truth,
+    a wrong binary answer means the other label). Pooled over all ratings of a condition by default;
     with ``per_rater`` one row per condition and rater (average those rows' ``d_prime`` for the
     usual mean-of-participants figure). Columns as :func:`signal_detection_table`.
     """
     if truth is not None:
-        labelled = ratings.join(truth.select("stimulus_id", "ground_truth"), on="stimulus_id", how="left")
+        labelled = ratings.drop("ground_truth", strict=False).join(truth.select("stimulus_id", "ground_truth"),
+                                                                   on="stimulus_id", how="left")
+    elif "ground_truth" in ratings.columns:
+        labelled = ratings
     else:
         answer = pl.col("answer").cast(pl.String).str.strip_chars().str.to_lowercase()
         other = pl.when(answer == signal).then(pl.lit(noise)).when(answer == noise).then(pl.lit(signal))

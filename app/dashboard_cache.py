@@ -1,0 +1,74 @@
+"""Each dataset's analysis frames, read once per change: the change channel says when a dataset's data changed.
+
+The metrics dashboard asks for a dataset's frames whenever it is shown (a dataset picked again, a new dataset
+list, a correction switched back), and a dataset's dashboards are computed once per frames
+(`AnalysisFrames.dashboard`); so a dashboard is computed again only after a service said on the channel that the
+dataset's figures (`Topic.METRICS`) or the datasets (`Topic.DATASETS`) changed. Frames read while such a change
+arrives are handed out but not kept, so they are never shown again after the change.
+
+Qt-free, and polars-free until the first frames are read: the window makes one before its first paint.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from app.changes import Change, ChangeChannel, Topic
+
+if TYPE_CHECKING:
+    from app.dashboard import AnalysisFrames
+    from storage.store import Store
+
+KEPT_DATASETS = 3   # a million predictions read for the failure filters stay with their frames: keep a few
+
+
+class DashboardFrames:
+    """`load(dataset_id)`: the dataset's `AnalysisFrames`, read from `store` on the first call after a change.
+
+    It listens to every topic of `changes`, so that, made before any view subscribes, it hears a change before a
+    view that refreshes on it asks for frames again (the channel tells its listeners in the order they
+    subscribed); only metrics and dataset changes make it forget."""
+
+    def __init__(self, store: Store, changes: ChangeChannel, kept: int = KEPT_DATASETS) -> None:
+        self._store = store
+        self._changes = changes
+        self._kept = kept
+        self._lock = threading.Lock()
+        self._frames: OrderedDict[int, AnalysisFrames] = OrderedDict()
+        self._changes_heard = 0
+        changes.subscribe(tuple(Topic), self._changed)
+
+    def load(self, dataset_id: int) -> AnalysisFrames:
+        """The dataset's frames as of the last change (read now if not kept; safe on any thread)."""
+        with self._lock:
+            kept = self._frames.get(dataset_id)
+            if kept is not None:
+                self._frames.move_to_end(dataset_id)
+                return kept
+            heard = self._changes_heard
+        from app.dashboard import load_frames   # polars and every benchmark's rules: not before the first paint
+
+        frames = load_frames(self._store, dataset_id)
+        with self._lock:
+            if self._changes_heard == heard:   # else the store changed while it was read: never shown again
+                self._frames[dataset_id] = frames
+                while len(self._frames) > self._kept:
+                    self._frames.popitem(last=False)
+        return frames
+
+    def close(self) -> None:
+        """Stop listening and forget every dataset's frames."""
+        self._changes.unsubscribe(self._changed)
+        with self._lock:
+            self._frames.clear()
+
+    def _changed(self, change: Change) -> None:
+        if not (change.concerns(Topic.METRICS) or change.concerns(Topic.DATASETS)):
+            return
+        with self._lock:
+            self._changes_heard += 1
+            if change.dataset_id is None or change.concerns(Topic.DATASETS):
+                self._frames.clear()   # a new dataset list: names, counts and rows may all differ
+            else:
+                self._frames.pop(change.dataset_id, None)

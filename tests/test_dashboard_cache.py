@@ -1,0 +1,103 @@
+"""The dashboard's figures come from answers counted in the store, and are computed once per change.
+
+The counts are read in one GROUP BY per run; every figure must equal the statistics computed over each stored
+prediction, row by row (`app.metrics` over the per-prediction frame). A dataset's frames are read again only when
+the change channel says its data changed."""
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from app.changes import ChangeChannel, Topic
+from app.dashboard import load_frames
+from app.dashboard_cache import DashboardFrames
+from app.metrics import human_signal_detection, signal_detection_table
+from fixtures_store import friendbench_like_plan, make_store
+from storage.importers.writer import write_plan
+from storage.live_runs import store_live_prediction
+
+TRUTHS = ["familiar", "stranger"]
+
+
+def _plan_with_awkward_runs(tmp_path):
+    """FriendBench answers plus what makes counting per run differ from counting per model: a second prompt
+    setting of the same model and modality, answers that are neither label, and a clip without a truth."""
+    plan = friendbench_like_plan(tmp_path, n_stimuli=14, n_raters=4)
+    stimuli = plan.frame("stimuli")
+    plan.frames["stimuli"] = stimuli.with_columns(
+        pl.when(pl.col("external_id") == "clip-013").then(None).otherwise(pl.col("ground_truth")).alias("ground_truth"))
+    answers = plan.frame("predictions")
+    other_setting = answers.filter(pl.col("model") == "beta").with_columns(
+        pl.lit("chain of thought").alias("prompt_setting"),
+        pl.when(pl.col("stimulus").is_in(["clip-002", "clip-005"])).then(pl.lit("unsure"))
+        .otherwise(pl.col("answer")).alias("answer"))
+    plan.frames["predictions"] = pl.concat([answers, other_setting], how="diagonal_relaxed")
+    return plan
+
+
+@pytest.fixture
+def fb(tmp_path):
+    store = make_store(tmp_path / "fb.duckdb", _plan_with_awkward_runs(tmp_path))
+    dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
+    detail_ids = [r[0] for r in store.cursor().execute("SELECT id FROM stimulus ORDER BY id").fetchall()]
+    # a live answer (its own transaction): its model is shown apart, as "gamma (live)"
+    store_live_prediction(store.cursor(), dataset_id, "gamma", "text", "", "", "", detail_ids[0], "prompt",
+                          "They are strangers.", "stranger", False, 0.4, 10, 3)
+    yield store, dataset_id
+    store.close()
+
+
+@pytest.mark.parametrize("correction", ["loglinear", "half_over_n"])
+def test_every_figure_equals_the_statistics_over_each_stored_prediction(fb, correction):
+    store, dataset_id = fb
+    frames = load_frames(store, dataset_id)
+    shown = frames.dashboard(correction)
+    table = shown.table("friendbench.signal").frame
+    assert shown.table("friendbench.accuracy").frame.equals(table)
+
+    every_answer = frames.predictions.filter(pl.col("ground_truth").is_in(TRUTHS))
+    expected_models = signal_detection_table(every_answer, ["model", "modality"], correction=correction)
+    expected_humans = human_signal_detection(frames.ratings.drop("ground_truth"),
+                                             truth=frames.stimuli.select("stimulus_id", "ground_truth"),
+                                             correction=correction)
+    models = table.filter(pl.col("model") != "humans")
+    humans = table.filter(pl.col("model") == "humans").drop("model").rename({"modality": "condition"})
+    assert models.equals(expected_models)
+    assert humans.equals(expected_humans.select(humans.columns))
+    # what the awkward runs must show: both prompt settings pooled, the unsure answers unanswered, the live
+    # answer apart, the clip without a truth left out
+    beta_text = models.filter((pl.col("model") == "beta") & (pl.col("modality") == "text")).row(0, named=True)
+    assert beta_text["n"] == 2 * 13 and beta_text["n_unanswered"] == 2
+    live = models.filter(pl.col("model") == "gamma (live)").row(0, named=True)
+    assert (live["n"], live["n_signal"], live["hits"]) == (1, 1, 0)
+
+
+def test_frames_and_dashboards_are_kept_until_the_channel_says_the_data_changed(fb, tmp_path):
+    store, dataset_id = fb
+    changes = ChangeChannel()
+    frames = DashboardFrames(store, changes)
+    first = frames.load(dataset_id)
+    assert frames.load(dataset_id) is first
+    assert first.dashboard("loglinear") is first.dashboard("loglinear")
+    # a change elsewhere: another dataset's figures, or this dataset's labels
+    changes.publish({Topic.METRICS}, dataset_id=dataset_id + 1)
+    changes.publish({Topic.ANNOTATIONS, Topic.ROWS}, dataset_id=dataset_id)
+    assert frames.load(dataset_id) is first
+
+    sid = store.cursor().execute("SELECT max(id) FROM stimulus WHERE ground_truth IS NOT NULL").fetchall()[0][0]
+    store_live_prediction(store.cursor(), dataset_id, "delta", "video", "", "", "", sid, "prompt", "Familiar.",
+                          "familiar", None, 0.2, 9, 1)
+    assert frames.load(dataset_id) is first   # nothing said yet: what was shown stays
+    changes.publish({Topic.METRICS}, dataset_id=dataset_id, stimulus_ids=[sid])
+    second = frames.load(dataset_id)
+    assert second is not first
+    rows = second.dashboard("loglinear").table("friendbench.accuracy").frame
+    assert rows.filter(pl.col("model") == "delta (live)")["n"].to_list() == [1]
+    assert "delta (live)" not in first.dashboard("loglinear").table("friendbench.accuracy").frame["model"]
+
+    # a new dataset list forgets every dataset
+    write_plan(store, friendbench_like_plan(tmp_path, n_stimuli=4, name="More dyads"))
+    changes.publish({Topic.DATASETS}, dataset_id=dataset_id + 1)
+    assert frames.load(dataset_id) is not second
+    frames.close()
+    changes.publish({Topic.METRICS}, dataset_id=dataset_id)   # no longer listening: nothing to hear it

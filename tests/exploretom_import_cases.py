@@ -3,7 +3,8 @@ faster import writes exactly the rows the row-by-row one wrote.
 
 Each case is a set of input files (their text is in the snapshot, so the input never changes), the import's
 options, and what the import left: every table's rows (`tests.store_rows.store_rows`, with the temporary folder
-and the import's clock put as `<root>` and `<time>`, a trace step without its own id), the plan's notes and the rows it skipped.
+and the import's clock put as `<root>` and `<time>`, a trace step without its own id), the plan's notes and the
+rows it skipped.
 
 `python -m tests.exploretom_import_cases` writes the snapshot again from the importer as it is; run it only
 when the rows an import writes are meant to change.

@@ -4,9 +4,14 @@ the bundled sample and ExploreToM's golden traces (see `tests.exploretom_import_
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import polars as pl
 import pytest
 
+from app.beliefs.stories import interpret_stories
+from storage.importers.common import dumps, json_objects, json_values
+from storage.importers.plan import DatasetInfo, ImportPlan
 from tests.exploretom_import_cases import load_snapshot, run_case
 from tests.store_rows import changed_rows
 
@@ -30,3 +35,35 @@ def test_the_cases_hold_what_they_are_for():
     assert by_name["awkward"]["said"]["notes"] and by_name["awkward"]["said"]["skipped"]
     assert len(by_name["refused"]["said"]["skipped"]) == 8 and "refused" in by_name["refused_whole"]["said"]
     assert len(by_name["generated"]["rows"]["trace_step"]) > 5000
+
+
+@pytest.mark.parametrize("importer, metas", [
+    ("exploretom", [dumps({"engine_answer": "drawer", "nth_order": 2}), None, "{}",
+                    dumps({"false_belief": None, "nth_order": 1, "params": "x", "story_structure": "s"})]),
+    ("generic", ['{"nth_order":1}', json.dumps({"nth_order": 2, "belief_step": 7}), None, '{ }']),
+])
+def test_the_engine_answer_is_merged_into_any_meta_as_dumps_writes_it(importer, metas):
+    """The reader's metas, one already holding an engine answer, and metas written some other way (without
+    spaces, keys unsorted, none at all) all get the engine's answer merged in as `dumps` writes the object."""
+    story = "Anne entered the kitchen. Anne moved the ball to the box, which is also located in the kitchen."
+    question = "In which container will Anne search for the ball?"
+    plan = ImportPlan(DatasetInfo(name="x", benchmark="exploretom", root=Path("."), source="x"), importer=importer,
+                      mapping={"text": "story_structure"})
+    plan.add("stimuli", pl.DataFrame({"external_id": [f"q{i}" for i in range(len(metas))], "kind": "story",
+                                      "ground_truth": "box", "title": question, "text": story, "meta": metas}))
+    interpret_stories(plan)
+    answer = {"belief_step": 1, "engine_answer": "box", "engine_false_belief": False, "engine_matches": True}
+    assert plan.frame("stimuli").get_column("meta").to_list() == [
+        dumps({**(json.loads(m) if m else {}), **answer}) for m in metas]
+
+
+def test_a_meta_made_by_polars_is_the_text_dumps_writes():
+    """Every character a text may hold (controls, quotes, backslashes, line separators, beyond the BMP) is
+    written into a meta exactly as `dumps` writes it, so metas built by columns equal the row-by-row ones."""
+    texts = [chr(c) for c in [*range(0x800), 0x2028, 0x2029, 0xFEFF, 0xFFFF, 0x1F600, 0x10FFFF]]
+    texts += ['a "quoted" \\ back\tslash\n', ""]
+    flags = [None, True, False] * len(texts)
+    frame = pl.DataFrame({"text": texts, "number": range(len(texts)), "flag": flags[:len(texts)]})
+    made = frame.select(json_objects({"text": json_values(pl.col("text")), "number": json_values(pl.col("number")),
+                                      "flag": json_values(pl.col("flag"))})).to_series().to_list()
+    assert made == [dumps(row) for row in frame.to_dicts()]

@@ -18,13 +18,14 @@ from typing import Any
 
 import polars as pl
 
-from app.beliefs.engine import ROOM
+from app.beliefs.engine import ROOM, STATE_PREFIX
 from app.beliefs.questions import (KNOWS, STATE, Question, QuestionError, answer_question, answers_match,
                                    params_property, parse_question)
 from app.beliefs.replay import Replay, TraceError, replay_steps
 from app.beliefs.story import StoryParseError, parse_story
 from storage import analysis, lookups
-from storage.importers.common import dumps
+from storage.importers.common import dumps, json_objects, json_values
+from storage.importers.exploretom import ExploreToMImporter
 from storage.importers.plan import ImportPlan
 from storage.store import Store
 from storage.story_questions import StoryQuestion
@@ -34,40 +35,44 @@ STRUCTURE_COLUMNS = ("story_structure", "raw_story")
 
 
 def interpret_stories(plan: ImportPlan) -> None:
-    """Give every story stimulus of `plan` that has a structure its trace steps and the engine's answers."""
+    """Give every story stimulus of `plan` that has a structure its trace steps and the engine's answers.
+
+    The engine replays each story once and answers its questions in Python; the rest is done by polars over
+    whole columns: reading each question's structure and params from its meta, and adding the engine's
+    answers to the meta as `storage.importers.common.dumps` would write them.
+    """
     stimuli = plan.frame("stimuli")
-    if not stimuli.height or STORY_KIND not in set(stimuli.get_column("kind").to_list()):
+    if not stimuli.height or not stimuli.select(pl.col("kind").eq(STORY_KIND).any()).item():
         return
     structure_is_text = plan.mapping.get("text") in STRUCTURE_COLUMNS
-    rows = stimuli.select("external_id", "kind", "title", "text", "meta", "ground_truth").to_dicts()
-    metas = [json.loads(row["meta"]) if row["meta"] else {} for row in rows]
-    structures: list[str | None] = [
-        (row["text"] if structure_is_text else meta.get("story_structure")) if row["kind"] == STORY_KIND else None
-        for row, meta in zip(rows, metas)]
+    meta = pl.col("meta")
+    read = stimuli.select(
+        "external_id", "title", "ground_truth",
+        structure=pl.when(pl.col("kind") == STORY_KIND).then(
+            pl.col("text") if structure_is_text else meta.str.json_path_match("$.story_structure")),
+        params=meta.str.json_path_match("$.params"))
     # A state's type is named only by a question about it: gather each story's before reading it.
     state_types: dict[str, dict[str, str]] = {}
-    for row, meta, structure in zip(rows, metas, structures):
-        if structure:
-            _note_state_type(state_types.setdefault(structure, {}), row["title"], meta.get("params"))
+    for structure, title, params in read.filter(
+            pl.col("structure").ne("") & pl.col("params").str.contains(STATE_PREFIX, literal=True)
+    ).select("structure", "title", "params").iter_rows():
+        _note_state_type(state_types.setdefault(structure, {}), title, params)
     stories: dict[str, tuple[StoredSteps, Replay] | StoryParseError | TraceError] = {}
     numbers: dict[str, int] = {}   # each structure's place in `stories`
     traced: list[tuple[str, int]] = []   # (a question's stimulus, the number of its story)
-    new_metas: list[str] = []
-    for row, meta, structure in zip(rows, metas, structures):
-        if not structure:
-            new_metas.append(row["meta"])
-            continue
-        story = stories.get(structure)
-        if story is None:
+    answers: list[dict[str, Any] | None] = []   # per stimulus, the engine's answer (`_answer`) if it was asked
+    for external, title, expected, structure, params in read.iter_rows():
+        story = stories.get(structure) if structure else None
+        if structure and story is None:
             story = stories[structure] = _read(structure, state_types.get(structure, {}))
             numbers[structure] = len(numbers)
-        if isinstance(story, (StoryParseError, TraceError)):
-            new_metas.append(row["meta"])
+        if not isinstance(story, tuple):
+            answers.append(None)
             continue
-        traced.append((row["external_id"], numbers[structure]))
-        meta.update(_answer(story[1], row["title"], meta.get("params"), row["ground_truth"]))
-        new_metas.append(dumps(meta))
-    plan.frames["stimuli"] = stimuli.with_columns(pl.Series("meta", new_metas, dtype=pl.String))
+        traced.append((external, numbers[structure]))
+        answers.append(_answer(story[1], title, params, expected))
+    plan.frames["stimuli"] = stimuli.with_columns(meta=_with_answers(
+        stimuli.get_column("meta"), answers, spliced=plan.importer == ExploreToMImporter.kind))
     if traced:
         plan.add("trace_steps", _trace_steps(list(stories.values()), traced))
     failed = [(structure, err) for structure, err in stories.items() if not isinstance(err, tuple)]
@@ -75,6 +80,41 @@ def interpret_stories(plan: ImportPlan) -> None:
         first = failed[0][1]
         plan.notes.append(f"{len(failed)} of {len(stories)} story structures have a sentence the belief tracker "
                           f"does not write, so their questions are shown as text only; the first: {first}")
+
+
+_ALWAYS = ("engine_answer", "engine_matches")          # in every answer (`_answer`)
+_WITH_BELIEF = ("belief_step", "engine_false_belief")  # in an answer the engine could give
+
+
+def _with_answers(metas: pl.Series, answers: list[dict[str, Any] | None], spliced: bool) -> pl.Series:
+    """Each meta with its stimulus's answer (`_answer`) added, as `dumps` writes the merged object; a stimulus
+    without an answer keeps its meta.
+
+    With `spliced` (the metas are the ExploreToM reader's, written as `dumps` writes them), a meta none of
+    whose keys sorts before the engine's gets the answer's members put first by polars, rather than decoded
+    and written again by Python; any other meta is merged in Python.
+    """
+    columns = {key: [a.get(key) if a else None for a in answers] for key in (*_ALWAYS, *_WITH_BELIEF)}
+    frame = pl.DataFrame({"meta": metas, "answered": [a is not None for a in answers],
+                          "believed": [a is not None and "belief_step" in a for a in answers], **columns},
+                         schema={"meta": pl.String, "answered": pl.Boolean, "believed": pl.Boolean,
+                                 "engine_answer": pl.String, "engine_matches": pl.Boolean,
+                                 "belief_step": pl.Int64, "engine_false_belief": pl.Boolean})
+    members = {key: pl.when(pl.col("answered" if key in _ALWAYS else "believed")).then(json_values(pl.col(key)))
+               for key in (*_ALWAYS, *_WITH_BELIEF)}
+    engine = json_objects(members)
+    meta = pl.col("meta")
+    first_key = meta.str.extract(r'^\{"([^"\\]*)"', 1)
+    merged = frame.select(
+        pl.when(~pl.col("answered")).then(meta)
+        .when(meta.is_null() | meta.eq("{}")).then(engine)   # dumps({}) is "{}", whoever wrote it
+        .when(pl.lit(spliced) & (first_key > max(_ALWAYS + _WITH_BELIEF)))
+        .then(engine.str.head(-1) + ", " + meta.str.slice(1))
+    ).to_series()
+    unspliced = (frame.get_column("answered") & merged.is_null()).arg_true().to_list()
+    if unspliced:
+        merged = merged.scatter(unspliced, [dumps({**json.loads(metas[i]), **answers[i]}) for i in unspliced])
+    return merged.alias("meta")
 
 
 StoredSteps = list[tuple[int, str, str, str]]   # step index, action, args and kwargs as the JSON stored

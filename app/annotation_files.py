@@ -18,19 +18,20 @@ cut or left out are looked at one by one, to say which they are.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import polars as pl
 
 from storage.annotations import AnnotationStore, meta_texts
-from storage.exporters.common import files_to_read, safe_file_stem
+from storage.exporters.common import Row, files_to_read, safe_file_stem
 from storage.errors import ImportFailed
 from storage.exporters.registry import detect_format, get_exporter
-from storage.exporters.report import (SHOWN_ITEMS, Origin, Reading, TransferReport, describe, refused,
-                                      without_cycle_collection)
+from storage.exporters.report import (ORIGIN_COLUMNS, SHOWN_ITEMS, Origin, Reading, TransferReport, describe,
+                                      refused, without_cycle_collection)
 from storage.importers.plan import FRAME_SCHEMAS
-from storage.validation import label_column_problems
+from storage.validation import label_kind_problems, label_value_problems
 
 DEFAULT_IMPORT_LABEL_SET = "imported"
 AUTO = "auto"  # the format the file's content shows
@@ -41,8 +42,6 @@ DURATION_SLACK_S = 0.0005
 
 # the fields a reader's row holds that the store judges and keeps (`meta` besides, as JSON text)
 LABEL_FIELDS = tuple(FRAME_SCHEMAS["annotations"])
-# where each label was read (its `Origin`), as columns of `ImportReading.labels`
-ORIGIN_COLUMNS = {"file": "origin_file", "tier": "origin_tier", "item": "origin_item", "line": "origin_line"}
 
 
 @dataclass
@@ -174,35 +173,68 @@ def _read(annotations: AnnotationStore, format: str, path: Path, dataset: str | 
 
 
 class _Batch:
-    """The rows of every file read, as columns: each field's values (as the readers gave them) in file and
-    row order, with each row's file (its index in the readings) and origin."""
+    """The labels of every file read as one typed frame, in file and row order: the fields the store judges
+    (`LABEL_FIELDS`), `meta` as JSON text, where each was read (`ORIGIN_COLUMNS`), `_row` (its place among
+    all rows read) and `_file` (its file's index in the readings). A reader's row holding a value of the wrong
+    kind (a list where a label is expected) is not in it: `refused` says, per file, which and why."""
 
     def __init__(self, readings: list[tuple[Path, Reading]]) -> None:
         self.files = [file for file, _ in readings]
         self.media = [found.media for _, found in readings]
-        self.offsets = [0]
-        self.columns: dict[str, list[Any]] = {name: [] for name in LABEL_FIELDS}
-        metas: list[Any] = []
-        self.origins: list[Origin] = []
-        self.file_of: list[int] = []
+        self.refused: list[list[tuple[int, str]]] = []
+        frames = []
+        offset = 0
         for index, (_, found) in enumerate(readings):
-            rows = found.rows
-            for name, values in self.columns.items():
-                values += [row.get(name) for row in rows]
-            metas += [row.get("meta") for row in rows]
-            self.origins += [row.get("origin") or Origin("?") for row in rows]
-            self.file_of += [index] * len(rows)
-            self.offsets.append(len(self.file_of))
-        self.metas = metas
+            if found.labels is not None:
+                frame, refused = found.labels.select(*LABEL_FIELDS, "meta", *ORIGIN_COLUMNS.values()), []
+            else:
+                frame, refused = _typed(found.rows)
+            frames.append(frame.with_columns(_row=pl.col("_row") + offset if "_row" in frame.columns
+                                             else pl.int_range(offset, offset + frame.height, dtype=pl.Int64),
+                                             _file=pl.lit(index, pl.Int64)))
+            self.refused.append([(offset + row, text) for row, text in refused])
+            offset += frame.height + len(refused)
+        schema = {**FRAME_SCHEMAS["annotations"], "meta": pl.String, **_ORIGIN_SCHEMA, "_row": pl.Int64,
+                  "_file": pl.Int64}
+        self.frame = pl.concat([f.select(pl.col(c).cast(t) for c, t in schema.items()) for f in frames]) \
+            if frames else pl.DataFrame(schema=schema)
 
-    def rows_of(self, index: int) -> range:
-        return range(self.offsets[index], self.offsets[index + 1])
+
+_ORIGIN_SCHEMA = dict(zip(ORIGIN_COLUMNS.values(), (pl.String, pl.String, pl.Int64, pl.Int64)))
+
+
+def _typed(rows: list[Row]) -> tuple[pl.DataFrame, list[tuple[int, str]]]:
+    """A reader's rows as a frame of `_Batch`'s columns (with `_row`, each one's index among `rows`), and
+    (index, problem) for each row holding a value of the wrong kind, which is left out of it."""
+    fields = (*LABEL_FIELDS, "meta", "origin")
+    try:  # the fields of all rows at once, when every row has every field, as the readers' rows do
+        columns = dict(zip(fields, zip(*map(itemgetter(*fields), rows)))) if rows else {f: () for f in fields}
+    except KeyError:
+        columns = {name: [row.get(name) for row in rows] for name in fields}
+    problems, frame, fit = label_kind_problems({name: columns[name] for name in LABEL_FIELDS})
+    origins = [origin or Origin("?") for origin in columns["origin"]]
+    refused = [(row, f"{origins[row]}: field '{field_name}' found {found}; expected {expected}")
+               for row, field_name, found, expected in problems]
+    if problems:
+        origins = [origins[i] for i in fit]
+    metas = meta_texts([columns["meta"][i] for i in fit] if problems else columns["meta"])
+    where = list(zip(*origins)) if origins else [()] * len(ORIGIN_COLUMNS)
+    return frame.with_columns(
+        pl.Series("meta", metas, dtype=pl.String),
+        *(pl.Series(name, values, dtype=dtype, strict=False)
+          for (name, dtype), values in zip(_ORIGIN_SCHEMA.items(), where)),
+        pl.Series("_row", fit, dtype=pl.Int64)), refused
+
+
+def _origin(row: dict[str, Any]) -> Origin:
+    """Where a row of `_Batch.frame` (as a dict) was read."""
+    return Origin(*(row[name] for name in ORIGIN_COLUMNS.values()))
 
 
 class _Checked:
-    """What the value rule (`label_column_problems`) lets through of a batch, as one typed frame (`_row` is
-    the row's place in the batch, `_file` its file's), and each file's problems so far, in the order a user
-    reads them: the refused values, then placing, then the checks against the stimulus."""
+    """What the value rule (`label_column_problems`) lets through of a batch, as one typed frame, and each
+    file's problems so far, in the order a user reads them: the refused values, then placing, then the checks
+    against the stimulus."""
 
     def __init__(self, batch: _Batch) -> None:
         self.batch = batch
@@ -210,29 +242,22 @@ class _Checked:
         self.problems: list[list[str]] = [[] for _ in range(count)]
         self.outside: list[list[str]] = [[] for _ in range(count)]
         self.report_entries: list[list[Any]] = [[] for _ in range(count)]
-        refused_rows: set[int] = set()
+        self.frame = batch.frame
+        found: list[list[tuple[int, str]]] = [list(refused) for refused in batch.refused]
         # the whole batch is judged at once; a file with a problem is judged again alone, so that what is said
         # of it (the first 50 of each kind of damage) is what judging it alone says
-        if label_column_problems(batch.columns, before_zero=True):
+        if label_value_problems(self.frame, before_zero=True):
+            bad_rows: list[int] = []
             for index in range(count):
-                rows = batch.rows_of(index)
-                bad = label_column_problems({c: v[rows.start:rows.stop] for c, v in batch.columns.items()},
-                                            before_zero=True)
-                for row, field_name, found, expected in bad:
-                    self.problems[index].append(f"{batch.origins[rows.start + row]}: field '{field_name}' found"
-                                                f" {found}; expected {expected}")
-                    refused_rows.add(rows.start + row)
-        keep = [i for i in range(len(batch.file_of)) if i not in refused_rows] if refused_rows else None
-
-        def kept(values: list[Any]) -> list[Any]:
-            return values if keep is None else [values[i] for i in keep]
-
-        schema = FRAME_SCHEMAS["annotations"]
-        self.frame = pl.DataFrame(
-            [pl.Series(name, kept(values), dtype=schema[name], strict=False) for name, values in batch.columns.items()]
-            + [pl.Series("meta", kept(meta_texts(batch.metas)), dtype=pl.String),
-               pl.Series("_row", keep if keep is not None else range(len(batch.file_of)), dtype=pl.Int64),
-               pl.Series("_file", kept(batch.file_of), dtype=pl.Int64)])
+                rows = self.frame.filter(pl.col("_file") == index)
+                for at, field_name, value, expected in label_value_problems(rows, before_zero=True):
+                    row = rows.row(at, named=True)
+                    found[index].append((row["_row"], f"{_origin(row)}: field '{field_name}' found {value};"
+                                                      f" expected {expected}"))
+                    bad_rows.append(row["_row"])
+            self.frame = self.frame.filter(~pl.col("_row").is_in(bad_rows))
+        for index, problems in enumerate(found):
+            self.problems[index] += [text for _, text in sorted(problems, key=lambda p: p[0])]
 
     def place(self, per_stimulus: bool, stimulus: str | None, by_external: dict[str, int], dataset: str) -> None:
         """Put in `stimulus` the one each row lands on, and take out those that land on none. A table's row
@@ -245,7 +270,7 @@ class _Checked:
             elsewhere = ~named.is_in(list(by_external)).fill_null(False)
             wrong = (named != stimulus).fill_null(True) if stimulus is not None else pl.lit(False)
             for row in frame.filter(elsewhere | wrong).iter_rows(named=True):
-                origin, found = self.batch.origins[row["_row"]], row["stimulus"]
+                origin, found = _origin(row), row["stimulus"]
                 self.problems[row["_file"]].append(
                     f"{origin}: the stimulus {found!r} is not in the dataset {dataset!r}" if found not in by_external
                     else f"{origin}: the row is for the stimulus {found!r}, not --stimulus {stimulus!r}")
@@ -300,12 +325,12 @@ class _Checked:
         beyond = frame.filter(pl.col("annotator").is_not_null() & start.is_not_null()
                               & ((start < 0) | (duration.is_not_null() & (end > duration + DURATION_SLACK_S))))
         problems: list[tuple[int, int, str]] = [
-            (row["_file"], row["_row"], f"{self.batch.origins[row['_row']]}: the label has no annotator; give one"
+            (row["_file"], row["_row"], f"{_origin(row)}: the label has no annotator; give one"
                                         " with --annotator") for row in nobody.iter_rows(named=True)]
         gone = set(nobody["_row"].to_list())
         cut: dict[int, tuple[float, float]] = {}
         for row in beyond.iter_rows(named=True):
-            origin, external, index = self.batch.origins[row["_row"]], row["stimulus"], row["_file"]
+            origin, external, index = _origin(row), row["stimulus"], row["_file"]
             start_s, end_s, top = row["start_s"], row["end_s"], row["_duration"]
             limit = f"0-{top:g} s" if top is not None else "times from 0 s"
             if choice.skip_outside and not choice.clip:
@@ -342,18 +367,11 @@ class _Checked:
 
     def labels(self, by_external: dict[str, int], label_set: str | None) -> pl.DataFrame:
         """The rows as `ImportReading.labels` holds them."""
-        fields = list(zip(*self.batch.origins)) if self.batch.origins else [[] for _ in ORIGIN_COLUMNS]
-        where = pl.DataFrame({name: pl.Series(name, values, dtype=dtype, strict=False) for name, values, dtype in
-                              zip(ORIGIN_COLUMNS.values(), fields, (pl.String, pl.String, pl.Int64, pl.Int64))})
-        where = where.with_row_index("_row").with_columns(pl.col("_row").cast(pl.Int64))
         set_name = label_set or DEFAULT_IMPORT_LABEL_SET
-        return (self.frame.join(where, on="_row", how="left", maintain_order="left")
-                .select(stimulus_id=_looked_up(pl.col("stimulus"), by_external, pl.String, pl.Int64),
-                        annotator="annotator",
-                        label_set=pl.when(pl.col("label_set") != "").then("label_set").otherwise(pl.lit(set_name)),
-                        label="label", start_s="start_s", end_s="end_s", value="value", note="note",
-                        media_role="media_role", meta="meta", stimulus="stimulus",
-                        **{name: name for name in ORIGIN_COLUMNS.values()}))
+        return self.frame.select(
+            _looked_up(pl.col("stimulus"), by_external, pl.String, pl.Int64).alias("stimulus_id"), "annotator",
+            pl.when(pl.col("label_set") != "").then("label_set").otherwise(pl.lit(set_name)).alias("label_set"),
+            "label", "start_s", "end_s", "value", "note", "media_role", "meta", "stimulus", *ORIGIN_COLUMNS.values())
 
 
 def _looked_up(column: pl.Expr, mapping: dict[Any, Any], key: Any, value: Any, default: Any = None) -> pl.Expr:

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.annotation_files import ORIGIN_COLUMNS, ImportReading, read_annotation_file
+from app.annotation_files import ImportReading, read_annotation_file
 from app.annotation_model import AnnotationModel
 from storage.annotations import NATURAL_KEY, Annotation, AnnotationError, AnnotationStore, DatasetRef
 from storage.errors import ImportFailed
 from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, per_stimulus_targets, tier_of
 from storage.exporters.registry import get_exporter
-from storage.exporters.report import SHOWN_ITEMS, Origin, TransferReport, describe, without_cycle_collection
+from storage.exporters.report import (ORIGIN_COLUMNS, SHOWN_ITEMS, Origin, TransferReport, describe,
+                                      without_cycle_collection)
 from storage.queries import stimulus_media
 from storage.store import Store
 

@@ -116,7 +116,7 @@ def _wrong_kinds(table: str, columns: dict[str, list[Any]]) -> Iterator[tuple[in
         if kinds <= set(_PLAIN_KINDS.get(dtype, ())):
             continue
         if dtype == pl.String and kinds <= {str, type(None)}:
-            text = "".join(v for v in values if v is not None)
+            text = "".join(filter(None, values))
             if text.isascii() or not LONE_SURROGATE.search(text):
                 continue
         for index, value in enumerate(values):
@@ -219,6 +219,16 @@ def label_column_problems(columns: Mapping[str, Sequence[Any]], *,
     `bad_values` refuses of the rest. Sorted by row; the rule the release importers hold their annotations
     to, for every other road labels take into the store. With `before_zero`, a finite time below 0 is left to
     the caller, which places labels on a stimulus and may cut them to it (the store's write refuses one still)."""
+    problems, frame, fit = label_kind_problems(columns)
+    problems += [(fit[index], *problem) for index, *problem in label_value_problems(frame, before_zero=before_zero)]
+    return sorted(problems, key=lambda p: p[0])
+
+
+def label_kind_problems(columns: Mapping[str, Sequence[Any]]) -> tuple[list[tuple[int, str, str, str]], pl.DataFrame,
+                                                                        list[int]]:
+    """The first half of `label_column_problems`: (row index, field, found, expected) for each row holding a
+    value of the wrong kind, the other rows as a frame typed as `FRAME_SCHEMAS` types labels, and the index
+    of each of those rows among all."""
     schema = FRAME_SCHEMAS["annotations"]
     height = len(next(iter(columns.values()), ()))
     columns = {c: columns[c] if c in columns else [None] * height for c in schema}
@@ -228,11 +238,20 @@ def label_column_problems(columns: Mapping[str, Sequence[Any]], *,
         if index not in wrong:   # one wrong value is enough to refuse a row
             wrong.add(index)
             problems.append((index, column, _shown(value), expected))
-    fit = [i for i in range(height) if i not in wrong]
+    fit = [i for i in range(height) if i not in wrong] if wrong else range(height)
     frame = pl.DataFrame({c: pl.Series(c, [values[i] for i in fit] if wrong else values, dtype=schema[c], strict=False)
                           for c, values in columns.items()})
-    for index, column, value, expected in bad_values("annotations", frame):
+    return problems, frame, list(fit) if wrong else fit
+
+
+def label_value_problems(frame: pl.DataFrame, *, before_zero: bool = False) -> list[tuple[int, str, str, str]]:
+    """The second half of `label_column_problems`: (row index, field, found, expected) for each row of a
+    frame of labels (typed as `FRAME_SCHEMAS` types them) holding a value `bad_values` refuses."""
+    schema = FRAME_SCHEMAS["annotations"]
+    problems = []
+    judged = frame.select(c for c in schema if c in frame.columns)
+    for index, column, value, expected in bad_values("annotations", judged):
         if before_zero and column in INTERVALS["annotations"] and math.isfinite(value) and value < 0:
             continue
-        problems.append((fit[index], column, _shown(value) if column in schema else str(value), expected))
-    return sorted(problems, key=lambda p: p[0])
+        problems.append((index, column, _shown(value) if column in schema else str(value), expected))
+    return problems

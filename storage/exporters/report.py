@@ -7,13 +7,17 @@ user of the other tool would use; `Reading` is what a reader hands back.
 from __future__ import annotations
 
 import gc
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from storage.errors import ImportFailed
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SHOWN_ITEMS = 20  # items listed one by one; the rest are counted
 SHOWN_PROBLEMS = 5  # problems a refusal names
@@ -176,12 +180,40 @@ class TransferReport:
         return out
 
 
-@dataclass
-class Reading:
-    """What a reader found: rows (each with an `origin`), the report so far, controlled vocabularies
-    (label set -> [(label, description)]) the file defines, and the names of the media files it links."""
+# Where each label was read (the fields of its `Origin`), as the columns of a reading given as a table
+ORIGIN_COLUMNS = {"file": "origin_file", "tier": "origin_tier", "item": "origin_item", "line": "origin_line"}
 
-    rows: list[dict[str, Any]]
-    report: TransferReport = field(default_factory=TransferReport)
-    vocabularies: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)
-    media: list[str] = field(default_factory=list)
+
+class Reading:
+    """What a reader found: its labels, the report so far, controlled vocabularies (label set -> [(label,
+    description)]) the file defines, and the names of the media files it links. The labels are either rows
+    (one dict each, with an `origin`) or, from a reader of tables, `labels`: a frame of the row fields, `meta`
+    as the JSON text the store keeps, and `ORIGIN_COLUMNS`; `rows` then makes the dicts only when asked."""
+
+    def __init__(self, rows: list[dict[str, Any]] | None = None, report: TransferReport | None = None,
+                 vocabularies: dict[str, list[tuple[str, str | None]]] | None = None,
+                 media: list[str] | None = None, *, labels: pl.DataFrame | None = None) -> None:
+        self._rows = rows if rows is not None or labels is not None else []
+        self.labels = labels
+        self.report = report if report is not None else TransferReport()
+        self.vocabularies = vocabularies if vocabularies is not None else {}
+        self.media = media if media is not None else []
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            self._rows = []
+            names = [c for c in self.labels.columns if c not in ORIGIN_COLUMNS.values()]
+            where = list(ORIGIN_COLUMNS.values())
+            for values, origin in zip(self.labels.select(names).iter_rows(),
+                                      self.labels.select(where).iter_rows()):
+                row = dict(zip(names, values))
+                if row.get("meta") is not None:
+                    row["meta"] = json.loads(row["meta"])
+                row["origin"] = Origin(*origin)
+                self._rows.append(row)
+        return self._rows
+
+    @rows.setter
+    def rows(self, rows: list[dict[str, Any]]) -> None:
+        self._rows, self.labels = rows, None

@@ -16,7 +16,7 @@ from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import JsonRefused, ProblemLog, loads_json, read_jsonl
 from storage.files import check_regular
 from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
-from storage.exporters.report import Origin, Reading
+from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading
 from storage.exporters.sniff import has_columns, score, table_columns
 from storage.tables import LINE, Table, read_table
 
@@ -72,13 +72,20 @@ def _rows(table: Table) -> Reading:
             LINE, *[pl.when(w).then(pl.col(c)) for c, w in wrong.items()]).iter_rows():
         column, text = next((c, t) for c, t in zip(times, texts) if t is not None)
         raise ImportFailed(RowProblem(name, line, column, repr(text), "a number, finite"))
-    reading = Reading(frame.with_columns(**times).to_dicts())
-    for row in reading.rows:
-        line = row.pop(LINE)
-        row["origin"] = Origin(name, None, None, line)
-        if row["meta"] is not None:
-            row["meta"] = meta_object(row["meta"], name, line)
-    reading.report.count_read(name, None, len(reading.rows))
+    # each distinct `meta` checked and turned into the JSON text the store keeps once, in the order first met,
+    # so the first bad one refused is the one on the earliest line
+    stored: dict[str, str | None] = {}
+    for text, line in frame.filter(pl.col("meta") != "").unique("meta", keep="first", maintain_order=True).select(
+            "meta", LINE).iter_rows():
+        meta = meta_object(text, name, line)
+        stored[text] = json.dumps(meta) if meta else None
+    meta = pl.col("meta").replace_strict(pl.Series(list(stored), dtype=pl.String),
+                                         pl.Series(list(stored.values()), dtype=pl.String), default=None)
+    labels = frame.select(*ROW_FIELDS).with_columns(**times, meta=meta).with_columns(
+        pl.lit(name, pl.String).alias(ORIGIN_COLUMNS["file"]), pl.lit(None, pl.String).alias(ORIGIN_COLUMNS["tier"]),
+        pl.lit(None, pl.Int64).alias(ORIGIN_COLUMNS["item"]), frame[LINE].alias(ORIGIN_COLUMNS["line"]))
+    reading = Reading(labels=labels)
+    reading.report.count_read(name, None, labels.height)
     return reading
 
 

@@ -142,13 +142,14 @@ def score_dataset_stories(store: Store, dataset_id: int) -> int:
     """Score the dataset's answers to story questions that have no verdict yet (answers attached from a file
     of their own come without one) with `score_story`; returns how many were scored."""
     cur = store.cursor()
-    # a dataset without stories (a results table of millions of answers) is not read at all
-    stories = analysis.stimuli_frame(cur, dataset_id).filter(pl.col("kind") == STORY_KIND)["stimulus_id"]
-    if not stories.len():
+    # a dataset without stories (a results table of millions of answers) is not read at all, nor are the
+    # stories of a dataset without unscored answers (a release of questions just imported)
+    if not analysis.has_stimuli_of_kind(cur, dataset_id, STORY_KIND):
         return 0
     answers = analysis.predictions_frame(cur, dataset_id, with_meta=False).filter(pl.col("correct").is_null())
     if not answers.height:
         return 0
+    stories = analysis.stimuli_frame(cur, dataset_id).filter(pl.col("kind") == STORY_KIND)["stimulus_id"]
     verdicts = {int(pid): verdict for pid, answer, truth in answers.filter(pl.col("stimulus_id").is_in(
         stories.to_list())).select("prediction_id", "answer", "ground_truth").iter_rows()
         if (verdict := score_story(answer, truth)) is not None}

@@ -110,6 +110,11 @@ def _text(column: str, alias: str) -> str:
     return f"CAST({alias}.{column} AS VARCHAR)" if column in JSON_COLUMNS else f"{alias}.{column}"
 
 
+# the plan's frames that refer to stimuli by their external id, in the column `stimulus`
+REFERRING = ("media", "segments", "predictions", "judgments", "human_ratings", "annotations", "trace_steps",
+             "goal_atoms")
+
+
 class FrameViews:
     """Polars frames registered on a cursor as views for SQL (the comparison here, the writer's inserts), and
     forgotten afterwards with `release`."""
@@ -124,53 +129,84 @@ class FrameViews:
         self.names.append(name)
         return name
 
+    def plan_table(self, plan: ImportPlan, table: str) -> str:
+        """The view `plan_<table>` of one of the plan's frames, registered once however often it is asked for:
+        the comparison and the writer read the same frames, and the plan does not change while they do."""
+        name = f"plan_{table}"
+        return name if name in self.names else self.register(name, plan.frame(table))
+
+    def named_stimuli(self, plan: ImportPlan) -> str:
+        """The view `plan_named` of every stimulus id the plan names, once each (`external_id`), and whether
+        the plan's stimuli describe it (`described`) or other rows only refer to it, found once and shared by
+        the comparison and the writer. Referring rows mostly name the plan's own stimuli, so only the others
+        are gathered, by DuckDB in parallel over millions of rows."""
+        name = "plan_named"
+        if name in self.names:
+            return name
+        stimuli = f"SELECT external_id FROM {self.plan_table(plan, 'stimuli')} WHERE external_id IS NOT NULL"
+        query = f"SELECT DISTINCT external_id, true AS described FROM ({stimuli})"
+        referring = [f"SELECT stimulus AS external_id FROM {self.plan_table(plan, table)}"
+                     for table in REFERRING if plan.frame(table).height]
+        if referring:
+            query += (f" UNION ALL SELECT DISTINCT r.external_id, false FROM ({' UNION ALL '.join(referring)}) r"
+                      f" ANTI JOIN ({stimuli}) s ON s.external_id = r.external_id WHERE r.external_id IS NOT NULL")
+        return self.register(name, self.cur.sql(query).pl())
+
     def release(self) -> None:
         for name in self.names:
             try:
                 self.cur.unregister(name)
             except duckdb.Error:
                 pass
+        self.names.clear()
 
 
-def plan_effect(cur: duckdb.DuckDBPyConnection, plan: ImportPlan) -> PlanEffect:
-    """Compare `plan` with the store behind `cur` (reading only) and say what writing it would do."""
+def plan_effect(cur: duckdb.DuckDBPyConnection, plan: ImportPlan, views: FrameViews | None = None) -> PlanEffect:
+    """Compare `plan` with the store behind `cur` (reading only) and say what writing it would do. `views`
+    are the caller's registrations of the plan's frames (the writer's), reused rather than made again."""
+    reader = views or FrameViews(cur)
+    try:
+        return _effect(cur, plan, reader)
+    finally:
+        if views is None:
+            reader.release()
+
+
+def _effect(cur: duckdb.DuckDBPyConnection, plan: ImportPlan, reader: FrameViews) -> PlanEffect:
     found = cur.execute("SELECT id FROM dataset WHERE name = ?", [plan.dataset.name]).fetchall()
-    stimuli = plan.frame("stimuli")
-    named = _named_stimuli(plan)
+    # counted and listed in the database: a plan may name millions of stimuli
+    named_view = reader.named_stimuli(plan)
     if not found:
-        return PlanEffect(False, new_stimuli=named.len(), new_ids=named.sort().head(SHOWN_CHANGES).to_list(),
+        named = int(cur.execute(f"SELECT count(*) FROM {named_view}").fetchone()[0])
+        first = [row[0] for row in cur.execute(f"SELECT external_id FROM {named_view} ORDER BY 1 LIMIT ?",
+                                               [SHOWN_CHANGES]).fetchall()]
+        return PlanEffect(False, new_stimuli=named, new_ids=first,
                           results_added={t: plan.frame(t).height for t in _RESULTS if plan.frame(t).height})
     dataset_id = int(found[0][0])
-    reader = FrameViews(cur)
-    try:
-        # counted and listed in the database: a plan may name millions of stimuli
-        reader.register("eff_named", named.to_frame())
-        new = ("FROM eff_named n ANTI JOIN (SELECT external_id FROM stimulus WHERE dataset_id = ?) s"
-               " ON s.external_id = n.external_id")
-        new_stimuli = int(cur.execute(f"SELECT count(*) {new}", [dataset_id]).fetchone()[0])
-        new_ids = [row[0] for row in cur.execute(f"SELECT n.external_id {new} ORDER BY 1 LIMIT ?",
-                                                 [dataset_id, SHOWN_CHANGES]).fetchall()]
-        stored = named.len() - new_stimuli
-        effect = PlanEffect(True, new_stimuli=new_stimuli, existing_stimuli=stored, new_ids=new_ids)
-        if stimuli.height and stored:
-            reader.register("eff_stimuli", stimuli)
-            effect.changes += _field_changes(cur, dataset_id)
-        for table, (sql_table, columns) in CHILD_TABLES.items():
-            if plan.frame(table).height and stored:
-                reader.register(f"eff_{table}", plan.frame(table))
-                effect.changes += _set_changes(cur, dataset_id, f"eff_{table}", sql_table, columns, table)
-        reference = plan.frame("trace_steps")
-        reference = reference.filter(pl.col("model").is_null()) if reference.height else reference
-        if reference.height and stored:
-            reader.register("eff_reference", reference)
-            effect.changes += _set_changes(cur, dataset_id, "eff_reference", "trace_step",
-                                           ("step_index", "action", "args", "kwargs"), "reference trace",
-                                           "prediction_id IS NULL")
-        effect.changes = sorted((_placed(c, plan) for c in effect.changes), key=lambda c: (c.stimulus, c.field))
-        _results(cur, plan, dataset_id, reader, effect)
-        return effect
-    finally:
-        reader.release()
+    new = (f"FROM {named_view} n ANTI JOIN (SELECT external_id FROM stimulus WHERE dataset_id = ?) s"
+           " ON s.external_id = n.external_id")
+    named, new_stimuli = cur.execute(f"SELECT (SELECT count(*) FROM {named_view}), count(*) {new}",
+                                     [dataset_id]).fetchone()
+    new_ids = [row[0] for row in cur.execute(f"SELECT n.external_id {new} ORDER BY 1 LIMIT ?",
+                                             [dataset_id, SHOWN_CHANGES]).fetchall()]
+    stored = int(named) - int(new_stimuli)
+    effect = PlanEffect(True, new_stimuli=int(new_stimuli), existing_stimuli=stored, new_ids=new_ids)
+    if plan.frame("stimuli").height and stored:
+        effect.changes += _field_changes(cur, dataset_id, reader.plan_table(plan, "stimuli"))
+    for table, (sql_table, columns) in CHILD_TABLES.items():
+        if plan.frame(table).height and stored:
+            effect.changes += _set_changes(cur, dataset_id, reader.plan_table(plan, table), sql_table, columns,
+                                           table)
+    reference = plan.frame("trace_steps")
+    reference = reference.filter(pl.col("model").is_null()) if reference.height else reference
+    if reference.height and stored:
+        reader.register("eff_reference", reference)
+        effect.changes += _set_changes(cur, dataset_id, "eff_reference", "trace_step",
+                                       ("step_index", "action", "args", "kwargs"), "reference trace",
+                                       "prediction_id IS NULL")
+    effect.changes = sorted((_placed(c, plan) for c in effect.changes), key=lambda c: (c.stimulus, c.field))
+    _results(cur, plan, dataset_id, reader, effect)
+    return effect
 
 
 _RESULTS = ("predictions", "judgments", "human_ratings")
@@ -183,21 +219,10 @@ def _placed(change: StimulusChange, plan: ImportPlan) -> StimulusChange:
     return StimulusChange(change.stimulus, change.field, change.stored, change.incoming, origin)
 
 
-def _named_stimuli(plan: ImportPlan) -> pl.Series:
-    """Every stimulus id the plan names (describes or refers to), once each, as the column `external_id`."""
-    ids = [plan.frame("stimuli")["external_id"].unique()]
-    for table in ("media", "segments", "predictions", "judgments", "human_ratings", "annotations",
-                  "trace_steps", "goal_atoms"):
-        frame = plan.frame(table)
-        if frame.height:
-            ids.append(frame["stimulus"].unique())
-    return pl.concat(ids).drop_nulls().unique().rename("external_id")
-
-
-def _field_changes(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[StimulusChange]:
+def _field_changes(cur: duckdb.DuckDBPyConnection, dataset_id: int, view: str) -> list[StimulusChange]:
     selects = " UNION ALL ".join(
         f"SELECT f.external_id, '{name}' AS field, {_text(name, 's')} AS stored, {_text(name, 'f')} AS incoming"
-        f" FROM eff_stimuli f JOIN stimulus s ON s.dataset_id = {dataset_id} AND s.external_id = f.external_id"
+        f" FROM {view} f JOIN stimulus s ON s.dataset_id = {dataset_id} AND s.external_id = f.external_id"
         f" WHERE f.{name} IS NOT NULL AND {_text(name, 'f')} IS DISTINCT FROM {_text(name, 's')}"
         for name in STIMULUS_FIELDS)
     return [StimulusChange(ext, name, _shown(old), _shown(new))
@@ -226,34 +251,34 @@ def _set_changes(cur: duckdb.DuckDBPyConnection, dataset_id: int, view: str, sql
 def _results(cur: duckdb.DuckDBPyConnection, plan: ImportPlan, dataset_id: int, reader: FrameViews,
              effect: PlanEffect) -> None:
     """Count the plan's predictions, judgments and ratings that are new, and the stored ones it changes."""
+    view = {table: reader.plan_table(plan, table) for table in _RESULTS if plan.frame(table).height}
     run_join = ("JOIN model m ON m.name = f.model JOIN run r ON r.dataset_id = {d} AND r.model_id = m.id"
                 " AND r.modality = coalesce(f.modality, '') AND r.prompt_setting = coalesce(f.prompt_setting, '')"
                 " AND r.vision_mode = coalesce(f.vision_mode, '') AND r.context = coalesce(f.context, '')"
                 " JOIN stimulus s ON s.dataset_id = {d} AND s.external_id = f.stimulus").format(d=dataset_id)
     queries = {
-        "predictions": (f"FROM eff_predictions f {run_join} JOIN prediction p ON p.run_id = r.id"
+        "predictions": (f"FROM {view.get('predictions')} f {run_join} JOIN prediction p ON p.run_id = r.id"
                         " AND p.stimulus_id = s.id",
                         "f.raw_output IS DISTINCT FROM p.raw_output OR f.answer IS DISTINCT FROM p.answer"
                         " OR f.correct IS DISTINCT FROM p.correct OR f.latency_s IS DISTINCT FROM p.latency_s"
                         " OR f.meta IS DISTINCT FROM CAST(p.meta AS VARCHAR)"),
-        "judgments": (f"FROM eff_judgments f {run_join} JOIN prediction p ON p.run_id = r.id"
+        "judgments": (f"FROM {view.get('judgments')} f {run_join} JOIN prediction p ON p.run_id = r.id"
                       " AND p.stimulus_id = s.id JOIN judgment j ON j.prediction_id = p.id"
                       " AND j.judge = coalesce(f.judge, '') AND j.criterion = f.criterion",
                       "f.score IS DISTINCT FROM j.score OR f.scale_max IS DISTINCT FROM j.scale_max"
                       " OR f.rationale IS DISTINCT FROM j.rationale"),
-        "human_ratings": ("FROM eff_human_ratings f JOIN stimulus s ON s.dataset_id = {d} AND s.external_id ="
-                          " f.stimulus JOIN human_rating h ON h.stimulus_id = s.id AND h.rater = f.rater"
-                          " AND h.condition = coalesce(f.condition, '')".format(d=dataset_id),
+        "human_ratings": (f"FROM {view.get('human_ratings')} f JOIN stimulus s ON s.dataset_id = {dataset_id}"
+                          " AND s.external_id = f.stimulus JOIN human_rating h ON h.stimulus_id = s.id"
+                          " AND h.rater = f.rater"
+                          " AND h.condition = coalesce(f.condition, '')",
                           "f.answer IS DISTINCT FROM h.answer OR f.correct IS DISTINCT FROM h.correct"
                           " OR f.response_time_s IS DISTINCT FROM h.response_time_s"),
     }
     for table, (source, differs) in queries.items():
-        frame = plan.frame(table)
-        if not frame.height:
+        if table not in view:
             continue
-        reader.register(f"eff_{table}", frame)
         stored, replaced = cur.execute(f"SELECT count(*), count(*) FILTER (WHERE {differs}) {source}").fetchall()[0]
-        effect.results_added[table] = frame.height - int(stored)
+        effect.results_added[table] = plan.frame(table).height - int(stored)
         effect.results_replaced[table] = int(replaced)
 
 
@@ -263,17 +288,13 @@ def read_known_stimuli(cur: duckdb.DuckDBPyConnection, plan: ImportPlan) -> str 
     found = cur.execute("SELECT id, benchmark FROM dataset WHERE name = ?", [plan.dataset.name]).fetchall()
     if not found:
         return None
-    stimuli = plan.frame("stimuli")
-    named = _named_stimuli(plan)
-    if stimuli.height:
-        named = named.filter(~named.is_in(stimuli.filter(pl.col("kind").is_not_null())["external_id"]))
     reader = FrameViews(cur)
     try:
-        reader.register("known_named", named.sort().to_frame())
         plan.known_stimuli = cur.sql(
             "SELECT s.external_id, s.kind, s.ground_truth, CAST(s.meta AS VARCHAR) AS meta FROM stimulus s"
-            " JOIN known_named n ON n.external_id = s.external_id WHERE s.dataset_id = ?",
-            params=[found[0][0]]).pl()
+            f" JOIN (SELECT external_id FROM {reader.named_stimuli(plan)} EXCEPT SELECT external_id FROM"
+            f" {reader.plan_table(plan, 'stimuli')} WHERE kind IS NOT NULL) n ON n.external_id = s.external_id"
+            " WHERE s.dataset_id = ? ORDER BY s.external_id", params=[found[0][0]]).pl()
     finally:
         reader.release()
     return str(found[0][1])

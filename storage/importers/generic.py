@@ -182,39 +182,50 @@ def _report(frame: pl.DataFrame, bad: pl.Expr, column: str, field_name: str, fil
 
 
 def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: ProblemLog, kind: str) -> pl.DataFrame:
-    """Rename mapped columns to fields, convert types, drop (and log) the rows that do not convert."""
-    exprs = [pl.col(LINE)]
-    for field_name, column in mapping.items():
-        exprs.append(pl.col(column).str.strip_chars().alias(f"_src_{field_name}"))
-    typed = frame.select(exprs)
+    """Rename mapped columns to fields, convert types, drop (and log) the rows that do not convert.
+
+    Every column is converted in one parallel pass and every check answered in a second one; only a check
+    that some row fails reads the rows again, to name their lines. A text field is its trimmed text (empty as
+    null); a number or a truth value keeps its trimmed text (`_src_FIELD`) only while it is checked, so the
+    typed table holds one copy of each column."""
+    stripped = {field_name: pl.col(column).str.strip_chars() for field_name, column in mapping.items()}
+    texts = [f for f in mapping if f not in _NUMERIC and f != "correct"]
+    sources = [f for f in mapping if f not in texts]
+    converted: list[pl.Expr] = []
+    checks: list[tuple[pl.Expr, str, str, str]] = []   # (bad, column shown, user's column, expected)
     required = ["stimulus"] if kind != "stimuli" else []
     required += {"human_ratings": ["rater"], "judgments": ["model"], "predictions": ["model"]}.get(kind, [])
     for field_name in required:
         if field_name in mapping:
-            src = f"_src_{field_name}"
-            typed = _report(typed, pl.col(src).is_null() | (pl.col(src) == ""), src, mapping[field_name], file,
-                            log, f"a {MAP_FIELDS[field_name]}")
+            checks.append((pl.col(field_name).is_null(), field_name, mapping[field_name],
+                           f"a {MAP_FIELDS[field_name]}"))
     for field_name, target in _NUMERIC.items():
         if field_name in mapping:
             src = f"_src_{field_name}"
-            value = pl.col(src).cast(pl.Float64, strict=False)
-            typed = typed.with_columns(value.alias(target))
+            converted.append(pl.col(src).cast(pl.Float64, strict=False).alias(target))
             # "nan" and "inf" convert, but no time, score or duration is either
-            typed = _report(typed, (pl.col(src) != "") & (pl.col(target).is_null() | ~pl.col(target).is_finite()),
-                            src, mapping[field_name], file, log, "a number, finite")
+            checks.append(((pl.col(src) != "") & (pl.col(target).is_null() | ~pl.col(target).is_finite()), src,
+                           mapping[field_name], "a number, finite"))
     if "correct" in mapping:
         src = pl.col("_src_correct").str.to_lowercase()
-        typed = typed.with_columns(
-            pl.when(src.is_in(sorted(TRUE_WORDS))).then(True).when(src.is_in(sorted(FALSE_WORDS))).then(False)
-            .otherwise(None).alias("correct"))
-        typed = _report(typed, (pl.col("_src_correct") != "") & pl.col("correct").is_null(), "_src_correct",
-                        mapping["correct"], file, log, "true/false, yes/no or 1/0")
+        converted.append(pl.when(src.is_in(sorted(TRUE_WORDS))).then(True).when(src.is_in(sorted(FALSE_WORDS)))
+                         .then(False).otherwise(None).alias("correct"))
+        checks.append(((pl.col("_src_correct") != "") & pl.col("correct").is_null(), "_src_correct",
+                       mapping["correct"], "true/false, yes/no or 1/0"))
     if "start" in mapping and "end" in mapping:
-        typed = _report(typed, pl.col("end_s") < pl.col("start_s"), "_src_end", mapping["end"], file, log,
-                        "an end time not before the start time")
-    texts = {f: f"_src_{f}" for f in mapping if f not in _NUMERIC and f != "correct"}
-    return typed.with_columns([pl.when(pl.col(src) == "").then(None).otherwise(pl.col(src)).alias(f)
-                               for f, src in texts.items()])
+        checks.append((pl.col("end_s") < pl.col("start_s"), "_src_end", mapping["end"],
+                       "an end time not before the start time"))
+    typed = (frame.lazy().select(pl.col(LINE), *(stripped[f].alias(f"_src_{f}") for f in sources),
+                                 *(stripped[f].alias(f) for f in texts))
+             .with_columns(*(pl.when(pl.col(f) == "").then(None).otherwise(pl.col(f)).alias(f) for f in texts),
+                           *converted).collect())
+    if checks:
+        failing = typed.select(bad.fill_null(False).any().alias(str(i))
+                               for i, (bad, *_rest) in enumerate(checks)).row(0)
+        for (bad, shown, column, expected), fails in zip(checks, failing):
+            if fails:   # in order, each on the rows the checks before it kept, so a row is named once
+                typed = _report(typed, bad, shown, column, file, log, expected)
+    return typed.drop(f"_src_{f}" for f in sources)
 
 
 def _col(frame: pl.DataFrame, name: str, default: str | None = None) -> pl.Expr:
@@ -255,8 +266,8 @@ def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str],
         exprs.append(pl.col("label").alias("ground_truth"))
     if "split" in typed.columns:
         exprs.append(pl.col("split"))
-    _add(plan, "stimuli", typed.select(pl.col(LINE), *exprs).unique(subset=["external_id"], keep="first",
-                                                                     maintain_order=True), mapping, file, log)
+    _add(plan, "stimuli", typed.select(pl.col(LINE), *exprs).filter(pl.col("external_id").is_first_distinct()),
+         mapping, file, log)
 
 
 def _correct(typed: pl.DataFrame) -> pl.Expr:

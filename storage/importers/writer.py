@@ -16,8 +16,8 @@ import polars as pl
 
 from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, STIMULUS_FIELDS, FrameViews, PlanEffect,
-                                      StimuliWouldChange, plan_effect)
+from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, REFERRING, STIMULUS_FIELDS, FrameViews,
+                                      PlanEffect, StimuliWouldChange, plan_effect)
 from storage.importers.plan import ImportPlan
 from storage.store import Store
 from storage.validation import check_values
@@ -26,6 +26,8 @@ Progress = Callable[[float, str], None]
 ShouldCancel = Callable[[], bool]
 
 RUN_COLS = ["model", "modality", "prompt_setting", "vision_mode", "context"]
+# the plan's frames that name runs (a model and its conditions)
+_RUN_FRAMES = ("predictions", "judgments", "trace_steps")
 
 
 @dataclass
@@ -85,6 +87,10 @@ class _Writer:
     def register(self, name: str, frame: pl.DataFrame) -> None:
         self.views.register(name, frame)
 
+    def view(self, table: str) -> str:
+        """The plan's frame of `table` as a view (registered once, shared with the comparison)."""
+        return self.views.plan_table(self.plan, table)
+
     def release(self) -> None:
         self.views.release()
 
@@ -118,7 +124,6 @@ class _Writer:
             f" (SELECT t.{', t.'.join(group)}, {text} FROM {sql_table} t SEMI JOIN groups_in d ON {match}"
             f"  EXCEPT ALL SELECT {keys}, {text} FROM {incoming}))")
         self.cur.execute(f"DELETE FROM {sql_table} t WHERE EXISTS (SELECT 1 FROM groups_differing d WHERE {match})")
-        cols = ", ".join(columns)
         self.cur.execute(f"INSERT INTO {sql_table} ({keys}, {cols}) SELECT {keys}, {cols} FROM {incoming} t"
                          f" SEMI JOIN groups_differing d ON {match}")
         return int(self.scalar(f"SELECT count(*) FROM {incoming} t SEMI JOIN groups_differing d ON {match}"))
@@ -171,13 +176,13 @@ class _Writer:
                 f"ids of stimuli already in {self.plan.dataset.name!r} (stimuli_exist=true)"))
         frame = self.plan.frame("stimuli")
         if frame.height:
-            self.register("f_stimuli", frame)
+            stimuli = self.view("stimuli")
             # new ids become stimuli; a field the plan leaves empty was not stated (a results table names
             # its stimuli without describing them), so a new stimulus gets the generic kind
             self.cur.execute(
                 "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta)"
                 " SELECT ?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title, f.text,"
-                " f.meta FROM f_stimuli f WHERE NOT EXISTS (SELECT 1 FROM stimulus s"
+                f" f.meta FROM {stimuli} f WHERE NOT EXISTS (SELECT 1 FROM stimulus s"
                 " WHERE s.dataset_id=? AND s.external_id=f.external_id)", [dataset_id, dataset_id])
             self.written["stimuli"] = effect.new_stimuli
         if effect.changes:
@@ -188,21 +193,18 @@ class _Writer:
                     "UPDATE stimulus SET kind=coalesce(f.kind, stimulus.kind),"
                     " ground_truth=coalesce(f.ground_truth, stimulus.ground_truth),"
                     " split=coalesce(f.split, stimulus.split), title=coalesce(f.title, stimulus.title),"
-                    " text=coalesce(f.text, stimulus.text), meta=coalesce(f.meta, stimulus.meta) FROM f_stimuli f"
+                    " text=coalesce(f.text, stimulus.text), meta=coalesce(f.meta, stimulus.meta)"
+                    f" FROM {self.view('stimuli')} f"
                     " WHERE stimulus.dataset_id=? AND stimulus.external_id=f.external_id"
                     " AND list_contains(?, f.external_id)", [dataset_id, changed])
             self.written["stimuli_changed"] = len(effect.changed_stimuli)
         # every later table refers to stimuli by external id through this map
         self.cur.execute("CREATE OR REPLACE TEMP TABLE stim_map AS SELECT id AS stimulus_id, external_id"
                          " FROM stimulus WHERE dataset_id=?", [dataset_id])
-        referenced = [self.plan.frame(t).get_column("stimulus").unique() for t in
-                      ("media", "segments", "predictions", "judgments", "human_ratings", "annotations",
-                       "trace_steps", "goal_atoms") if self.plan.frame(t).height]
-        if referenced:
-            self.register("f_refs", pl.concat(referenced).unique().to_frame("stimulus"))
+        if any(self.plan.frame(t).height for t in REFERRING):
             unknown = self.cur.execute(
-                "SELECT f.stimulus FROM f_refs f ANTI JOIN stim_map m ON m.external_id = f.stimulus"
-                " ORDER BY 1 LIMIT 20").fetchall()
+                f"SELECT f.external_id FROM {self.views.named_stimuli(self.plan)} f ANTI JOIN stim_map m"
+                " ON m.external_id = f.external_id WHERE NOT f.described ORDER BY 1 LIMIT 20").fetchall()
             if unknown:
                 raise ImportFailed([RowProblem("import", None, "stimulus", repr(u[0]),
                                                "an id of a stimulus in this dataset") for u in unknown])
@@ -214,46 +216,47 @@ class _Writer:
         if not frame.height:
             return
         sql_table, columns = CHILD_TABLES[table]
-        self.register(f"f_{table}", frame)
         sel = ", ".join(f"{CHILD_DEFAULTS.get(c, f'f.{c}')} AS {c}" for c in columns)
         self.cur.execute(f"CREATE OR REPLACE TEMP TABLE {table}_in AS SELECT m.stimulus_id, {sel}"
-                         f" FROM f_{table} f JOIN stim_map m ON m.external_id = f.stimulus")
+                         f" FROM {self.view(table)} f JOIN stim_map m ON m.external_id = f.stimulus")
         written = self.replace_differing(f"{table}_in", sql_table, ["stimulus_id"], list(columns))
         if written:
             self.written[table] = written
 
+    def run_keys(self) -> None:
+        """The temp table `plan_run_keys`: each model and condition the plan's answers, judgments and traces
+        name, once per frame (`source`), found in one parallel pass over each frame however many rows it has."""
+        conditions = ", ".join(f"coalesce({c}, '') AS {c}" for c in RUN_COLS[1:])
+        parts = [f"SELECT DISTINCT '{t}' AS source, model, {conditions} FROM {self.view(t)} WHERE model IS NOT NULL"
+                 for t in _RUN_FRAMES if self.plan.frame(t).height]
+        empty = "SELECT '' AS source, " + ", ".join(f"'' AS {c}" for c in RUN_COLS) + " WHERE false"
+        self.cur.execute("CREATE OR REPLACE TEMP TABLE plan_run_keys AS " + (" UNION ALL ".join(parts) or empty))
+
     def models(self) -> None:
-        names = [self.plan.frame(t).select("model") for t in
-                 ("models", "predictions", "judgments", "trace_steps", "aggregate_results")
-                 if self.plan.frame(t).height]
-        if not names:
+        self.run_keys()
+        others = [t for t in ("models", "aggregate_results") if self.plan.frame(t).height]
+        if not others and not any(self.plan.frame(t).height for t in _RUN_FRAMES):
             return
-        all_names = pl.concat(names).drop_nulls().unique()
-        orgs = self.plan.frame("models")
-        self.register("f_model_names", all_names)
-        self.register("f_models", orgs)
-        self.cur.execute("INSERT INTO model (name) SELECT model FROM f_model_names"
+        names = ["SELECT model FROM plan_run_keys", *(f"SELECT model FROM {self.view(t)}" for t in others)]
+        self.cur.execute("CREATE OR REPLACE TEMP TABLE model_names AS SELECT DISTINCT model FROM"
+                         f" ({' UNION ALL '.join(names)}) WHERE model IS NOT NULL")
+        self.cur.execute("INSERT INTO model (name) SELECT model FROM model_names"
                          " WHERE model NOT IN (SELECT name FROM model)")
-        self.cur.execute("UPDATE model SET organisation = f.organisation FROM f_models f"
+        self.cur.execute(f"UPDATE model SET organisation = f.organisation FROM {self.view('models')} f"
                          " WHERE model.name = f.model AND f.organisation IS NOT NULL")
-        self.written["models"] = all_names.height
+        self.written["models"] = int(self.scalar("SELECT count(*) FROM model_names"))
 
     def runs(self, dataset_id: int) -> None:
-        keys = [self.plan.frame(t).select(RUN_COLS) for t in ("predictions", "judgments", "trace_steps")
-                if self.plan.frame(t).height]
-        keys = [k.filter(pl.col("model").is_not_null()) for k in keys]
-        if keys:
-            frame = pl.concat(keys).with_columns(
-                [pl.col(c).fill_null("") for c in RUN_COLS[1:]]).unique()
-            self.register("f_runs", frame)
+        if any(self.plan.frame(t).height for t in _RUN_FRAMES):
             self.cur.execute(
                 "INSERT INTO run (dataset_id, model_id, modality, prompt_setting, vision_mode, context)"
-                " SELECT ?, m.id, f.modality, f.prompt_setting, f.vision_mode, f.context FROM f_runs f"
-                " JOIN model m ON m.name = f.model WHERE NOT EXISTS (SELECT 1 FROM run r WHERE"
+                " SELECT DISTINCT ?, m.id, f.modality, f.prompt_setting, f.vision_mode, f.context FROM"
+                " plan_run_keys f JOIN model m ON m.name = f.model WHERE NOT EXISTS (SELECT 1 FROM run r WHERE"
                 " r.dataset_id=? AND r.model_id=m.id AND r.modality=f.modality AND"
                 " r.prompt_setting=f.prompt_setting AND r.vision_mode=f.vision_mode AND r.context=f.context)",
                 [dataset_id, dataset_id])
-            self.written["runs"] = frame.height
+            self.written["runs"] = int(self.scalar(
+                "SELECT count(DISTINCT (model, modality, prompt_setting, vision_mode, context)) FROM plan_run_keys"))
         self.cur.execute(
             "CREATE OR REPLACE TEMP TABLE run_map AS SELECT r.id AS run_id, m.name AS model, r.modality,"
             " r.prompt_setting, r.vision_mode, r.context FROM run r JOIN model m ON m.id = r.model_id"
@@ -271,17 +274,15 @@ class _Writer:
         self._answerless_predictions()
 
     def _answers(self, frame: pl.DataFrame, effect: PlanEffect) -> None:
-        self.register("f_predictions", frame)
         incoming = ("SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
-                    f" FROM f_predictions f {self._RUN_JOIN}")
+                    f" FROM {self.view('predictions')} f {self._RUN_JOIN}")
         columns = "prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
         # the plan's runs are few: whether any of them already has answers is asked of them alone
-        self.register("f_prediction_runs", frame.select(RUN_COLS).unique())
         existing = self.scalar(
-            "SELECT count(*) FROM prediction WHERE run_id IN (SELECT r.run_id FROM f_prediction_runs f"
-            " JOIN run_map r ON r.model = f.model AND r.modality = coalesce(f.modality, '') AND"
-            " r.prompt_setting = coalesce(f.prompt_setting, '') AND r.vision_mode = coalesce(f.vision_mode, '')"
-            " AND r.context = coalesce(f.context, ''))")
+            "SELECT count(*) FROM prediction WHERE run_id IN (SELECT r.run_id FROM plan_run_keys f"
+            " JOIN run_map r ON r.model = f.model AND r.modality = f.modality AND r.prompt_setting ="
+            " f.prompt_setting AND r.vision_mode = f.vision_mode AND r.context = f.context"
+            " WHERE f.source = 'predictions')")
         unique = "predictions" in self.plan.unique_checked
         if not existing and unique:
             # new runs whose keys the reader proved unique: one pass from the plan into the table
@@ -330,10 +331,9 @@ class _Writer:
         frame = self.plan.frame("judgments")
         if not frame.height:
             return
-        self.register("f_judgments", frame)
         self.cur.execute(
             "CREATE OR REPLACE TEMP TABLE judg_in AS SELECT p.id AS prediction_id, coalesce(f.judge, '') AS judge,"
-            " f.criterion, f.score, f.scale_max, f.rationale FROM f_judgments f"
+            f" f.criterion, f.score, f.scale_max, f.rationale FROM {self.view('judgments')} f"
             f" {self._RUN_JOIN} JOIN prediction p ON p.run_id = r.run_id AND p.stimulus_id = s.stimulus_id")
         self.refuse_duplicates("judg_in", "judgments", {"prediction_id": "prediction", "judge": "judge",
                                                          "criterion": "criterion"})
@@ -346,10 +346,9 @@ class _Writer:
         frame = self.plan.frame("human_ratings")
         if not frame.height:
             return
-        self.register("f_human", frame)
         self.cur.execute(
             "CREATE OR REPLACE TEMP TABLE human_in AS SELECT s.stimulus_id, f.rater, coalesce(f.condition, '')"
-            " AS condition, f.answer, f.correct, f.response_time_s FROM f_human f"
+            f" AS condition, f.answer, f.correct, f.response_time_s FROM {self.view('human_ratings')} f"
             " JOIN stim_map s ON s.external_id = f.stimulus")
         self.refuse_duplicates("human_in", "human ratings", {"stimulus_id": "stimulus", "rater": "rater",
                                                              "condition": "condition"})
@@ -371,8 +370,7 @@ class _Writer:
         frame = self.plan.frame("annotations")
         if not frame.height:
             return
-        self.register("f_annotations", frame)
-        rows = self.cur.sql("SELECT s.stimulus_id, f.* EXCLUDE (stimulus) FROM f_annotations f"
+        rows = self.cur.sql(f"SELECT s.stimulus_id, f.* EXCLUDE (stimulus) FROM {self.view('annotations')} f"
                                 " JOIN stim_map s ON s.external_id = f.stimulus").pl()
         # the same path as every edit: identical live labels are not added twice, events of one shape
         try:
@@ -385,10 +383,10 @@ class _Writer:
         frame = self.plan.frame("trace_steps")
         if not frame.height:
             return
-        self.register("f_trace", frame)
         self.cur.execute(
             "CREATE OR REPLACE TEMP TABLE trace_in AS SELECT s.stimulus_id, p.id AS prediction_id, f.step_index,"
-            " f.action, f.args, f.kwargs FROM f_trace f JOIN stim_map s ON s.external_id = f.stimulus"
+            f" f.action, f.args, f.kwargs FROM {self.view('trace_steps')} f"
+            " JOIN stim_map s ON s.external_id = f.stimulus"
             " LEFT JOIN run_map r ON r.model = f.model AND r.modality = coalesce(f.modality, '')"
             " AND r.prompt_setting = coalesce(f.prompt_setting, '') AND r.vision_mode ="
             " coalesce(f.vision_mode, '') AND r.context = coalesce(f.context, '')"
@@ -404,11 +402,10 @@ class _Writer:
         frame = self.plan.frame("aggregate_results")
         if not frame.height:
             return
-        self.register("f_agg", frame)
         self.cur.execute(
             "CREATE OR REPLACE TEMP TABLE agg_in AS SELECT ? AS dataset_id, m.id AS model_id, f.source,"
             " coalesce(f.metric_group, '') AS metric_group, f.metric, f.value, f.value_text"
-            " FROM f_agg f JOIN model m ON m.name = f.model", [dataset_id])
+            f" FROM {self.view('aggregate_results')} f JOIN model m ON m.name = f.model", [dataset_id])
         written = self.upsert_keyed("agg_in", "aggregate_result", ["dataset_id", "model_id", "source",
                                                                    "metric_group", "metric"],
                                     ["value", "value_text"])
@@ -449,7 +446,7 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
         w = _Writer(cur, plan, progress, should_cancel)
         try:
             w.step(0.0, "dataset")
-            effect = plan_effect(cur, plan)
+            effect = plan_effect(cur, plan, w.views)
             dataset_id = w.dataset(effect)
             w.step(0.05, "stimuli")
             w.stimuli(dataset_id, effect, replace_stimuli)

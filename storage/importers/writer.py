@@ -116,6 +116,12 @@ class _Writer:
         text = ", ".join(f"CAST({c} AS VARCHAR)" for c in columns)
         self.cur.execute(
             f"CREATE OR REPLACE TEMP TABLE groups_in AS SELECT DISTINCT {keys} FROM {incoming}")
+        cols = ", ".join(columns)
+        if not self.scalar(f"SELECT EXISTS (SELECT 1 FROM {sql_table} t SEMI JOIN groups_in d ON {match})"):
+            # none of the groups is stored (a new dataset's traces): all differ, so all are written as they
+            # are, without comparing every row with nothing
+            self.cur.execute(f"INSERT INTO {sql_table} ({keys}, {cols}) SELECT {keys}, {cols} FROM {incoming}")
+            return int(self.scalar(f"SELECT count(*) FROM {incoming}"))
         self.cur.execute(
             f"CREATE OR REPLACE TEMP TABLE groups_differing AS SELECT DISTINCT {keys} FROM ("
             f" (SELECT {keys}, {text} FROM {incoming} EXCEPT ALL SELECT t.{', t.'.join(group)}, {text}"

@@ -142,8 +142,11 @@ def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Rep
         replay = replay_steps(steps)
     except (StoryParseError, TraceError) as exc:
         return exc
-    return [(i, s["action"], json.dumps(s["args"], ensure_ascii=False), json.dumps(s["kwargs"], ensure_ascii=False))
-            for i, s in enumerate(steps)], replay
+    return [(i, s["action"], _step_json(s["args"]), _step_json(s["kwargs"])) for i, s in enumerate(steps)], replay
+
+
+# json.dumps(value, ensure_ascii=False) with its encoder made once, not for each of a release's steps
+_step_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _note_state_type(types: dict[str, str], question: str | None, params: Any) -> None:

@@ -499,13 +499,13 @@ class TeamSession:
         if changes:
             chained: dict[int, tuple[str, int]] = {}
             for change in changes:
-                link = chained.get(change.annotation_id) or self.local.link(change.annotation_id)
+                link = chained.get(change.annotation_id) or change.link
                 # a label the server has goes whoever's it is (the server refuses, and the copy here
                 # goes back to the team's, when it is not this member's); one it has never heard of
                 # only when it is this member's (not a release's tiers), and not once it is deleted
                 if link is None and (change.annotator not in annotators or change.after["deleted"]):
                     continue
-                edit = self._change_edit(change, link)
+                edit = self._change_edit(change, link, look_up=False)
                 chained[change.annotation_id] = (edit[1], edit[2])
                 edits.append(edit)
         return edits, [change.event_id for change in changes]
@@ -517,11 +517,13 @@ class TeamSession:
         after["deleted"] = item.deleted
         return self._change_edit(LocalChange(0, item.id, item.stimulus_id, item.annotator, after), link)
 
-    def _change_edit(self, change: LocalChange,
-                     link: tuple[str, int] | None = None) -> tuple[int, str, int, dict[str, Any]]:
-        """The edit (as `_edit_of`) that makes the server's copy of a label what `change` left it."""
+    def _change_edit(self, change: LocalChange, link: tuple[str, int] | None = None, *,
+                     look_up: bool = True) -> tuple[int, str, int, dict[str, Any]]:
+        """The edit (as `_edit_of`) that makes the server's copy of a label what `change` left it, built on
+        `link`, or else (with `look_up`) on the label's stored link."""
         key = self._key_of(change.stimulus_id)
-        link = link or self.local.link(change.annotation_id)
+        if link is None and look_up:
+            link = self.local.link(change.annotation_id)
         # named from this store and the label's or the event's own id: sent again after a crash (before
         # its answer was kept), a label is not made twice and an edit is recognised as sent
         uid, base = link if link is not None else (self._name(f"label:{change.annotation_id}"), 0)

@@ -833,15 +833,18 @@ def writes_open(store: Store) -> int:
 
 
 @contextmanager
-def writing(store: Store, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
+def writing(store: Store, what: str, *, history: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
     """A transaction for a write described by `what` ("The label change"). Any database error (a read-only
     store, a full disk) rolls it back and comes out as one `StoreWriteError`, so a caller never mistakes a
     refused write for a saved one; our own refusals (`AnnotationError`) pass through as they are. Once it
-    has committed, the store's `after_commit` listeners hear of it."""
+    has committed, the store's `after_commit` listeners hear of it. Without `history` (the team's own
+    tables) it writes no history event: it is not journaled, nor counted among the writes under way whose
+    event ids may not be committed yet (`writes_open`)."""
+    opened = 1 if history else 0
     with _open_writes_lock:
-        _open_writes[store] = _open_writes.get(store, 0) + 1
+        _open_writes[store] = _open_writes.get(store, 0) + opened
     try:
-        with store.transaction(journaled=True) as cur:
+        with store.transaction(journaled=history, history=history) as cur:
             yield cur
     except duckdb.Error as exc:
         try:
@@ -852,7 +855,7 @@ def writing(store: Store, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
         raise StoreWriteError(store.path, what, (text[0] if text else type(exc).__name__)[:200]) from None
     finally:
         with _open_writes_lock:
-            _open_writes[store] -= 1
+            _open_writes[store] -= opened
     for listener in list(_after_commit.get(store, ())):
         listener()
 

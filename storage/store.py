@@ -148,9 +148,10 @@ class Store:
         return cur
 
     @contextmanager
-    def transaction(self, *, journaled: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def transaction(self, *, journaled: bool = False, history: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
         """All or nothing: commits when the block ends, rolls back on any exception. A `journaled`
-        transaction (a label edit) returns only once its history events are in the edit journal too."""
+        transaction (a label edit) returns only once its history events are in the edit journal too; one
+        without `history` writes no history events, so the journal has nothing to read after it."""
         cur = self.cursor()
         mark = self.journal.mark() if self.journal is not None else 0
         cur.execute("BEGIN TRANSACTION")
@@ -160,7 +161,7 @@ class Store:
             cur.execute("ROLLBACK")
             raise
         cur.execute("COMMIT")
-        if self.journal is None:
+        if self.journal is None or not history:
             return
         if not journaled:
             self.journal.note_unjournaled(cur)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ IDENTITY_KEY = "store_uid"  # team_state: this store's own id among the team's c
 SETS_KEY = "label_set_revisions"   # team_state: each label set's server revision as this store has it
 _LINK = ("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO UPDATE"
          " SET uid = excluded.uid, revision = excluded.revision")
+# the accounted-for mark as last committed, by store: read before every send, so kept rather than re-read;
+# every write of it goes through `TeamLocal`, which keeps this in step after its commit
+_seen_kept: weakref.WeakKeyDictionary[Store, str | None] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class LocalChange:
     stimulus_id: int
     annotator: str
     after: dict[str, Any]   # EDITABLE_FIELDS and `deleted`
+    link: tuple[str, int] | None = None   # the label's (server uid, revision) when it was read
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ class TeamLocal:
         """`writing`, marked as this class's own while it lasts (its commit is heard by `after_commit`)."""
         self._own.on = True
         try:
-            with writing(self.store, what) as cur:
+            with writing(self.store, what, history=False) as cur:
                 yield cur
         finally:
             self._own.on = False
@@ -120,15 +125,22 @@ class TeamLocal:
 
     # -- the project ------------------------------------------------------------------------------
     def get(self, key: str) -> str | None:
+        if key == SEEN_KEY and self.store in _seen_kept:
+            return _seen_kept[self.store]
         row = self.store.cursor().execute("SELECT value FROM team_state WHERE key = ?", [key]).fetchone()
-        return row[0] if row else None
+        value = row[0] if row else None
+        if key == SEEN_KEY:
+            _seen_kept[self.store] = value
+        return value
 
     def put(self, values: dict[str, str | None]) -> None:
-        with self.lock, self._writing("The team settings") as cur:
-            for key, value in values.items():
-                cur.execute("DELETE FROM team_state WHERE key = ?", [key])
-                if value is not None:
-                    cur.execute("INSERT INTO team_state VALUES (?, ?)", [key, value])
+        with self.lock:
+            _seen_kept.pop(self.store, None)   # read again after this write, whatever becomes of it
+            with self._writing("The team settings") as cur:
+                for key, value in values.items():
+                    cur.execute("DELETE FROM team_state WHERE key = ?", [key])
+                    if value is not None:
+                        cur.execute("INSERT INTO team_state VALUES (?, ?)", [key, value])
 
     # -- label sets -------------------------------------------------------------------------------
     def set_revisions(self) -> dict[str, int]:
@@ -156,7 +168,7 @@ class TeamLocal:
     def set_revision(self, annotation_id: int, uid: str, revision: int) -> None:
         """Link a label to the server revision its copy stands for."""
         with self.lock, self._writing("The team link") as cur:
-            cur.execute(_LINK, [annotation_id, uid, revision])
+            _keep_link(cur, annotation_id, uid, revision)
 
     def mark_now(self) -> int:
         """The newest local history event."""
@@ -181,10 +193,11 @@ class TeamLocal:
                     cur.execute("INSERT INTO team_outbox (edit_uid, annotation_id, body) VALUES (?, ?, ?)",
                                 [body["edit_uid"], annotation_id, json.dumps(body)])
                     if annotation_id >= 0:
-                        cur.execute(_LINK, [annotation_id, uid, revision])
+                        _keep_link(cur, annotation_id, uid, revision)
                 if seen is not None:
-                    cur.execute("INSERT INTO team_state VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
-                                " SET value = excluded.value", [SEEN_KEY, seen])
+                    self._keep_seen(cur, seen)
+            if seen is not None:
+                _seen_kept[self.store] = seen
 
     def identity(self) -> str:
         """This store's own id among the team's clients (made once): with a label's local id or a history
@@ -203,9 +216,14 @@ class TeamLocal:
             seen = self._settle(accounted)
             with self._writing("The team link") as cur:
                 for annotation_id, uid, revision in links:
-                    cur.execute(_LINK, [annotation_id, uid, revision])
-                cur.execute("INSERT INTO team_state VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
-                            " SET value = excluded.value", [SEEN_KEY, seen])
+                    _keep_link(cur, annotation_id, uid, revision)
+                self._keep_seen(cur, seen)
+            _seen_kept[self.store] = seen
+
+    def _keep_seen(self, cur: duckdb.DuckDBPyConnection, seen: str) -> None:
+        """Write the accounted-for mark (an update, as it nearly always exists: cheaper than an upsert)."""
+        if not cur.execute("UPDATE team_state SET value = ? WHERE key = ?", [seen, SEEN_KEY]).fetchone()[0]:
+            cur.execute("INSERT INTO team_state VALUES (?, ?)", [SEEN_KEY, seen])
 
     def account(self, ids: Sequence[int]) -> None:
         """Account for local history events that need no edit (brought in, or not this member's)."""
@@ -232,16 +250,19 @@ class TeamLocal:
         """Local history events not yet accounted for, oldest first."""
         mark, above = self._seen()
         rows = self.store.cursor().execute(
-            "SELECT e.id, e.annotation_id, a.stimulus_id, a.annotator, e.after FROM annotation_event e"
-            " JOIN annotation a ON a.id = e.annotation_id WHERE e.id > ? ORDER BY e.id", [mark]).fetchall()
+            "SELECT e.id, e.annotation_id, a.stimulus_id, a.annotator, e.after, l.uid, l.revision"
+            " FROM annotation_event e JOIN annotation a ON a.id = e.annotation_id"
+            " LEFT JOIN team_link l ON l.annotation_id = e.annotation_id WHERE e.id > ? ORDER BY e.id",
+            [mark]).fetchall()
         changes = []
-        for event_id, annotation_id, stimulus_id, annotator, after in rows:
+        for event_id, annotation_id, stimulus_id, annotator, after, uid, revision in rows:
             if int(event_id) in above:
                 continue
             state = json.loads(after) if after is not None else {}
             changes.append(LocalChange(int(event_id), int(annotation_id), int(stimulus_id), annotator,
                                        {**{name: state.get(name) for name in EDITABLE_FIELDS},
-                                        "deleted": bool(state.get("deleted"))}))
+                                        "deleted": bool(state.get("deleted"))},
+                                       (uid, int(revision)) if uid is not None else None))
         return changes
 
     def unlinked(self, annotators: Sequence[str]) -> list[int]:
@@ -316,3 +337,11 @@ class TeamLocal:
             "SELECT s.id FROM stimulus s JOIN dataset d ON d.id = s.dataset_id WHERE d.name = ? AND s.external_id = ?",
             [key.dataset, key.stimulus]).fetchone()
         return int(row[0]) if row else None
+
+
+def _keep_link(cur: duckdb.DuckDBPyConnection, annotation_id: int, uid: str, revision: int) -> None:
+    """Link a label to a server uid and revision: an update when it has a link (the common case, cheaper
+    than an upsert), else a new link."""
+    if not cur.execute("UPDATE team_link SET uid = ?, revision = ? WHERE annotation_id = ?",
+                       [uid, revision, annotation_id]).fetchone()[0]:
+        cur.execute("INSERT INTO team_link VALUES (?, ?, ?)", [annotation_id, uid, revision])

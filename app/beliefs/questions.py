@@ -188,9 +188,14 @@ def answer_question(replay: Replay, question: Question | str, params: Any = None
 
 def answers_match(engine: str | None, expected: str | None) -> bool:
     """Whether the engine's answer is the dataset's expected answer (case, spaces and a full stop aside)."""
-    def norm(text: str | None) -> str:
-        return " ".join((text or "").strip().rstrip(".").lower().split())
-    return engine is not None and norm(engine) == norm(expected)
+    return engine is not None and _compared(engine) == _compared(expected)
+
+
+@functools.lru_cache(maxsize=16384)
+def _compared(text: str | None) -> str:
+    """An answer as `answers_match` compares it, worked out once per distinct text (a release's answers are
+    a few places and yes or no, again and again)."""
+    return " ".join((text or "").strip().rstrip(".").lower().split())
 
 
 def _state_property(state: Any, q: Question) -> str:

@@ -203,18 +203,22 @@ def _as_updated(before: Annotation, changes: Mapping[str, Any], now: datetime) -
 
 def meta_texts(metas: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
     """Each label's `meta` as JSON (None for none), `json.dumps` called once per distinct meta: the labels of
-    one tier of a file carry equal ones."""
+    one tier of a file carry equal ones, often the very same object."""
     texts: dict[tuple[tuple[str, type, str], ...], str] = {}
+    seen: dict[int, str] = {}   # by the object itself: `metas` holds it, so its id is its own while this runs
     out: list[str | None] = []
     for meta in metas:
         if not meta:
             out.append(None)
             continue
-        # by type and repr, not by equality: 1 and True, 0.0 and -0.0 are equal, and JSON writes them differently
-        key = tuple((name, type(value), repr(value)) for name, value in meta.items())
-        text = texts.get(key)
+        text = seen.get(id(meta))
         if text is None:
-            text = texts[key] = json.dumps(meta)
+            # by type and repr, not by equality: 1 and True, 0.0 and -0.0 are equal, and JSON writes them differently
+            key = tuple((name, type(value), repr(value)) for name, value in meta.items())
+            text = texts.get(key)
+            if text is None:
+                text = texts[key] = json.dumps(meta)
+            seen[id(meta)] = text
         out.append(text)
     return out
 

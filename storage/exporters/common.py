@@ -343,11 +343,12 @@ class TierRows:
             self.meta["tier"] = name
 
     def row(self, start: float, end: float, text: str, origin: Any, extra: Mapping[str, Any] | None = None) -> Row:
-        """One label of the tier; `extra` adds to its `meta` (None values left out)."""
-        meta = dict(self.meta)
+        """One label of the tier; `extra` adds to its `meta` (None values left out). The labels without
+        `extra` share one `meta` (read, never changed), which the store then encodes once for all of them."""
+        meta: Mapping[str, Any] | None = self.meta or None
         if extra:
-            meta.update((k, v) for k, v in extra.items() if v is not None)
+            meta = {**self.meta, **{k: v for k, v in extra.items() if v is not None}} or None
         whole = self.whole
         return {"stimulus": self.stimulus, "annotator": self.annotator, "label_set": self.label_set, "label": text,
                 "start_s": None if whole else start, "end_s": None if whole else end, "value": None, "note": None,
-                "media_role": self.media_role, "meta": meta or None, "origin": origin}
+                "media_role": self.media_role, "meta": meta, "origin": origin}

@@ -30,6 +30,8 @@ from storage.tables import read_table
 RANGE_FIELDS = ("label_set", "label", "start_s", "end_s", "value", "note", "media_role", "meta")
 NEEDED = ("clip_id", "annotator", "ranges")  # a FriendBench table's own columns; the others are label sets
 _CASE = re.compile(r'"case_id"\s*:')
+_RANGE_ROW_FIELDS = [k for k in ROW_FIELDS if k in RANGE_FIELDS and k != "meta"]   # what a range gives a row
+_CASE_ROW_FIELDS = [k for k in ROW_FIELDS if k not in ("stimulus", "meta")]      # what a case's label gives
 
 
 def _shown(value: object) -> str:
@@ -105,9 +107,10 @@ class FriendBenchExporter:
             if not isinstance(ranges, list) or not all(isinstance(item, dict) for item in ranges):
                 raise ImportFailed(RowProblem(name, line, "ranges", repr(record["ranges"][:60]),
                                               "a JSON list of ranges"))
-            for item in ranges:
-                rows.append(blank_row(**base, **{k: item.get(k) for k in RANGE_FIELDS if k != "meta"},
-                                      meta=meta_object(item.get("meta"), name, line)))
+            for item in ranges:   # a row of ROW_FIELDS and its origin, made whole at once
+                rows.append({"stimulus": base["stimulus"], "annotator": base["annotator"],
+                             **{k: item.get(k) for k in _RANGE_ROW_FIELDS},
+                             "meta": meta_object(item.get("meta"), name, line), "origin": base["origin"]})
         reading = Reading(rows)
         reading.report.count_read(name, None, len(rows))
         return reading
@@ -155,10 +158,10 @@ class EchoMindExporter:
             if not isinstance(labels, list) or not all(isinstance(item, dict) for item in labels):
                 raise ImportFailed(RowProblem(name, number, "annotations", _shown(labels),
                                               "a list of annotation objects"))
-            for item in labels:
-                rows.append(blank_row(stimulus=str(case["case_id"]), origin=Origin(name, None, number),
-                                      **{k: item.get(k) for k in ROW_FIELDS if k not in ("stimulus", "meta")},
-                                      meta=meta_object(item.get("meta"), name, number)))
+            stimulus, origin = str(case["case_id"]), Origin(name, None, number)
+            for item in labels:   # a row of ROW_FIELDS and its origin, made whole at once
+                rows.append({"stimulus": stimulus, **{k: item.get(k) for k in _CASE_ROW_FIELDS},
+                             "meta": meta_object(item.get("meta"), name, number), "origin": origin})
         reading = Reading(rows)
         reading.report.count_read(name, None, len(rows))
         return reading

@@ -15,7 +15,7 @@ import polars as pl
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import JsonRefused, ProblemLog, loads_json, read_jsonl
 from storage.files import check_regular
-from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, blank_row
+from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write
 from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading
 from storage.exporters.sniff import has_columns, score, table_columns
 from storage.tables import LINE, Table, read_table
@@ -152,8 +152,9 @@ class JsonLinesExporter(_Table):
         # JSON lines as the table reader reads them, but with the values' own kinds (a list where a label is
         # expected is refused later, not turned into its text)
         for line, record in read_jsonl(check_regular(path), ProblemLog(skip_bad=False, limit=1), name):
-            row = blank_row(**{k: record.get(k) for k in ROW_FIELDS}, origin=Origin(name, None, None, line))
-            row["meta"] = meta_object(record.get("meta"), name, line)
+            row = {k: record.get(k) for k in ROW_FIELDS}
+            row["meta"] = meta_object(row["meta"], name, line)
+            row["origin"] = Origin(name, None, None, line)
             reading.rows.append(row)
         reading.report.count_read(name, None, len(reading.rows))
         return reading

@@ -188,7 +188,13 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
     that some row fails reads the rows again, to name their lines. A text field is its trimmed text (empty as
     null); a number or a truth value keeps its trimmed text (`_src_FIELD`) only while it is checked, so the
     typed table holds one copy of each column."""
-    stripped = {field_name: pl.col(column).str.strip_chars() for field_name, column in mapping.items()}
+    # a table a program wrote is rarely padded: only a column with a padded or empty value is trimmed (a
+    # copy), every other column is taken as read, sharing its memory
+    columns = sorted(set(mapping.values()))
+    padded = dict(zip(columns, frame.select((pl.col(c).str.contains(r"^\s|\s$") | (pl.col(c) == "")).any()
+                                            for c in columns).row(0)))
+    stripped = {field_name: pl.col(column).str.strip_chars() if padded[column] else pl.col(column)
+                for field_name, column in mapping.items()}
     texts = [f for f in mapping if f not in _NUMERIC and f != "correct"]
     sources = [f for f in mapping if f not in texts]
     converted: list[pl.Expr] = []
@@ -217,8 +223,8 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
                        "an end time not before the start time"))
     typed = (frame.lazy().select(pl.col(LINE), *(stripped[f].alias(f"_src_{f}") for f in sources),
                                  *(stripped[f].alias(f) for f in texts))
-             .with_columns(*(pl.when(pl.col(f) == "").then(None).otherwise(pl.col(f)).alias(f) for f in texts),
-                           *converted).collect())
+             .with_columns(*(pl.when(pl.col(f) == "").then(None).otherwise(pl.col(f)).alias(f) for f in texts
+                             if padded[mapping[f]]), *converted).collect())
     if checks:
         failing = typed.select(bad.fill_null(False).any().alias(str(i))
                                for i, (bad, *_rest) in enumerate(checks)).row(0)

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from app.dashboard import AnalysisFrames
     from storage.store import Store
 
-KEPT_DATASETS = 3   # a million predictions read for the failure filters stay with their frames: keep a few
+# The dataset shown and the one before, for going back and forth: a million predictions read for the failure
+# filters stay with their frames, so no more are kept.
+KEPT_DATASETS = 2
 
 
 class DashboardFrames:

@@ -101,3 +101,17 @@ def test_frames_and_dashboards_are_kept_until_the_channel_says_the_data_changed(
     assert frames.load(dataset_id) is not second
     frames.close()
     changes.publish({Topic.METRICS}, dataset_id=dataset_id)   # no longer listening: nothing to hear it
+
+
+def test_only_the_dataset_shown_and_the_one_before_are_kept(tmp_path):
+    store = make_store(tmp_path / "three.duckdb", friendbench_like_plan(tmp_path, n_stimuli=4, name="First"))
+    for name in ("Second", "Third"):
+        write_plan(store, friendbench_like_plan(tmp_path, n_stimuli=4, name=name))
+    ids = dict(store.cursor().execute("SELECT name, id FROM dataset").fetchall())
+    frames = DashboardFrames(store, ChangeChannel())
+    first, second = frames.load(ids["First"]), frames.load(ids["Second"])
+    assert frames.load(ids["First"]) is first   # back and forth between two: nothing read again
+    frames.load(ids["Third"])                    # a third pushes out the one shown longest ago
+    assert frames.load(ids["First"]) is first and frames.load(ids["Second"]) is not second
+    frames.close()
+    store.close()

@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from app.beliefs.stories import interpret_stories
-from storage.importers.common import dumps, json_objects, json_values
+from storage.importers.common import ImportOptions, dumps, json_objects, json_values
+from storage.importers.exploretom import ExploreToMImporter
 from storage.importers.plan import DatasetInfo, ImportPlan
 from tests.exploretom_import_cases import load_snapshot, run_case
 from tests.store_rows import changed_rows
@@ -67,3 +68,18 @@ def test_a_meta_made_by_polars_is_the_text_dumps_writes():
     made = frame.select(json_objects({"text": json_values(pl.col("text")), "number": json_values(pl.col("number")),
                                       "flag": json_values(pl.col("flag"))})).to_series().to_list()
     assert made == [dumps(row) for row in frame.to_dicts()]
+
+
+def test_an_order_too_large_for_a_number_is_refused_like_any_other(tmp_path):
+    """"inf" and "nan" are not whole numbers: their rows are listed as skipped, the others imported."""
+    path = tmp_path / "orders.csv"
+    story = "Anne entered the kitchen."
+    path.write_text("raw_story,question,expected_answer,qprop=nth_order\n"
+                    f"{story},In which room will Anne search for the cat?,kitchen,inf\n"
+                    f"{story},In which room will Anne search for the dog?,kitchen,nan\n"
+                    f"{story},In which room will Anne search for the hat?,kitchen,1\n", encoding="utf-8")
+    plan = ExploreToMImporter().plan(path, ImportOptions(skip_bad=True))
+    assert [str(p) for p in plan.problems] == [
+        "orders.csv:2: field 'qprop=nth_order' found 'inf'; expected a whole number (-1, 1 or 2)",
+        "orders.csv:3: field 'qprop=nth_order' found 'nan'; expected a whole number (-1, 1 or 2)"]
+    assert plan.frame("stimuli").get_column("external_id").to_list() == ["000003"]

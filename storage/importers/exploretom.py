@@ -189,16 +189,18 @@ def _distinct_values(frame: pl.DataFrame, column: str | None, read: Any) -> dict
 
 
 def _order(raw: str) -> Any:
+    """A question's order (-1, 1 or 2, written as a number), None when blank, `_BAD` when not a number."""
     text = raw.strip()
     if not text:
         return None
     try:
         return int(float(text))
-    except ValueError:
+    except (ValueError, OverflowError):   # "inf" is no whole number either
         return _BAD
 
 
 def _flag(raw: str) -> Any:
+    """A false-belief flag (True, false, 1, no ...), None when blank, `_BAD` when none of them."""
     flag = raw.strip().lower()
     if flag and flag not in _TRUE | _FALSE:
         return _BAD

@@ -18,6 +18,7 @@ cut or left out are looked at one by one, to say which they are.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -181,19 +182,30 @@ class _Batch:
     def __init__(self, readings: list[tuple[Path, Reading]]) -> None:
         self.files = [file for file, _ in readings]
         self.media = [found.media for _, found in readings]
-        self.refused: list[list[tuple[int, str]]] = []
+        self.refused: list[list[tuple[int, str]]] = [[] for _ in readings]
         frames = []
         offset = 0
-        for index, (_, found) in enumerate(readings):
-            if found.labels is not None:
-                frame, refused = found.labels.select(*LABEL_FIELDS, "meta", *ORIGIN_COLUMNS.values()), []
-            else:
-                frame, refused = _typed(found.rows)
-            frames.append(frame.with_columns(_row=pl.col("_row") + offset if "_row" in frame.columns
-                                             else pl.int_range(offset, offset + frame.height, dtype=pl.Int64),
-                                             _file=pl.lit(index, pl.Int64)))
-            self.refused.append([(offset + row, text) for row, text in refused])
-            offset += frame.height + len(refused)
+        # the rows of files read one dict each are typed together, however many files there are
+        for as_rows, run in groupby(enumerate(readings), key=lambda item: item[1][1].labels is None):
+            run = list(run)
+            if not as_rows:
+                for index, (_, found) in run:
+                    frame = found.labels.select(*LABEL_FIELDS, "meta", *ORIGIN_COLUMNS.values())
+                    frames.append(frame.with_columns(_row=pl.int_range(offset, offset + frame.height, dtype=pl.Int64),
+                                                     _file=pl.lit(index, pl.Int64)))
+                    offset += frame.height
+                continue
+            rows: list[Row] = []
+            file_of: list[int] = []
+            for index, (_, found) in run:
+                rows += found.rows
+                file_of += [index] * len(found.rows)
+            frame, refused = _typed(rows)
+            frames.append(frame.with_columns(_file=pl.Series(file_of, dtype=pl.Int64).gather(frame["_row"]),
+                                             _row=pl.col("_row") + offset))
+            for row, text in refused:
+                self.refused[file_of[row]].append((offset + row, text))
+            offset += len(rows)
         schema = {**FRAME_SCHEMAS["annotations"], "meta": pl.String, **_ORIGIN_SCHEMA, "_row": pl.Int64,
                   "_file": pl.Int64}
         self.frame = pl.concat([f.select(pl.col(c).cast(t) for c, t in schema.items()) for f in frames]) \

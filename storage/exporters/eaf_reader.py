@@ -171,6 +171,7 @@ def read_eaf(path: Path) -> Reading:
                 and types[tier.attrs["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS") == "Symbolic_Association"}
     row_of: dict[str, dict] = {}
     reading = Reading([])
+    found = reading.rows
     name = path.name
     if header is not None:
         reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
@@ -183,10 +184,11 @@ def read_eaf(path: Path) -> Reading:
         tier_meta = {"speaker": attrs.get("PARTICIPANT"), "parent_tier": attrs.get("PARENT_REF"),
                      "tier_type": ling.get("CONSTRAINTS") if ling is not None else None,
                      "linguistic_type": attrs.get("LINGUISTIC_TYPE_REF")}
-        rows = TierRows(stimulus, tier.id, annotator=attrs.get("ANNOTATOR"), meta=tier_meta)
-        before = len(reading.rows)
+        make = TierRows(stimulus, tier.id, annotator=attrs.get("ANNOTATOR"), meta=tier_meta).row
+        before = len(found)
         for annotation in tier.annotations:
-            span = times_of(annotation)
+            # an aligned annotation's times are known by now; only a reference annotation's are looked for
+            span = annotation.times if annotation.slots is not None else times_of(annotation)
             origin = Origin(name, tier.id, annotation.number)
             if span is None:
                 reading.report.leave_out(origin, "no time can be found for it (no aligned slot on its tier or parent)",
@@ -194,11 +196,12 @@ def read_eaf(path: Path) -> Reading:
                 continue
             extra = {"times": annotation.how, "cve": annotation.cve, "language": annotation.language} \
                 if annotation.how or annotation.cve or annotation.language else None
-            row = rows.row(round((span[0] + origin_ms) / 1000.0, 9), round((span[1] + origin_ms) / 1000.0, 9),
-                           annotation.value, origin, extra)
-            reading.rows.append(row)
-            row_of[annotation.id] = row
-        reading.report.count_read(name, tier.id, len(reading.rows) - before)
+            row = make(round((span[0] + origin_ms) / 1000.0, 9), round((span[1] + origin_ms) / 1000.0, 9),
+                       annotation.value, origin, extra)
+            found.append(row)
+            if attached:
+                row_of[annotation.id] = row
+        reading.report.count_read(name, tier.id, len(found) - before)
         if ling is not None and ling.get("CONTROLLED_VOCABULARY_REF"):
             label_set = parse_tier_name(tier.id)[1] or tier.id
             reading.vocabularies.setdefault(label_set, []).extend(

@@ -64,6 +64,7 @@ class AnalysisFrames:
     _stimuli: pl.DataFrame | None = field(default=None, repr=False)
     _predictions: pl.DataFrame | None = field(default=None, repr=False)
     _answer_counts: pl.DataFrame | None = field(default=None, repr=False)
+    _correct_counts: pl.DataFrame | None = field(default=None, repr=False)
     _dashboards: dict[str, Dashboard] = field(default_factory=dict, repr=False, compare=False)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _computing: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -105,11 +106,21 @@ class AnalysisFrames:
                                                                         LIVE_SUFFIX)
             return self._answer_counts
 
-    def predicted_stimulus_ids(self, model: str, modality: str | None,
-                               ground_truths: list[str] | None = None) -> list[int]:
-        """Sorted ids of the stimuli `model` (live runs labelled) answered in `modality`, read from the store."""
+    @property
+    def correct_counts(self) -> pl.DataFrame:
+        """Predictions counted per model (live runs labelled), modality and correct (`n`)."""
+        with self._reading:
+            if self._correct_counts is None:
+                self._correct_counts = analysis.prediction_correct_counts(self.store.cursor(), self.dataset.id,
+                                                                          LIVE_SUFFIX)
+            return self._correct_counts
+
+    def predicted_stimulus_ids(self, model: str, modality: str | None, ground_truths: list[str] | None = None,
+                               scored_only: bool = False) -> list[int]:
+        """Sorted ids of the stimuli `model` (live runs labelled) answered in `modality`, read from the store
+        (`analysis.predicted_stimulus_ids`)."""
         return analysis.predicted_stimulus_ids(self.store.cursor(), self.dataset.id, model, modality, ground_truths,
-                                               LIVE_SUFFIX)
+                                               LIVE_SUFFIX, scored_only)
 
 
 @dataclass

@@ -119,14 +119,28 @@ def prediction_answer_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, li
         " WHERE r.dataset_id = ?", params=[dataset_id, live_suffix, dataset_id]).pl()
 
 
+def prediction_correct_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, live_suffix: str = "") -> pl.DataFrame:
+    """Predictions counted per run and correctness, in one GROUP BY: model (a live run's model name followed by
+    `live_suffix`), modality, correct (null: not scored), n (Int64); runs that differ only in another condition
+    give rows with the same model, modality and correct, which a reader per model and modality sums."""
+    return cur.sql(
+        "WITH c AS (SELECT run_id, correct, count(*) AS n FROM prediction"
+        "           WHERE run_id IN (SELECT id FROM run WHERE dataset_id = ?) GROUP BY ALL)"
+        " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.correct, c.n"
+        " FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id",
+        params=[dataset_id, live_suffix]).pl()
+
+
 def predicted_stimulus_ids(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, modality: str | None,
-                           ground_truths: list[str] | None = None, live_suffix: str = "") -> list[int]:
+                           ground_truths: list[str] | None = None, live_suffix: str = "",
+                           scored_only: bool = False) -> list[int]:
     """Sorted ids of the dataset's stimuli that `model` (a live run's model name followed by `live_suffix`)
-    answered in `modality`; with `ground_truths`, only stimuli whose ground truth is one of them."""
+    answered in `modality`; with `ground_truths`, only stimuli whose ground truth is one of them; with
+    `scored_only`, only answers that are scored (correct or not)."""
     sql = ("SELECT DISTINCT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id"
            " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id"
            " WHERE r.dataset_id = ? AND (CASE WHEN r.is_live THEN m.name || ? ELSE m.name END) = ?"
-           " AND r.modality IS NOT DISTINCT FROM ?")
+           " AND r.modality IS NOT DISTINCT FROM ?" + (" AND p.correct IS NOT NULL" if scored_only else ""))
     params: list[Any] = [dataset_id, live_suffix, model, modality]
     if ground_truths is not None:
         sql += " AND list_contains(?, s.ground_truth)"

@@ -1,7 +1,7 @@
 """The dashboard's figures come from answers counted in the store, and are computed once per change.
 
 The counts are read in one GROUP BY per run; every figure must equal the statistics computed over each stored
-prediction, row by row (`app.metrics` over the per-prediction frame). A dataset's frames are read again only when
+prediction, row by row (`app.metrics` over the per-prediction frame), and each row's stimuli those answered. A dataset's frames are read again only when
 the change channel says its data changed."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from app.changes import ChangeChannel, Topic
 from app.dashboard import load_frames
 from app.dashboard_cache import DashboardFrames
-from app.metrics import human_signal_detection, signal_detection_table
-from fixtures_store import friendbench_like_plan, make_store
+from app.metrics import accuracy_table, human_signal_detection, signal_detection_table
+from fixtures_store import big_predictions_plan, friendbench_like_plan, make_store
 from storage.importers.writer import write_plan
 from storage.live_runs import store_live_prediction
 
@@ -114,4 +114,27 @@ def test_only_the_dataset_shown_and_the_one_before_are_kept(tmp_path):
     frames.load(ids["Third"])                    # a third pushes out the one shown longest ago
     assert frames.load(ids["First"]) is first and frames.load(ids["Second"]) is not second
     frames.close()
+    store.close()
+
+
+def test_a_generic_tables_figures_and_stimuli_equal_those_over_each_stored_prediction(tmp_path):
+    plan = big_predictions_plan(tmp_path, n_stimuli=40, n_models=3)
+    answers = plan.frame("predictions")
+    unscored = pl.col("stimulus").is_in(["s0000003", "s0000007"]) & (pl.col("model") == "model-01")
+    plan.frames["predictions"] = pl.concat([   # some answers unscored, and a second prompt setting of one model
+        answers.with_columns(pl.when(unscored).then(None).otherwise(pl.col("correct")).alias("correct")),
+        answers.filter(pl.col("model") == "model-02").with_columns(pl.lit("few-shot").alias("prompt_setting"))],
+        how="diagonal_relaxed")
+    store = make_store(tmp_path / "generic.duckdb", plan)
+    dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
+    frames = load_frames(store, dataset_id)
+    table = frames.dashboard().table("generic.accuracy")
+
+    scored = frames.predictions.filter(pl.col("correct").is_not_null())
+    assert table.frame.equals(accuracy_table(scored, ["model", "modality"]))
+    assert table.frame["n"].to_list() == [40, 38, 80]
+    for row, values in enumerate(table.frame.iter_rows(named=True)):
+        behind = scored.filter((pl.col("model") == values["model"]) & (pl.col("modality") == values["modality"]))
+        assert table.stimulus_ids[row] == behind["stimulus_id"].unique().sort().to_list()
+        assert table.stimulus_count(row) == (40 if values["model"] != "model-01" else 38)
     store.close()

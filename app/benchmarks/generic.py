@@ -5,11 +5,9 @@ column), so there is nothing left to interpret. Its dashboard is accuracy per mo
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from app.dashboard_tables import ChartSpec, DashboardTable, table_of
+from app.dashboard_tables import ChartSpec, DashboardTable, QueriedRowStimuli
 from app.metrics import accuracy_table
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
@@ -37,13 +35,20 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
 
 
 def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
-    """Accuracy per model and condition, over the predictions that are scored."""
-    preds = frames.predictions.filter(pl.col("correct").is_not_null())
-    if not preds.height:
+    """Accuracy per model and condition, over the predictions that are scored.
+
+    From the predictions counted per run and correctness in the store; the stimuli behind a row are looked up
+    when asked."""
+    table = accuracy_table(frames.correct_counts, ["model", "modality"], count_col="n")
+    if not table.height:
         return []
-    table = accuracy_table(preds, ["model", "modality"])
-    return [table_of("generic.accuracy", "Accuracy by model and condition", "95% Wilson intervals.",
-                     table, preds, ["model", "modality"],
-                     ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
-                               category_cols=("model",), series_col="modality", y_label="accuracy",
-                               y_range=(0.0, 1.0)))]
+
+    def find(row: dict[str, Any]) -> list[int]:
+        return frames.predicted_stimulus_ids(row["model"], row["modality"], scored_only=True)
+
+    return [DashboardTable("generic.accuracy", "Accuracy by model and condition", "95% Wilson intervals.",
+                           table, QueriedRowStimuli(find, ["model", "modality"], table),
+                           ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
+                                     category_cols=("model",), series_col="modality", y_label="accuracy",
+                                     y_range=(0.0, 1.0)),
+                           ("model", "modality"))]

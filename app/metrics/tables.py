@@ -39,22 +39,27 @@ def accuracy_table(
     group_by: Sequence[str] = ("model", "modality"),
     correct_col: str = "correct",
     level: float = 0.95,
+    count_col: str | None = None,
 ) -> pl.DataFrame:
     """Binary accuracy per group with a Wilson interval.
 
     Expects ``frame`` to hold the ``group_by`` columns and a boolean ``correct_col``; rows whose
     correctness is null (unscored) are left out. Returns the group columns plus ``n``,
     ``n_correct``, ``accuracy``, ``ci_low``, ``ci_high``, ``ci_method`` ("wilson"), sorted by group;
-    groups with no scored row are left out.
+    groups with no scored row are left out. With ``count_col`` each row stands for that many answers
+    (counts aggregated beforehand, e.g. by the store); the result is the same as for the frame with
+    each row repeated that many times.
     """
     keys = list(group_by)
-    # Counting non-null values inside the aggregation avoids copying the frame through a filter.
-    counted = (
-        frame.lazy()
-        .group_by(keys)
-        .agg(pl.col(correct_col).count().alias("n"), pl.col(correct_col).cast(pl.Int64).sum().alias("n_correct"))
-        .filter(pl.col("n") > 0)
-    )
+    correct = pl.col(correct_col)
+    if count_col is None:
+        # Counting non-null values inside the aggregation avoids copying the frame through a filter.
+        n, n_correct = correct.count(), correct.cast(pl.Int64).sum()
+    else:
+        # Same types as the counts of rows, so both forms give identical tables.
+        n = pl.when(correct.is_not_null()).then(pl.col(count_col)).otherwise(0).sum().cast(pl.get_index_type())
+        n_correct = pl.when(correct).then(pl.col(count_col)).otherwise(0).sum().cast(pl.Int64)
+    counted = frame.lazy().group_by(keys).agg(n.alias("n"), n_correct.alias("n_correct")).filter(pl.col("n") > 0)
     return (
         counted.with_columns(
             (pl.col("n_correct") / pl.col("n")).alias("accuracy"), *wilson_columns("n_correct", "n", level)

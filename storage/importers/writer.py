@@ -52,6 +52,16 @@ def _check_unique(frame: pl.DataFrame, keys: list[str], table: str) -> list[RowP
     return problems
 
 
+def _same_conditions(frame: pl.DataFrame) -> list[str] | None:
+    """The run conditions (modality, prompt setting, vision mode, context; '' for none) when every row of
+    `frame` has the same ones, as in most results tables, else None. Cheap: a condition a reader did not find
+    is one value standing for the whole column."""
+    conditions = frame.select(pl.col(c).fill_null("") for c in RUN_COLS[1:])
+    if not conditions.height or any(n > 1 for n in conditions.select(pl.all().n_unique()).row(0)):
+        return None
+    return list(conditions.row(0))
+
+
 def validate(plan: ImportPlan) -> None:
     """Raise `ImportFailed` for a plan that cannot be written as it is (duplicate ids, empty keys).
 
@@ -232,11 +242,18 @@ class _Writer:
     def run_keys(self) -> None:
         """The temp table `plan_run_keys`: each model and condition the plan's answers, judgments and traces
         name, once per frame (`source`), found in one parallel pass over each frame however many rows it has."""
-        conditions = ", ".join(f"coalesce({c}, '') AS {c}" for c in RUN_COLS[1:])
-        parts = [f"SELECT DISTINCT '{t}' AS source, model, {conditions} FROM {self.view(t)} WHERE model IS NOT NULL"
-                 for t in _RUN_FRAMES if self.plan.frame(t).height]
+        parts, params = [], []
+        for t in (t for t in _RUN_FRAMES if self.plan.frame(t).height):
+            same = _same_conditions(self.plan.frame(t))
+            # conditions the same in every row are given once, so only the model is looked for in each row
+            conditions = ", ".join(f"coalesce({c}, '') AS {c}" if same is None else f"CAST(? AS VARCHAR) AS {c}"
+                                   for c in RUN_COLS[1:])
+            parts.append(f"SELECT DISTINCT '{t}' AS source, model, {conditions} FROM {self.view(t)}"
+                         " WHERE model IS NOT NULL")
+            params += same or []
         empty = "SELECT '' AS source, " + ", ".join(f"'' AS {c}" for c in RUN_COLS) + " WHERE false"
-        self.cur.execute("CREATE OR REPLACE TEMP TABLE plan_run_keys AS " + (" UNION ALL ".join(parts) or empty))
+        self.cur.execute("CREATE OR REPLACE TEMP TABLE plan_run_keys AS " + (" UNION ALL ".join(parts) or empty),
+                         params)
 
     def models(self) -> None:
         self.run_keys()
@@ -280,8 +297,14 @@ class _Writer:
         self._answerless_predictions()
 
     def _answers(self, frame: pl.DataFrame, effect: PlanEffect) -> None:
+        same = _same_conditions(frame)
+        # answers all given under the same conditions are matched to their runs by the model alone
+        join = self._RUN_JOIN if same is None else (
+            "JOIN run_map r ON r.model = f.model AND r.modality = ? AND r.prompt_setting = ? AND r.vision_mode = ?"
+            " AND r.context = ? JOIN stim_map s ON s.external_id = f.stimulus")
         incoming = ("SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
-                    f" FROM {self.view('predictions')} f {self._RUN_JOIN}")
+                    f" FROM {self.view('predictions')} f {join}")
+        params = same or []
         columns = "prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
         # the plan's runs are few: whether any of them already has answers is asked of them alone
         existing = self.scalar(
@@ -292,10 +315,10 @@ class _Writer:
         unique = "predictions" in self.plan.unique_checked
         if not existing and unique:
             # new runs whose keys the reader proved unique: one pass from the plan into the table
-            self.cur.execute(f"INSERT INTO {columns} {incoming}")
+            self.cur.execute(f"INSERT INTO {columns} {incoming}", params)
             self.written["predictions"] = frame.height
             return
-        self.cur.execute(f"CREATE OR REPLACE TEMP TABLE pred_in AS {incoming}")
+        self.cur.execute(f"CREATE OR REPLACE TEMP TABLE pred_in AS {incoming}", params)
         if not unique:
             self.refuse_duplicates("pred_in", "predictions", {"run_id": "model and condition",
                                                               "stimulus_id": "stimulus"})

@@ -1,9 +1,11 @@
 """The metrics dashboard's tables, per benchmark, computed from a dataset's frames (Qt-free).
 
-`load_frames(store, dataset_id)` reads everything once (SQL -> polars, see `storage.analysis`);
-`compute_dashboard(frames, correction)` asks the dataset's benchmark (`app.benchmarks`) for its tables, each
+`load_frames(store, dataset_id)` reads a dataset's frames (SQL -> polars, see `storage.analysis`), each at most
+once: what only some tables need (the stimuli, every prediction, the answers counted in the store) when first
+asked; `compute_dashboard(frames, correction)` asks the dataset's benchmark (`app.benchmarks`) for its tables, each
 carrying for every row the stimulus ids behind it, so a click on a bar can show exactly those stimuli.
-`dashboard_json` is the same for the command line.
+`dashboard_json` is the same for the command line; the window keeps a dataset's frames until its data changes
+(`app.dashboard_cache`).
 
 What each benchmark shows:
 - FriendBench: accuracy with 95% Wilson intervals, d' and c per model x modality and for the human crowd
@@ -19,6 +21,9 @@ What each benchmark shows:
   intervals; an answer without a stored verdict is scored by the benchmark's rule
   (`app.benchmarks.ncp.score_story`).
 - Any other dataset: accuracy per model x modality.
+
+FriendBench's and any other dataset's accuracy come from the answers counted per run in one DuckDB GROUP BY, so
+a million predictions are not read into a frame for them; the statistics are computed from those counts.
 """
 from __future__ import annotations
 

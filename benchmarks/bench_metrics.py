@@ -2,7 +2,7 @@
 
 The window reads a dataset's frames once per change (`DashboardFrames.load`, app/dashboard_cache.py: a service
 that changed the dataset's figures says so on the change channel): `app.dashboard.load_frames` reads the dataset,
-its ratings and imported figures, and the first dashboard counts the answers per run, truth and answer in one
+its ratings, judgments and imported figures, and the first dashboard counts the answers per run, truth and answer in one
 DuckDB GROUP BY (`storage.analysis.prediction_answer_counts`). Every dashboard of those frames (one per d' rate
 correction, `AnalysisFrames.dashboard`) computes its statistics from those few hundred counts. Timed here on a
 store of 12,820 dyads x 26 models x 3 modalities (999,960 predictions, 2% of them neither label) and 15,000 human

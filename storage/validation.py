@@ -180,6 +180,8 @@ def check_values(plan: ImportPlan, skip_bad: bool, *, datasetless: bool = False,
     problems: list[RowProblem] = []
     for table in FRAME_SCHEMAS:
         frame = plan.frame(table)
+        if plan.values_checked.get(table) is frame:
+            continue   # its reader found these very rows good, and would have named each bad one's line
         bad = bad_values(table, frame, judge_scale)
         if not bad:
             continue

@@ -165,7 +165,12 @@ def _add(plan: ImportPlan, table: str, frame: pl.DataFrame, mapping: dict[str, s
             log.add(file, frame[LINE][index], source, found, expected)
     if bad:
         frame = frame.with_row_index("_row").filter(~pl.col("_row").is_in(sorted({b[0] for b in bad}))).drop("_row")
+    before = plan.frames.get(table)
     plan.add(table, frame.drop(LINE))
+    # a table all of whose rows were found good here need not be read again; judgments are, against the
+    # judge's scale
+    if not bad and table != "judgments" and (before is None or plan.values_checked.get(table) is before):
+        plan.values_checked[table] = plan.frames[table]
 
 
 def _report(frame: pl.DataFrame, bad: pl.Expr, column: str, field_name: str, file: str, log: ProblemLog,

@@ -93,6 +93,10 @@ class ImportPlan:
     # tables whose natural keys the importer already proved unique (with line numbers); the writer skips
     # its own, slower check for them
     unique_checked: set[str] = field(default_factory=set)
+    # frames whose every value the reader held to `storage.validation.bad_values` as it added them, row by
+    # row with lines, and found good; `check_values` passes over a frame that is still that very object
+    # (frames are replaced, never changed in place, so one interpreted or filtered since is checked again)
+    values_checked: dict[str, pl.DataFrame] = field(default_factory=dict)
     # where a stimulus was read (file, line or record, field), for problems found only when the plan is
     # interpreted (an answer key naming no option, a goal sentence of no known form)
     origins: dict[str, tuple[str, int | None, str | None]] = field(default_factory=dict)

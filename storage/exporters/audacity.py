@@ -24,7 +24,7 @@ from pathlib import Path
 
 from storage.errors import ImportFailed, RowProblem
 from storage.files import read_regular_bytes
-from storage.exporters.common import (ExportContext, Loss, Row, blank_row, by_stimulus, fields_lost, files_to_read,
+from storage.exporters.common import (ExportContext, Loss, Row, by_stimulus, fields_lost, files_to_read,
                                       per_stimulus_targets, span_end, tier_name, write_text)
 from storage.exporters.report import Origin, Reading
 from storage.exporters.sniff import head_text, score
@@ -118,7 +118,9 @@ def read_label_track(path: Path) -> Reading:
     except UnicodeDecodeError:
         text = raw.decode("cp1252", errors="replace")  # Audacity before 2.0 wrote the system's code page
     reading = Reading([])
-    reading.report.count_read(path.name, None, 0)
+    name = path.name
+    reading.report.count_read(name, None, 0)
+    found = reading.rows
     previous: Row | None = None
     swapped: list[int] = []   # lines whose end came before their start
     for number, line in enumerate(text.splitlines(), start=1):
@@ -128,7 +130,7 @@ def read_label_track(path: Path) -> Reading:
         if line.startswith("\\"):
             low, high = (_time(f) for f in (fields + ["", ""])[1:3])
             if previous is None or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-                raise ImportFailed(RowProblem(path.name, number, "frequency range", repr(line[:60]),
+                raise ImportFailed(RowProblem(name, number, "frequency range", repr(line[:60]),
                                               "\\<TAB>low<TAB>high in Hz, finite, after a label line"))
             if 0 <= high < low:
                 low, high = high, low   # Audacity keeps a range in order
@@ -139,11 +141,11 @@ def read_label_track(path: Path) -> Reading:
         start = _time(fields[0])
         end = _time(fields[1]) if len(fields) > 1 else None
         if start is None:
-            raise ImportFailed(RowProblem(path.name, number, "start", repr(line[:60]),
+            raise ImportFailed(RowProblem(name, number, "start", repr(line[:60]),
                                           "start<TAB>end<TAB>label with times in seconds"))
         if len(fields) == 1 or (len(fields) == 2 and (end is not None or not fields[1].strip())):
             # every field of a label line is there, or (Audacity's one-time form) a time and its label's text
-            raise ImportFailed(RowProblem(path.name, number, None, repr(line[:60]),
+            raise ImportFailed(RowProblem(name, number, None, repr(line[:60]),
                                           "start<TAB>end<TAB>label, every field of the line"))
         label = "\t".join(fields[2:]) if end is not None else "\t".join(fields[1:])
         if end is None:
@@ -151,18 +153,22 @@ def read_label_track(path: Path) -> Reading:
         if end < start:
             start, end = end, start
             swapped.append(number)
-        origin = Origin(path.name, None, None, number)
+        origin = Origin(name, None, None, number)
         match = _PREFIXED.match(label)
+        # a row of ROW_FIELDS and its origin, made whole at once
         if match:
-            times = {} if match["whole"] else {"start_s": start, "end_s": end}
-            previous = blank_row(annotator=match["annotator"] or None, label_set=match["label_set"] or None,
-                                 media_role=match["role"] or None, label=match["label"], origin=origin, **times)
+            whole = match["whole"]
+            previous = {"stimulus": None, "annotator": match["annotator"] or None,
+                        "label_set": match["label_set"] or None, "label": match["label"],
+                        "start_s": None if whole else start, "end_s": None if whole else end, "value": None,
+                        "note": None, "media_role": match["role"] or None, "meta": None, "origin": origin}
         else:
-            previous = blank_row(label=label, start_s=start, end_s=end, origin=origin)
-        reading.rows.append(previous)
-        reading.report.count_read(path.name, None)
+            previous = {"stimulus": None, "annotator": None, "label_set": None, "label": label, "start_s": start,
+                        "end_s": end, "value": None, "note": None, "media_role": None, "meta": None, "origin": origin}
+        found.append(previous)
+    reading.report.count_read(name, None, len(found))
     if swapped:
         shown = ", ".join(str(n) for n in swapped[:5]) + (f" and {len(swapped) - 5} more" if len(swapped) > 5 else "")
-        reading.report.note(f"{path.name}: {len(swapped)} labels end before they start (line {shown}); read as"
+        reading.report.note(f"{name}: {len(swapped)} labels end before they start (line {shown}); read as"
                             " Audacity reads them, from the earlier time to the later")
     return reading

@@ -140,7 +140,8 @@ def run() -> list[tuple[str, float, str]]:
     if not pg_cluster.available():
         print("# bench_team skipped: PostgreSQL server binaries not found", file=sys.stderr)
         return []
-    server, root = pg_cluster.start_server()
+    # durable commits and PostgreSQL's default of 100 connections, which a team of 50 fits in
+    server, root = pg_cluster.start_server(durable=True, max_connections=100)
     try:
         url = server.new_database()
         members = [f"annotator{i:02d}" for i in range(MEMBERS)]

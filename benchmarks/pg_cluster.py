@@ -16,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 BIN = Path(os.environ.get("THINSLICE_PG_BIN", "/usr/lib/postgresql/15/bin"))
 ADMIN = "thinslice_admin"
@@ -45,8 +46,11 @@ def _unprivileged_user() -> str:
 class PgServer:
     """One cluster: `start`, `stop` (fast shutdown, as when a server goes away), `url(database, user)`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, durable: bool = False, max_connections: int = 250) -> None:
         self.root = root
+        # the tests' cluster skips fsync (nothing in it must outlive the run) and takes many connections;
+        # the benchmark's is a server as a team would run it: durable commits, the default connection limit
+        self.durable, self.max_connections = durable, max_connections
         self.data = root / "data"
         self.socket_dir = root / "socket"
         self.port = _free_port()
@@ -73,7 +77,8 @@ class PgServer:
         pwfile.unlink()
         with open(self.data / "postgresql.conf", "a") as conf:
             conf.write(f"\nlisten_addresses = '127.0.0.1'\nport = {self.port}\n"
-                       f"unix_socket_directories = '{self.socket_dir}'\nfsync = off\nmax_connections = 250\n")
+                       f"unix_socket_directories = '{self.socket_dir}'\nmax_connections = {self.max_connections}\n"
+                       + ("" if self.durable else "fsync = off\n"))
         self.passfile.write_text(f"127.0.0.1:{self.port}:*:*:{PASSWORD}\n")
         self.passfile.chmod(0o600)
         os.environ["PGPASSFILE"] = str(self.passfile)
@@ -107,9 +112,10 @@ class PgServer:
         return url.replace(f"{ADMIN}@", f"{name}@")
 
 
-def start_server() -> tuple[PgServer, Path]:
+def start_server(**options: Any) -> tuple[PgServer, Path]:
+    """A new cluster in a temporary folder, started (`options` as `PgServer` takes them)."""
     root = Path(tempfile.mkdtemp(prefix="thinslice-pg-"))
-    server = PgServer(root)
+    server = PgServer(root, **options)
     server.init()
     server.start()
     return server, root

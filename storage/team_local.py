@@ -40,6 +40,8 @@ _LINK = ("INSERT INTO team_link VALUES (?, ?, ?) ON CONFLICT (annotation_id) DO 
 # the accounted-for mark as last committed, by store: read before every send, so kept rather than re-read;
 # every write of it goes through `TeamLocal`, which keeps this in step after its commit
 _seen_kept: weakref.WeakKeyDictionary[Store, str | None] = weakref.WeakKeyDictionary()
+# how many edits wait in the outbox, by store: asked after every edit, known until the outbox is written
+_waiting_kept: weakref.WeakKeyDictionary[Store, int] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -86,14 +88,17 @@ class TeamLocal:
         return getattr(self._own, "on", False)
 
     @contextmanager
-    def _writing(self, what: str) -> Iterator[duckdb.DuckDBPyConnection]:
-        """`writing`, marked as this class's own while it lasts (its commit is heard by `after_commit`)."""
+    def _writing(self, what: str, *, outbox: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """`writing`, marked as this class's own while it lasts (its commit is heard by `after_commit`); one
+        that writes the `outbox` makes its count be read again."""
         self._own.on = True
         try:
             with writing(self.store, what, history=False) as cur:
                 yield cur
         finally:
             self._own.on = False
+            if outbox:
+                _waiting_kept.pop(self.store, None)
 
     def absorbing_here(self) -> bool:
         """Whether this thread is writing labels from the server now (their events are not to be sent)."""
@@ -188,7 +193,7 @@ class TeamLocal:
             seen = self._settle(accounted) if accounted else None
             if not edits and seen is None:
                 return
-            with self._writing("The team outbox") as cur:
+            with self._writing("The team outbox", outbox=bool(edits)) as cur:
                 for annotation_id, uid, revision, body in edits:
                     cur.execute("INSERT INTO team_outbox (edit_uid, annotation_id, body) VALUES (?, ?, ?)",
                                 [body["edit_uid"], annotation_id, json.dumps(body)])
@@ -286,7 +291,11 @@ class TeamLocal:
                 for r in self.store.cursor().execute(sql, [after]).fetchall()]
 
     def waiting_count(self) -> int:
-        return int(self.store.cursor().execute("SELECT count(*) FROM team_outbox").fetchone()[0])
+        kept = _waiting_kept.get(self.store)
+        if kept is None:
+            kept = _waiting_kept[self.store] = int(
+                self.store.cursor().execute("SELECT count(*) FROM team_outbox").fetchone()[0])
+        return kept
 
     def waiting_for(self, annotation_id: int) -> bool:
         return bool(self.store.cursor().execute("SELECT count(*) FROM team_outbox WHERE annotation_id = ?",
@@ -297,7 +306,7 @@ class TeamLocal:
         and the refused edits of its label before it (it carries the label's whole state, so it replaces
         them); with a revision, the label's copy now stands for it (unless later edits of it are still
         waiting, which build on the revision they were queued with)."""
-        with self.lock, self._writing("The team outbox") as cur:
+        with self.lock, self._writing("The team outbox", outbox=True) as cur:
             for seq, annotation_id, uid, revision in answers:
                 cur.execute("DELETE FROM team_outbox WHERE seq = ? OR (annotation_id = ? AND annotation_id >= 0"
                             " AND seq < ? AND json_extract(body, '$.refused') IS NOT NULL)",
@@ -309,7 +318,7 @@ class TeamLocal:
 
     def refuse(self, seq: int, reason: str) -> None:
         """The server refused edit `seq` for its values: it stays, marked with `reason` (never taken as sent)."""
-        with self.lock, self._writing("The team outbox") as cur:
+        with self.lock, self._writing("The team outbox", outbox=True) as cur:
             cur.execute("UPDATE team_outbox SET body = json_merge_patch(body, ?) WHERE seq = ?",
                         [json.dumps({"refused": reason}), seq])
 

@@ -38,6 +38,9 @@ _MAY_HOLD_JSON = ("raw", "answer", "rationale", "text", "label")
 _FIELD_OF = {"external_id": "stimulus", "ground_truth": "label", "prompt_setting": "prompt", "vision_mode": "vision",
              "condition": "modality", "start_s": "start", "end_s": "end", "latency_s": "latency",
              "response_time_s": "response_time", "raw_output": "raw"}
+# every character `str.strip_chars` trims (Unicode White_Space)
+_WHITE_SPACE = list("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                    "\u200a\u2028\u2029\u202f\u205f\u3000")
 _AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
 _VIDEO = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
 _IMAGE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
@@ -193,10 +196,11 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
     that some row fails reads the rows again, to name their lines. A text field is its trimmed text (empty as
     null); a number or a truth value keeps its trimmed text (`_src_FIELD`) only while it is checked, so the
     typed table holds one copy of each column."""
-    # a table a program wrote is rarely padded: only a column with a padded or empty value is trimmed (a
-    # copy), every other column is taken as read, sharing its memory
+    # a table a program wrote is rarely padded: only a column with white space in a value (found by a fast
+    # search for any of its characters) or an empty value is trimmed (a copy), every other column is taken as
+    # read, sharing its memory
     columns = sorted(set(mapping.values()))
-    padded = dict(zip(columns, frame.select((pl.col(c).str.contains(r"^\s|\s$") | (pl.col(c) == "")).any()
+    padded = dict(zip(columns, frame.select((pl.col(c).str.contains_any(_WHITE_SPACE) | (pl.col(c) == "")).any()
                                             for c in columns).row(0)))
     stripped = {field_name: pl.col(column).str.strip_chars() if padded[column] else pl.col(column)
                 for field_name, column in mapping.items()}

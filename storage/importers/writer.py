@@ -41,8 +41,9 @@ class ImportSummary:
 
 
 def _check_unique(frame: pl.DataFrame, keys: list[str], table: str) -> list[RowProblem]:
-    if frame.height == 0:
-        return []
+    distinct = pl.col(keys[0]) if len(keys) == 1 else pl.struct(keys)
+    if frame.height == 0 or frame.select(distinct.n_unique()).item() == frame.height:
+        return []   # counting distinct keys is far cheaper than grouping rows to find which repeat
     dup = frame.group_by(keys).len().filter(pl.col("len") > 1)
     problems = []
     for row in dup.head(20).iter_rows(named=True):

@@ -328,20 +328,23 @@ def read_textgrid(path: Path) -> Reading:
     attached = {tier.name: (kind, tier.name[:-len(suffix)]) for tier in tiers for kind, suffix in ATTACHED.items()
                 if tier.name.endswith(suffix) and tier.name[:-len(suffix)] in names}
     row_at: dict[tuple[str, float, float], dict] = {}   # a label by its tier and its times as the file gives them
+    read_rows = reading.rows
     for tier in tiers:
-        rows = TierRows(None, tier.name)
-        before = len(reading.rows)
+        make = TierRows(None, tier.name).row
+        before = len(read_rows)
         intervals = tier.kind == "IntervalTier"
+        skipped = tier.name in attached
         for number, (start, end, text, line) in enumerate(tier.items, start=1):
             if not (math.isfinite(start) and math.isfinite(end)):
                 raise bad_item(Origin(name, tier.name, number, line), f"times {start!r}..{end!r}",
                                "finite times in seconds")
-            if (intervals and text == "") or tier.name in attached:
+            if (intervals and text == "") or skipped:
                 continue
-            row = rows.row(start, end, text, Origin(name, tier.name, number, line))
-            reading.rows.append(row)
-            row_at[(tier.name, start, end)] = row
-        found = len(reading.rows) - before
+            row = make(start, end, text, Origin(name, tier.name, number, line))
+            read_rows.append(row)
+            if attached:  # only a tier of notes or values looks a label up by its times
+                row_at[(tier.name, start, end)] = row
+        found = len(read_rows) - before
         if tier.name not in attached:
             reading.report.count_read(name, tier.name, found)
             reading.report.tally(name, tier.name).gaps += len(tier.items) - found

@@ -25,12 +25,12 @@ from app.import_service import run_import
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
 from storage.store import Store
-from tests.conftest import ROOT
+from tests.conftest import REFERENCE_DATA, ROOT
 from tests.store_rows import store_rows
 
 SNAPSHOT = Path(__file__).with_name("exploretom_import_rows.json.gz")
 SAMPLE_CSV = ROOT / "resources" / "sample" / "ncp" / "exploretom" / "questions.csv"
-GOLDEN_TRACES = Path("/work/shared/reference-data/exploretom/exploretom_golden_traces.json")
+GOLDEN_TRACES = REFERENCE_DATA / "exploretom" / "exploretom_golden_traces.json"   # kept in the snapshot
 HEADER = ["story_structure", "infilled_story", "question", "expected_answer", "qprop=params", "qprop=nth_order",
           "is_false_belief", "param=story_type", "sprop=global_idx", "split"]
 

@@ -25,12 +25,12 @@ from app.import_service import run_import
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
 from storage.store import Store
-from tests.conftest import REFERENCE_DATA, ROOT
+from tests.conftest import ROOT
 from tests.store_rows import store_rows
 
 SNAPSHOT = Path(__file__).with_name("exploretom_import_rows.json.gz")
-SAMPLE_CSV = ROOT / "resources" / "sample" / "ncp" / "exploretom" / "questions.csv"
-GOLDEN_TRACES = REFERENCE_DATA / "exploretom" / "exploretom_golden_traces.json"   # kept in the snapshot
+NCP_SAMPLE = ROOT / "resources" / "sample" / "ncp"   # tasks and traces, and ExploreToM questions
+SAMPLE_CSV = NCP_SAMPLE / "exploretom" / "questions.csv"
 HEADER = ["story_structure", "infilled_story", "question", "expected_answer", "qprop=params", "qprop=nth_order",
           "is_false_belief", "param=story_type", "sprop=global_idx", "split"]
 
@@ -152,7 +152,7 @@ def _two_files() -> dict[str, str]:
 
 def _cases() -> list[dict[str, Any]]:
     """Every case: name, importer, its files (name -> text), the path imported and its options."""
-    cases = [
+    return [
         {"name": "generated", "kind": "exploretom", "files": {"generated.csv": _generated()}, "path": "generated.csv",
          "options": {}},
         {"name": "awkward", "kind": "exploretom", "files": {"awkward.csv": _awkward()}, "path": "awkward.csv",
@@ -166,12 +166,10 @@ def _cases() -> list[dict[str, Any]]:
         {"name": "two_files", "kind": "exploretom", "files": _two_files(), "path": ".", "options": {}},
         {"name": "sample", "kind": "exploretom", "files": {"questions.csv": SAMPLE_CSV.read_text(encoding="utf-8")},
          "path": "questions.csv", "options": {}},
+        {"name": "ncp_sample", "kind": "ncp", "path": ".", "options": {},
+         "files": {str(p.relative_to(NCP_SAMPLE)): p.read_text(encoding="utf-8")
+                   for p in sorted(NCP_SAMPLE.rglob("*")) if p.is_file() and "exploretom" not in p.parts}},
     ]
-    if GOLDEN_TRACES.is_file():
-        cases.append({"name": "golden_traces", "kind": "ncp",
-                      "files": {"golden.json": GOLDEN_TRACES.read_text(encoding="utf-8")},
-                      "path": "golden.json", "options": {}})
-    return cases
 
 
 def _plain(value: Any, root: str) -> Any:
@@ -190,6 +188,7 @@ def _plain(value: Any, root: str) -> Any:
 def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
     """Import the case's files into a new store in `folder`; what the store holds and what the import said."""
     for name, text in case["files"].items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text, encoding="utf-8")
     store = Store.open(folder / "store.duckdb")
     try:
@@ -198,12 +197,40 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
         said = {"notes": summary.notes, "skipped": summary.skipped, "written": summary.written}
     except ImportFailed as exc:
         said = {"refused": str(exc)}
-    rows = store_rows(store)
+    cur = store.cursor()
+    columns = {table: [c for (c,) in cur.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = ?"
+        " ORDER BY ordinal_position", [table]).fetchall()] for table in store_rows(store)}
+    rows = _plain(store_rows(store), str(folder))
     store.close()
-    # a trace step's own id is a number no other row refers to, drawn in whatever order DuckDB's parallel
-    # insert reaches the rows: the step is known by its stimulus, prediction and index
+    for table, referring in _NUMBERED:
+        _renumber(rows, columns, table, referring)
+    # a trace step's own id is a number no other row refers to: the step is known by its stimulus,
+    # prediction and index
     rows["trace_step"] = sorted((row[1:] for row in rows["trace_step"]), key=repr)
     return _plain({"said": said, "rows": rows}, str(folder))
+
+
+# Tables whose ids DuckDB draws in whatever order a parallel insert reaches the rows (models and runs named by
+# several traces, say), each with the columns that refer to them; in order, so each is renumbered after the
+# ids its own rows hold.
+_NUMBERED = (("model", (("run", "model_id"), ("aggregate_result", "model_id"))),
+             ("run", (("prediction", "run_id"),)),
+             ("prediction", (("trace_step", "prediction_id"), ("judgment", "prediction_id"))))
+
+
+def _renumber(rows: dict[str, list], columns: dict[str, list[str]], table: str,
+              referring: tuple[tuple[str, str], ...]) -> None:
+    """Give `table`'s rows ids in the order of their other values, and the rows that refer to them the same."""
+    if not rows.get(table):
+        return
+    ordered = sorted(rows[table], key=lambda row: repr(row[1:]))
+    new = {row[0]: number for number, row in enumerate(ordered, start=1)}
+    rows[table] = [[new[row[0]], *row[1:]] for row in ordered]
+    for other, column in referring:
+        at = columns[other].index(column)
+        rows[other] = sorted(([*row[:at], new.get(row[at], row[at]), *row[at + 1:]] for row in rows.get(other, [])),
+                             key=repr)
 
 
 def load_snapshot() -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """An ExploreToM or NCP import writes exactly the rows the row-by-row importer wrote: every table, every row,
 the notes and the skipped rows, for generated stories, every kind of question, refused rows, several files,
-the bundled sample and ExploreToM's golden traces (see `tests.exploretom_import_cases`)."""
+the bundled ExploreToM and NCP samples (see `tests.exploretom_import_cases`)."""
 from __future__ import annotations
 
 import json

@@ -19,7 +19,9 @@ the release (a dataset of its own), so a client spends its time on its own edits
 labels into its store.
 
 THINSLICE_BENCH_TEAM_MEMBERS (default 50) and THINSLICE_BENCH_TEAM_EDITS (edits per member, default 200)
-size the session; the figures' names say the number of members. The cluster is `benchmarks.pg_cluster`, so
+size the session; the figures' names say the number of members. The local baseline runs at the same pace
+with THINSLICE_BENCH_TEAM_BASELINE_EDITS edits per member (default 50: the same load, a smaller sample, so
+the figures take minutes, not a quarter of an hour). The cluster is `benchmarks.pg_cluster`, so
 this runs without pytest. Skipped without PostgreSQL.
 """
 from __future__ import annotations
@@ -43,6 +45,7 @@ from benchmarks import pg_cluster  # noqa: E402  (the project root is on the pat
 MEMBERS = int(os.environ.get("THINSLICE_BENCH_TEAM_MEMBERS", "50"))
 EDITS = int(os.environ.get("THINSLICE_BENCH_TEAM_EDITS", "200"))
 PACE_S = float(os.environ.get("THINSLICE_BENCH_TEAM_PACE_S", "1.0"))
+BASELINE_EDITS = int(os.environ.get("THINSLICE_BENCH_TEAM_BASELINE_EDITS", "50"))
 WARM_UP_EDITS = 3
 
 
@@ -106,10 +109,10 @@ def worker(folder: str, url: str, member: str, count: int, mode: str) -> None:
                                                              "ended": ended, "waiting": waiting}))
 
 
-def _burst(folder: Path, url: str, urls: dict[str, str], mode: str) -> list[dict]:
+def _burst(folder: Path, url: str, urls: dict[str, str], mode: str, edits: int) -> list[dict]:
     """Start one process per member, let them all edit at once, and collect what each measured."""
     children = [subprocess.Popen([sys.executable, __file__, "worker", str(folder), urls.get(m, url), m,
-                                  str(EDITS), mode], cwd=str(ROOT)) for m in urls]
+                                  str(edits), mode], cwd=str(ROOT)) for m in urls]
     try:
         while len(list(folder.glob(f"{mode}-*.ready"))) < len(urls):
             if any(c.poll() not in (None, 0) for c in children):
@@ -147,8 +150,8 @@ def run() -> list[tuple[str, float, str]]:
         members = [f"annotator{i:02d}" for i in range(MEMBERS)]
         urls = {m: server.add_member(url, m) for m in members}
         with tempfile.TemporaryDirectory() as tmp:
-            team = _burst(Path(tmp), url, urls, "team")
-            local = _burst(Path(tmp), url, urls, "local")
+            team = _burst(Path(tmp), url, urls, "team", EDITS)
+            local = _burst(Path(tmp), url, urls, "local", BASELINE_EDITS)
         with team_server.connect(url) as con:
             counts = dict(con.execute("SELECT member, count(*) FROM thinslice.annotation_event WHERE stimulus = %s"
                                       " GROUP BY member", [pg_cluster.STIMULI[0]]).fetchall())
@@ -157,12 +160,15 @@ def run() -> list[tuple[str, float, str]]:
     team_ms = [v for r in team for v in r["latencies"]]
     local_ms = [v for r in local for v in r["latencies"]]
     lost = sum(max(0, EDITS - counts.get(m, 0)) for m in members)
+    extra = sum(max(0, counts.get(m, 0) - EDITS) for m in members)
     n = MEMBERS
-    return [
+    offered = [(f"team_offered_edits_per_s_{n}_members", n / PACE_S, "edits/s")] if PACE_S else []
+    return [*offered,
         (f"team_edit_median_{n}_members_ms", statistics.median(team_ms), "ms"),
         (f"team_edit_p99_{n}_members_ms", _p99(team_ms), "ms"),
         (f"team_edits_per_s_{n}_members", _rate(team), "edits/s"),
         (f"team_edits_lost_{n}_members", float(lost), "edits"),
+        (f"team_edits_twice_on_server_{n}_members", float(extra), "edits"),
         (f"team_edits_waiting_at_stop_{n}_members", float(sum(r["waiting"] for r in team)), "edits"),
         (f"local_edit_median_{n}_processes_ms", statistics.median(local_ms), "ms"),
         (f"local_edit_p99_{n}_processes_ms", _p99(local_ms), "ms"),

@@ -179,19 +179,20 @@ class EditJournal:
         """Append the events committed above `mark`, and their labels as they now stand, fsynced. Called
         with `lock` held, right after the commit. False when there was nothing to record. A write of more
         than CHECKPOINT_EVENTS events is checkpointed into the main file instead, and the journal emptied."""
-        count = cur.execute(f"SELECT count(*) FROM {_EVENTS} WHERE id > ?", [mark]).fetchone()[0]
-        if count > CHECKPOINT_EVENTS:
+        # one read for the common case, an edit of a few events; a large write is read whole only when it
+        # cannot be checkpointed instead
+        events = cur.execute(f"SELECT * FROM {_EVENTS} WHERE id > ? ORDER BY id LIMIT ?", [mark, CHECKPOINT_EVENTS + 1])
+        event_columns = [d[0] for d in events.description]
+        event_rows = events.fetchall()
+        if len(event_rows) > CHECKPOINT_EVENTS:
             try:
                 cur.execute("CHECKPOINT")
-            except duckdb.Error:
-                pass  # another transaction is open: the events are journaled as any edit's
+            except duckdb.Error:   # another transaction is open: the events are journaled as any edit's
+                event_rows = cur.execute(f"SELECT * FROM {_EVENTS} WHERE id > ? ORDER BY id", [mark]).fetchall()
             else:
                 self.trim()
                 self._high = max(self._high, sequence_value(cur, f"seq_{_EVENTS}"))
                 return True
-        events = cur.execute(f"SELECT * FROM {_EVENTS} WHERE id > ? ORDER BY id", [mark])
-        event_columns = [d[0] for d in events.description]
-        event_rows = events.fetchall()
         if not event_rows:
             return False
         label_ids = sorted({row[event_columns.index("annotation_id")] for row in event_rows})

@@ -57,27 +57,28 @@ def interpret_stories(plan: ImportPlan) -> None:
             pl.col("structure").ne("") & pl.col("params").str.contains(STATE_PREFIX, literal=True)
     ).select("structure", "title", "params").iter_rows():
         _note_state_type(state_types.setdefault(structure, {}), title, params)
-    stories: dict[str, tuple[StoredSteps, Replay] | StoryParseError | TraceError] = {}
-    numbers: dict[str, int] = {}   # each structure's place in `stories`
+    # each distinct structure once, in the order the questions first name it, and each question's story by
+    # its place in that order: the structures stay in polars, not copied into Python for every question
+    distinct = read.select(pl.col("structure").filter(pl.col("structure").ne("")).unique(maintain_order=True))
+    stories = [_read(structure, state_types.get(structure, {})) for structure in distinct.to_series().to_list()]
+    questions = read.join(distinct.with_row_index("story"), on="structure", how="left", maintain_order="left")
     traced: list[tuple[str, int]] = []   # (a question's stimulus, the number of its story)
     answers: list[dict[str, Any] | None] = []   # per stimulus, the engine's answer (`_answer`) if it was asked
-    for external, title, expected, structure, params in read.iter_rows():
-        story = stories.get(structure) if structure else None
-        if structure and story is None:
-            story = stories[structure] = _read(structure, state_types.get(structure, {}))
-            numbers[structure] = len(numbers)
+    for external, title, expected, params, number in questions.select(
+            "external_id", "title", "ground_truth", "params", "story").iter_rows():
+        story = stories[number] if number is not None else None
         if not isinstance(story, tuple):
             answers.append(None)
             continue
-        traced.append((external, numbers[structure]))
+        traced.append((external, number))
         answers.append(_answer(story[1], title, params, expected))
     plan.frames["stimuli"] = stimuli.with_columns(meta=_with_answers(
         stimuli.get_column("meta"), answers, spliced=plan.importer == ExploreToMImporter.kind))
     if traced:
-        plan.add("trace_steps", _trace_steps(list(stories.values()), traced))
-    failed = [(structure, err) for structure, err in stories.items() if not isinstance(err, tuple)]
+        plan.add("trace_steps", _trace_steps(stories, traced))
+    failed = [err for err in stories if not isinstance(err, tuple)]
     if failed:
-        first = failed[0][1]
+        first = failed[0]
         plan.notes.append(f"{len(failed)} of {len(stories)} story structures have a sentence the belief tracker "
                           f"does not write, so their questions are shown as text only; the first: {first}")
 

@@ -282,15 +282,7 @@ class SpectrogramTiles:
             block = self.source.read_channels(int(starts[0]), span)
             index = (starts - starts[0])[:, None] + np.arange(n)[None, :]
             return block[:, index]
-        frames = None
-        for i, start in enumerate(starts):
-            if i % 64 == 0 and should_cancel():
-                raise DecodeCancelled()
-            samples = self.source.read_channels(int(start), n)
-            if frames is None:
-                frames = np.empty((samples.shape[0], len(starts), n), dtype=np.float32)
-            frames[:, i] = samples
-        return frames
+        return self.source.read_frames(starts, n, should_cancel)
 
     def compute_tile(self, level: int, index: int, should_cancel: ShouldCancel | None = None) -> np.ndarray:
         """The dB values of tile `index` at `level` (frames x bands, float32), computed (no cache)."""

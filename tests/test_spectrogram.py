@@ -279,3 +279,45 @@ def test_a_stereo_file_is_analysed_as_praat_analyses_it(tmp_path, kind):
     mixed = SpectrogramTiles(ArraySource(AudioSamples(stereo.mean(axis=1), rate)), params)
     mixed_db = np.concatenate([mixed.tile(0, i) for i in range(mixed.tiles_at(0))])
     assert np.max(np.abs(mixed_db[loud] - theirs[loud])) > 1.0   # the old way was not Praat's
+
+
+@pytest.mark.parametrize("subtype", ["PCM_16", "FLOAT", "PCM_24"])
+def test_a_long_files_sparse_frames_read_from_disk_equal_praat_at_every_level(tmp_path, subtype):
+    """A long recording's overview reads frames spread over the file: a 16-bit or float WAV is read where it
+    lies (one gather), anything else through libsndfile frame by frame; both equal Praat at each level, in
+    both channels, to the file's last frame (which reaches past its end)."""
+    rate, seconds = 8000, 40.0
+    voice = signals(rate, seconds)["speech"]
+    other = (0.05 * np.random.default_rng(3).standard_normal(len(voice))).astype(np.float32)
+    path = tmp_path / f"long_{subtype}.wav"
+    sf.write(path, np.stack([voice, other], axis=1), rate, subtype=subtype)
+    source = SoundFileSource(path)
+    assert (source._mapped is not None) == (subtype != "PCM_24")
+    tiles = SpectrogramTiles(source, SpectrogramParams())
+    sound = parselmouth.Sound(str(path))
+    sparse = 0
+    for level in range(tiles.n_levels):
+        starts = tiles._frame_starts(level, 0, tiles.frames_at(level))
+        sparse += int(starts[-1] - starts[0]) + tiles.window_samples > 4 * tiles.window_samples * len(starts)
+        ours = tiles._slice(level, 0.0, tiles.duration_s, None, True)
+        found = sound.to_spectrogram(window_length=tiles.params.window_length_s,
+                                     maximum_frequency=tiles.params.max_frequency_hz,
+                                     time_step=tiles.step_at(level), frequency_step=tiles.params.frequency_step_hz)
+        theirs = 10.0 * np.log10((found.values.T + 1e-30) / 4e-10)
+        loud = theirs > theirs.max() - 60.0
+        assert ours.image.shape == theirs.shape and np.max(np.abs(ours.image[loud] - theirs[loud])) < 1e-3, level
+    assert sparse >= 1   # the coarsest levels did read frames spread over the file
+
+
+def test_frames_read_where_they_lie_equal_frames_read_one_by_one_inside_a_window(tmp_path):
+    rate = 8000
+    samples = (np.random.default_rng(5).integers(-32768, 32767, size=(rate * 6, 2))).astype(np.int16)
+    path = tmp_path / "window.wav"
+    sf.write(path, samples, rate, subtype="PCM_16")
+    source = SoundFileSource(path, offset_s=1.0, duration_s=4.0)
+    starts = np.array([-300, -5, 0, 7, 12345, source.n_frames - 100, source.n_frames - 1, source.n_frames + 50])
+    mapped = source.read_frames(starts, 256)
+    one_by_one = np.stack([source.read_channels(int(s), 256) for s in starts], axis=1)
+    assert mapped.dtype == np.float32 and mapped.shape == one_by_one.shape == (2, len(starts), 256)
+    assert np.array_equal(mapped, one_by_one)
+    assert not mapped[:, 0].any() and not mapped[:, -1].any()   # before the window and past it: silence

@@ -44,6 +44,9 @@ NAME_COLUMNS: dict[str, tuple[str, ...]] = {
     "aggregate_results": ("model", "source", "metric_group", "metric"),
 }
 CONTROL_CHARACTERS = r"[\x00-\x1f\x7f-\x9f]"
+# the same characters one by one: a search for any of them takes about half the time of the pattern over
+# millions of names
+_CONTROL_LIST = [c for c in map(chr, range(0xa0)) if re.match(CONTROL_CHARACTERS, c)]
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # (start, end) pairs of times in seconds: finite, not negative, start <= end.
@@ -145,7 +148,7 @@ def bad_values(table: str, frame: pl.DataFrame, scale: float | None = None) -> l
         found.extend((int(r), column, v, expected) for r, v in hits.head(50).iter_rows())
 
     for column in (c for c in NAME_COLUMNS.get(table, ()) if c in present):
-        collect(pl.col(column).str.contains(CONTROL_CHARACTERS), column, "text without control characters")
+        collect(pl.col(column).str.contains_any(_CONTROL_LIST), column, "text without control characters")
     for column in (c for c in DURATIONS.get(table, ()) if c in present):
         collect(~pl.col(column).is_finite() | (pl.col(column) < 0), column, "a finite time of 0 s or more")
     for column in (c for c in FINITE.get(table, ()) if c in present):

@@ -249,16 +249,15 @@ def _col(frame: pl.DataFrame, name: str, default: str | None = None) -> pl.Expr:
     return pl.lit(default, dtype=pl.String)
 
 
-def _constant(column: pl.Series) -> bool:
-    first = column[0]
-    return first is not None and bool((column == first).all())
-
-
 def _duplicates(frame: pl.DataFrame, keys: list[str], file: str, log: ProblemLog, what: str) -> pl.DataFrame:
     """Log and drop second rows with the same key. A hash of the key answers "none" quickly for big tables."""
     if frame.height < 2:
         return frame
-    varying = [k for k in keys if not _constant(frame.get_column(k))] or keys[:1]
+    # a key the same in every row (a condition the table does not have) need not be hashed; every key is
+    # asked in one pass
+    constant = frame.select(((pl.col(k) == pl.col(k).first()).all() & pl.col(k).first().is_not_null()).alias(k)
+                            for k in keys).row(0)
+    varying = [k for k, same in zip(keys, constant) if not same] or keys[:1]
     hashed = pl.lit(0, dtype=pl.UInt64)
     for seed, key in enumerate(varying):
         hashed = hashed.xor(pl.col(key).fill_null("").hash(seed=seed + 1))

@@ -63,7 +63,8 @@ case "${1:-}" in
     if [ "$#" -gt 0 ]; then
       exec xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m pytest -q "$@"
     fi
-    # 1. layers point down only (widgets > app > storage; no Qt, pyqtgraph or libVLC below widgets)
+    # 1. layers point down only (widgets > app > storage; no Qt, pyqtgraph or libVLC below widgets; the
+    #    window asks app services and runs no queries)
     .venv/bin/lint-imports
     # 2. the Qt-free tests, in an interpreter where Qt, pyqtgraph and libVLC cannot be imported
     THINSLICE_TEST_PART=core .venv/bin/python -m pytest -q -p no:pytest-qt

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.events import Event
-from storage.queries import StimulusFilter
+from storage.records import StimulusFilter
 
 
 class Session:

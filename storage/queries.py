@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +16,11 @@ import numpy as np
 
 from storage import lookups
 from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
-                             StimulusDetail, TraceStepRecord, Word)
+                             StimulusDetail, StimulusFilter, StimulusRow, TraceStepRecord, Word)
 from storage.story_questions import story_questions
 
 OUTCOMES = ("correct", "incorrect")
 TRACE_KINDS = ("ncp_task", "story")
-
-
-@dataclass(frozen=True)
-class StimulusFilter:
-    """What the filter bar asks for. Empty fields do not filter."""
-
-    dataset_id: int | None = None
-    benchmark: str | None = None
-    kind: str | None = None
-    modality: str | None = None        # restricts which predictions count for the per-model outcome filters
-    ground_truth: str | None = None
-    text: str | None = None            # matched against id, title, text and metadata
-    model_outcomes: tuple[tuple[str, str], ...] = ()   # (model name, "correct"|"incorrect")
-    models_disagree: bool = False      # the compared models gave different answers
-    compared_models: tuple[str, ...] = ()
-    stimulus_ids: tuple[int, ...] | None = None   # set by drill-downs from charts and failure filters
 
 
 # An id in natural order: each run of digits compares as the number it writes (0, 1, 2, 10, 100; clip-9 before
@@ -48,19 +32,6 @@ NATURAL_ID = ("array_to_string(list_transform(regexp_extract_all(s.external_id, 
               " CASE WHEN p[1] BETWEEN '0' AND '9' THEN chr(1) || lpad(CAST(length(ltrim(p, '0')) AS VARCHAR),"
               " 6, '0') || ltrim(p, '0') ELSE p END), '')")
 SORT_COLUMNS = {"id": NATURAL_ID, "kind": "s.kind", "truth": "s.ground_truth", "title": "s.title"}
-
-
-@dataclass(frozen=True)
-class StimulusRow:
-    id: int
-    external_id: str
-    kind: str
-    ground_truth: str | None
-    title: str | None
-    outcomes: dict[str, bool | None] = field(default_factory=dict)   # model -> correct (any modality: majority)
-    human_share_correct: float | None = None
-    human_n: int = 0
-    n_predictions: int = 0
 
 
 def dataset_models(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[str]:

@@ -18,6 +18,35 @@ class Dataset:
 
 
 @dataclass(frozen=True)
+class StimulusFilter:
+    """What the filter bar asks for. Empty fields do not filter."""
+
+    dataset_id: int | None = None
+    benchmark: str | None = None
+    kind: str | None = None
+    modality: str | None = None        # restricts which predictions count for the per-model outcome filters
+    ground_truth: str | None = None
+    text: str | None = None            # matched against id, title, text and metadata
+    model_outcomes: tuple[tuple[str, str], ...] = ()   # (model name, "correct"|"incorrect")
+    models_disagree: bool = False      # the compared models gave different answers
+    compared_models: tuple[str, ...] = ()
+    stimulus_ids: tuple[int, ...] | None = None   # set by drill-downs from charts and failure filters
+
+
+@dataclass(frozen=True)
+class StimulusRow:
+    id: int
+    external_id: str
+    kind: str
+    ground_truth: str | None
+    title: str | None
+    outcomes: dict[str, bool | None] = field(default_factory=dict)   # model -> correct (any modality: majority)
+    human_share_correct: float | None = None
+    human_n: int = 0
+    n_predictions: int = 0
+
+
+@dataclass(frozen=True)
 class MediaRef:
     """One media file of a stimulus. `path` is absolute; `offset_s` is where the stimulus starts in it."""
 

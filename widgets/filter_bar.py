@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QGridLayout, QLabel, QLineEdit, QToolButton, QWidget)
 
-from storage.queries import StimulusFilter
+from storage.records import StimulusFilter
 
 ANY = "any"
 

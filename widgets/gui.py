@@ -18,7 +18,7 @@ from widgets.settings_store import SettingsStore
 from widgets.store_menu import HeldStoreDialog
 from app.sample import import_sample, store_is_empty
 from app.session import Session
-from storage import lookups
+from app.browser import Browser
 from app.store_channel import copy_held_store
 from storage.errors import StoreLockedError, StoreMissingError, ThinsliceError
 from storage.store import Store, default_store_path
@@ -46,7 +46,7 @@ def run_gui(argv: list[str]) -> int:
         return _refuse(exc, args, "Thinslice cannot open the store")
     try:
         if args.dataset and not store_is_empty(store):
-            lookups.datasets(store.cursor(), args.dataset)   # an unknown name is refused naming every dataset
+            Browser(store).datasets(args.dataset)   # an unknown name is refused naming every dataset
         if args.screenshot:
             return _screenshot(store, args)
         window = show_window(store, args, QSettings(), note)   # noqa: F841 (held while the window runs)
@@ -70,12 +70,12 @@ def show_window(store: Store, args: argparse.Namespace, settings: QSettings, not
     elif args.dataset:
         window.select_dataset(args.dataset)
     if args.stimulus:
-        found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+        found = window.browser.find_stimulus(args.stimulus, args.dataset)
         if found:
-            name = lookups.dataset_name(store.cursor(), found[1])
+            stimulus_id, name = found
             if name:
                 window.select_dataset(name)
-            window.select_stimulus_id(found[0])
+            window.select_stimulus_id(stimulus_id)
     window.show()
     return window
 
@@ -218,7 +218,7 @@ def _screenshot(store: Store, args) -> int:
     if not args.no_sample and store_is_empty(store):
         import_sample(store)
     if args.dataset:   # checked again once a first run's sample is in
-        lookups.datasets(store.cursor(), args.dataset)
+        Browser(store).datasets(args.dataset)
     # a screenshot shows the default layout and leaves the user's remembered layout alone
     scratch = tempfile.TemporaryDirectory()
     settings = QSettings(str(Path(scratch.name) / "screenshot.ini"), QSettings.Format.IniFormat)
@@ -229,12 +229,11 @@ def _screenshot(store: Store, args) -> int:
         window.select_dataset(args.dataset)
     stimulus_id = None
     if args.stimulus:
-        found = lookups.find_stimulus(store.cursor(), args.stimulus, args.dataset)
+        found = window.browser.find_stimulus(args.stimulus, args.dataset)
         if found is None:
             print(f"thinslice: no stimulus {args.stimulus!r}", file=sys.stderr)
             return 1
-        stimulus_id = found[0]
-        name = lookups.dataset_name(store.cursor(), found[1])
+        stimulus_id, name = found
         if name:
             window.select_dataset(name)
     out = screenshot(window, args.screenshot, stimulus_id)

@@ -17,11 +17,11 @@ from app.changes import Change, ChangeChannel, Topic
 from app.dashboard_cache import DashboardFrames
 from app.keymap import default_keymap
 from app.session import Session
-from storage import lookups, queries
+from app.browser import Browser, StimulusInFull
 from app.annotation_model import AnnotationModel
 from storage.annotations import AnnotationStore
 from storage.errors import ThinsliceError
-from storage.records import StimulusDetail
+from storage.records import StimulusDetail, StimulusFilter
 from storage.store import Store
 from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
@@ -92,6 +92,8 @@ class MainWindow(QMainWindow):
     def __init__(self, store: Store, session: Session | None = None, settings: QSettings | None = None) -> None:
         super().__init__()
         self.store = store
+        self.browser = Browser(store)
+        self._dataset_names: dict[int, str] = {}   # as the last refresh read them
         self.session = session or Session()
         self.settings = settings or QSettings("Thinslice", "Thinslice")
         self.settings_store = SettingsStore(self.settings)
@@ -413,7 +415,8 @@ class MainWindow(QMainWindow):
 
     # -- datasets ------------------------------------------------------------------------------
     def refresh_datasets(self, prefer: str | None = None) -> None:
-        datasets = lookups.datasets(self.store.cursor())
+        datasets = self.browser.datasets()
+        self._dataset_names = {ds.id: ds.name for ds in datasets}
         current = prefer or self.dataset_combo.currentText()
         self.dataset_combo.blockSignals(True)
         self.dataset_combo.clear()
@@ -445,7 +448,7 @@ class MainWindow(QMainWindow):
             return
         self.settings_store.update(last_dataset=self.dataset_combo.currentText())
         # the facets scan the dataset's stimuli and runs: a worker reads them, then the dataset is shown
-        self.runner.submit("facets", lambda: queries.dataset_facets(self.store.cursor(), dataset_id),
+        self.runner.submit("facets", lambda: self.browser.facets(dataset_id),
                            lambda facets: self._show_dataset(dataset_id, facets))
 
     def _show_dataset(self, dataset_id: int, facets: dict[str, list[str]]) -> None:
@@ -456,11 +459,11 @@ class MainWindow(QMainWindow):
         self.dashboard.set_dataset(dataset_id)
 
     # -- table and detail -----------------------------------------------------------------------
-    def _fetch_ids(self, f: queries.StimulusFilter, sort: str, desc: bool):
-        return queries.stimulus_ids(self.store.cursor(), f, sort, desc)
+    def _fetch_ids(self, f: StimulusFilter, sort: str, desc: bool):
+        return self.browser.stimulus_ids(f, sort, desc)
 
     def _fetch_rows(self, ids: list[int], models: list[str], modality: str | None):
-        return queries.stimulus_rows(self.store.cursor(), ids, models, modality)
+        return self.browser.stimulus_rows(ids, models, modality)
 
     def _ids_loaded(self, count: int) -> None:
         self.filter_bar.set_count(count)
@@ -483,19 +486,13 @@ class MainWindow(QMainWindow):
         if stimulus_id is None:
             self._show_detail(None)
             return
-        def load() -> tuple[StimulusDetail, dict] | None:
-            from storage.analysis import response_audio_paths
-            cur = self.store.cursor()
-            detail = queries.stimulus_detail(cur, stimulus_id)
-            if detail is None:
-                return None
-            detail = replace(detail, annotation_count=len(self.annotations.for_stimulus(stimulus_id)))
-            return detail, response_audio_paths(cur, stimulus_id)
+        def load() -> StimulusInFull | None:
+            return self.browser.stimulus_in_full(stimulus_id, len(self.annotations.for_stimulus(stimulus_id)))
 
         self.runner.submit("detail", load, self._show_detail)
 
-    def _show_detail(self, bundle: tuple[StimulusDetail, dict] | None) -> None:
-        detail, response_audio = bundle if bundle is not None else (None, {})
+    def _show_detail(self, shown: StimulusInFull | None) -> None:
+        detail, response_audio = (shown.detail, shown.response_audio) if shown is not None else (None, {})
         self.stimulus_view.set_detail(detail)
         self.predictions.set_detail(detail)
         self.compare.set_detail(detail, response_audio)
@@ -547,9 +544,7 @@ class MainWindow(QMainWindow):
         self.default_layout.reset()
 
     def _compare_traces(self, stimulus_id: int, models: tuple) -> None:
-        from app.ncp import compare_traces
-        self.runner.submit("compare-traces",
-                           lambda: compare_traces(self.store.cursor(), stimulus_id, list(models)),
+        self.runner.submit("compare-traces", lambda: self.browser.traces(stimulus_id, list(models)),
                            self.compare.set_traces)
 
     def report_error(self, exc: BaseException) -> None:
@@ -680,8 +675,7 @@ class MainWindow(QMainWindow):
             return
 
         def work():
-            ids = [int(i) for i in queries.stimulus_ids(self.store.cursor(), queries.StimulusFilter(dataset_id=dataset_id))]
-            names = lookups.external_ids(self.store.cursor(), ids)
+            ids, names = self.browser.dataset_stimuli(dataset_id)
             return agreement_for(self.annotations, ids, label_set, scope=scope, grid_s=grid_s), names
 
         self.runner.submit("agreement", work, lambda result: self.agreement.set_report(*result),
@@ -717,7 +711,7 @@ class MainWindow(QMainWindow):
         if self.session.dataset_id is None:
             self.show_status(f"{path.name}: choose the dataset its labels belong to first")
             return None
-        dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id)
+        dataset = self._dataset_names.get(self.session.dataset_id)
         selected = self.stimulus_view.detail.external_id if self.stimulus_view.detail else None
         annotator = self.session.annotator
 
@@ -747,7 +741,7 @@ class MainWindow(QMainWindow):
         from storage.exporters.registry import exporters
         from widgets.export_dialog import ExportBackend
         name = self.dataset_combo.currentText()
-        dataset = lookups.dataset_name(self.store.cursor(), self.session.dataset_id) if self.session.dataset_id else None
+        dataset = self._dataset_names.get(self.session.dataset_id) if self.session.dataset_id else None
         return ExportBackend(formats=[(e.name, e.extension) for e in exporters()], dataset=dataset or name,
                              annotators=[a for a in self.annotations.annotators()],
                              export=lambda fmt, out, annotator, skip: export_annotations(
@@ -789,7 +783,7 @@ class MainWindow(QMainWindow):
             if change.concerns(Topic.ROWS):
                 self.table_model.reload()  # the ids, then the visible pages; the selection is kept
             if change.concerns(Topic.FACETS):
-                self.runner.submit("facets-refresh", lambda: queries.dataset_facets(self.store.cursor(), dataset_id),
+                self.runner.submit("facets-refresh", lambda: self.browser.facets(dataset_id),
                                    self._facets_refreshed)
             if change.concerns(Topic.METRICS):
                 self.dashboard.set_dataset(dataset_id)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from storage.queries import StimulusFilter, StimulusRow
+from storage.records import StimulusFilter, StimulusRow
 from widgets.tasks import TaskRunner
 
 FetchIds = Callable[[StimulusFilter, str, bool], np.ndarray]

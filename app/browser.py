@@ -1,0 +1,76 @@
+"""What the window reads from the store to browse it: datasets, the filter bar's facets, the table's ids and
+pages, one stimulus in full, a task's traces beside the models' attempts, a dataset's stimulus names.
+
+The window composes views and never runs SQL: it asks this service, on its worker for anything that scans a
+dataset, and takes the records it returns. Qt-free; each call reads through the calling thread's own cursor,
+so calls on the worker and on the GUI thread do not share one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from storage import lookups, queries
+
+from storage.records import Dataset, StimulusDetail, StimulusFilter, StimulusRow
+from storage.store import Store
+
+
+@dataclass(frozen=True)
+class StimulusInFull:
+    """One stimulus as the detail area shows it, with the model response audio found on disk."""
+
+    detail: StimulusDetail
+    response_audio: dict[int, Path]
+
+
+class Browser:
+    """Read queries for the window over one store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def datasets(self, name: str | None = None) -> list[Dataset]:
+        """Every dataset (or the one named: `DatasetNotFound`, naming the others, when there is none)."""
+        return lookups.datasets(self.store.cursor(), name)
+
+    def facets(self, dataset_id: int) -> dict[str, list[str]]:
+        """The values the filter bar offers for a dataset (scans it: call on the worker)."""
+        return queries.dataset_facets(self.store.cursor(), dataset_id)
+
+    def stimulus_ids(self, wanted: StimulusFilter, sort: str = "id", descending: bool = False) -> np.ndarray:
+        """The ordered ids a filter admits (the whole-table query: call on the worker)."""
+        return queries.stimulus_ids(self.store.cursor(), wanted, sort, descending)
+
+    def stimulus_rows(self, ids: list[int], models: list[str], modality: str | None) -> list[StimulusRow]:
+        """One page of the table."""
+        return queries.stimulus_rows(self.store.cursor(), ids, models, modality)
+
+    def stimulus_in_full(self, stimulus_id: int, annotation_count: int) -> StimulusInFull | None:
+        """Everything the detail area shows for one stimulus (None once it is gone)."""
+        from storage.analysis import response_audio_paths
+        cur = self.store.cursor()
+        detail = queries.stimulus_detail(cur, stimulus_id)
+        if detail is None:
+            return None
+        return StimulusInFull(replace(detail, annotation_count=annotation_count), response_audio_paths(cur, stimulus_id))
+
+    def traces(self, stimulus_id: int, models: list[str]) -> list[tuple[str, list[Any], dict[str, Any] | None]]:
+        """A task's reference trace and each model's attempt, as the compare view lays them side by side."""
+        from app.ncp import compare_traces
+        return compare_traces(self.store.cursor(), stimulus_id, models)
+
+    def dataset_stimuli(self, dataset_id: int) -> tuple[list[int], dict[int, str]]:
+        """A dataset's stimulus ids in the table's order and each one's own id in the release."""
+        ids = [int(i) for i in queries.stimulus_ids(self.store.cursor(), StimulusFilter(dataset_id=dataset_id))]
+        return ids, lookups.external_ids(self.store.cursor(), ids)
+
+    def find_stimulus(self, ref: str, dataset: str | None = None) -> tuple[int, str | None] | None:
+        """(store id, dataset name) of a stimulus named by its own id (within `dataset` if given) or store id."""
+        found = lookups.find_stimulus(self.store.cursor(), ref, dataset)
+        if found is None:
+            return None
+        return found[0], lookups.dataset_name(self.store.cursor(), found[1])

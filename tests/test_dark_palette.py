@@ -98,3 +98,21 @@ def test_the_steppers_false_belief_line_is_readable_in_dark(qtbot, dark):
     line = re.search(r"color:(#[0-9a-fA-F]{6})'><b>⚠ False belief", header)
     assert line, header   # Beth still thinks the ball is in the basket
     assert contrast(QColor(line.group(1)), dark.color(QPalette.ColorRole.Window)) >= 4.5
+
+
+def test_a_video_with_nothing_to_show_says_so_in_the_dark_palettes_colours(qtbot, dark):
+    from widgets.video_view import VideoSurface
+    surface = VideoSurface(None, "video", embed=False)
+    qtbot.addWidget(surface)
+    style = surface.message.styleSheet()
+    fg = re.search(r"color: (#[0-9a-fA-F]{6})", style).group(1)
+    bg = re.search(r"background: (#[0-9a-fA-F]{6})", style).group(1)
+    assert QColor(bg).lightnessF() < 0.3   # not a pale box in a dark window
+    assert contrast(QColor(fg), QColor(bg)) >= 4.5
+
+
+def test_the_rooms_canvas_draws_its_boxes_in_the_dark_palettes_colours(dark):
+    for background, text in (("container_bg", "container_fg"), ("object_bg", "object_fg"),
+                             ("object_changed_bg", "object_fg")):
+        assert QColor(colour(background)).lightnessF() < 0.35, background
+        assert contrast(QColor(colour(text)), QColor(colour(background))) >= 4.5, (background, text)

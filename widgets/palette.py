@@ -33,6 +33,18 @@ COLOURS: dict[str, tuple[str, str]] = {
     "page_bg": ("#fbfbf8", "#1c1c1c"),
     "page_fg": ("#111111", "#eeeeee"),
     "truth_bg": ("#e8f5e9", "#1f3d22"),
+    # a media view with nothing to show: its message
+    "placeholder_bg": ("#e8e8e8", "#2b2b2b"),
+    "placeholder_fg": ("#444444", "#c8c8c8"),
+    # the rooms canvas: a container, an object, an object this step moved
+    "container_bg": ("#f3e3c3", "#4a3b24"),
+    "container_edge": ("#8d6e3f", "#b08d57"),
+    "container_fg": ("#5c4424", "#ecd9b4"),
+    "object_bg": ("#e9ecef", "#3a3f44"),
+    "object_edge": ("#495057", "#adb5bd"),
+    "object_fg": ("#212529", "#e9ecef"),
+    "object_changed_bg": ("#fff3bf", "#6b5a00"),
+    "object_changed_edge": ("#c92a2a", "#ff8a80"),
     # a story question: the engine's answer matches the expected one, or not
     "match_bg": ("#d3f9d8", "#1f3d22"),
     "mismatch_bg": ("#f6c9c4", "#5a2320"),

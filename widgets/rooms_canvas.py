@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from app.beliefs.engine import CONTAINER, ROOM, is_positive
 from app.beliefs.replay import BeliefState, StepRecord
 from app.beliefs.trace_view import TraceData
+from widgets.palette import colour
 from widgets.stepper_style import PEEK_RING, PERSON_COLOURS, UNKNOWN_FG, WITNESS_RING
 
 
@@ -156,10 +157,10 @@ class RoomsCanvas(QWidget):
         inner_w = sum(metrics.horizontalAdvance(o) + 18 for o in contents)
         w = max(metrics.horizontalAdvance(container) + 16, inner_w + 10, 60)
         box = QRectF(area.left(), area.top(), w, max(area.height(), 40))
-        painter.setPen(QPen(QColor("#8d6e3f"), 2))
-        painter.setBrush(QColor("#f3e3c3"))
+        painter.setPen(QPen(QColor(colour("container_edge")), 2))
+        painter.setBrush(QColor(colour("container_bg")))
         painter.drawRect(box)
-        painter.setPen(QColor("#5c4424"))
+        painter.setPen(QColor(colour("container_fg")))
         painter.drawText(box.adjusted(5, 2, 0, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop, container)
         x = box.left() + 6
         for obj in contents:
@@ -174,10 +175,11 @@ class RoomsCanvas(QWidget):
         taken_out = self._state.world(obj, CONTAINER)
         style = Qt.PenStyle.DashLine if taken_out is not None and not is_positive(taken_out) else Qt.PenStyle.SolidLine
         changed = self._record is not None and any(k[0] == "world" and k[1] == obj for k in self._record.changed_keys)
-        painter.setPen(QPen(QColor("#c92a2a") if changed else QColor("#495057"), 2 if changed else 1, style))
-        painter.setBrush(QColor("#fff3bf") if changed else QColor("#e9ecef"))
+        painter.setPen(QPen(QColor(colour("object_changed_edge" if changed else "object_edge")), 2 if changed else 1,
+                            style))
+        painter.setBrush(QColor(colour("object_changed_bg" if changed else "object_bg")))
         painter.drawRoundedRect(rect, 5, 5)
-        painter.setPen(QColor("#212529"))
+        painter.setPen(QColor(colour("object_fg")))
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, obj)
         return rect.right()
 

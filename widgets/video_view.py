@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QStackedLayout, QVBoxLayout, QWidget
 
 from app.clock import ClockEvent, PlaybackClock
+from widgets.palette import colour
 
 NOT_WINDOWED = (
     "Video is shown only in a windowed (X11) session.\n"
@@ -109,7 +110,8 @@ class VideoSurface(QFrame):
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setMinimumSize(160, 120)
-        self.message.setStyleSheet("color: #444; background: #e8e8e8; padding: 12px;")
+        self.message.setStyleSheet(f"color: {colour('placeholder_fg')}; background: {colour('placeholder_bg')};"
+                                   " padding: 12px;")
         self._stack = QStackedLayout()
         self._stack.addWidget(self.drawable)
         self._stack.addWidget(self.message)

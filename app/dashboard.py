@@ -53,20 +53,23 @@ class AnalysisFrames:
 
     The stimuli and the per-prediction frames are read from `store` when first asked (on whichever thread
     asks, once): the dashboards work from counts aggregated in the store, so a million predictions are only
-    turned into a frame when a view needs each one (failure filters, slices). Ratings and judgments are read
-    at once: the failure filters' view reads them on its own thread. Each dashboard is computed once per
-    correction (`dashboard`); frames are read again only after the data changed (`app.dashboard_cache`)."""
+    turned into a frame when a view needs each one (failure filters, slices). The judge scores are read when
+    first asked too: by the dashboards of the benchmarks that show them, and by the failure filters' worker
+    before their view looks at a judge's scale. Ratings are read at once: the failure filters' view lists their
+    conditions on its own thread. Each dashboard is computed once per correction (`dashboard`); frames are read
+    again only after the data changed (`app.dashboard_cache`)."""
 
     dataset: Dataset
     ratings: pl.DataFrame
-    judgments: pl.DataFrame
     store: Store
     asr: pl.DataFrame | None = None
     conversation: pl.DataFrame | None = None
     aggregates: pl.DataFrame | None = None
     ncp: pl.DataFrame | None = None   # one row per NCP attempt with its outcome and the task's factors
+    has_ncp_tasks: bool = False
     notes: list[str] = field(default_factory=list)
     _stimuli: pl.DataFrame | None = field(default=None, repr=False)
+    _judgments: pl.DataFrame | None = field(default=None, repr=False)
     _predictions: pl.DataFrame | None = field(default=None, repr=False)
     _answer_counts: pl.DataFrame | None = field(default=None, repr=False)
     _correct_counts: pl.DataFrame | None = field(default=None, repr=False)
@@ -85,6 +88,18 @@ class AnalysisFrames:
             if self._stimuli is None:
                 self._stimuli = analysis.stimuli_frame(self.store.cursor(), self.dataset.id)
             return self._stimuli
+
+    @property
+    def judgments(self) -> pl.DataFrame:
+        """Every judge score (`analysis.judgments_frame`)."""
+        with self._reading:
+            if self._judgments is None:
+                self._judgments = analysis.judgments_frame(self.store.cursor(), self.dataset.id)
+            return self._judgments
+
+    def imported(self) -> ImportedFrames:
+        """The frames only an import changes, for reading these frames again after another change."""
+        return ImportedFrames(self.dataset, self.ratings, self.aggregates, self.has_ncp_tasks)
 
     def dashboard(self, correction: str = "loglinear") -> Dashboard:
         """`compute_dashboard` of these frames, computed once per correction: showing it again, or going back
@@ -155,17 +170,37 @@ def _label_live(frame: pl.DataFrame) -> pl.DataFrame:
                               .otherwise(pl.col("model")).alias("model"))
 
 
-def load_frames(store: Store, dataset_id: int) -> AnalysisFrames:
-    """Read one dataset's frames with this thread's cursor (safe to call on a worker)."""
+@dataclass(frozen=True)
+class ImportedFrames:
+    """What only an import writes: the dataset's record, its human ratings, its published figures, and whether
+    any of its stimuli is an NCP task.
+
+    An import says `Topic.DATASETS`; a change of a dataset's figures alone (`Topic.METRICS`: a live run's answers,
+    cue measures) leaves these as they were, so frames read again after it keep them (`load_frames`)."""
+
+    dataset: Dataset
+    ratings: pl.DataFrame
+    aggregates: pl.DataFrame | None
+    has_ncp_tasks: bool
+
+
+def load_frames(store: Store, dataset_id: int, imported: ImportedFrames | None = None) -> AnalysisFrames:
+    """Read one dataset's frames with this thread's cursor (safe to call on a worker); with `imported` (of the
+    same dataset, read since the last import) only what answers make is read."""
     cur = store.cursor()
-    dataset = lookups.dataset_by_id(cur, dataset_id)
-    frames = AnalysisFrames(dataset, analysis.human_ratings_frame(cur, dataset_id),
-                            analysis.judgments_frame(cur, dataset_id), store)
+    if imported is None or imported.dataset.id != dataset_id:
+        dataset = lookups.dataset_by_id(cur, dataset_id)
+        has_ncp_tasks = (dataset.benchmark in ("ncp", "exploretom")
+                         or analysis.has_stimuli_of_kind(cur, dataset_id, "ncp_task"))
+        imported = ImportedFrames(dataset, analysis.human_ratings_frame(cur, dataset_id),
+                                  analysis.aggregate_results_frame(cur, dataset_id), has_ncp_tasks)
+    dataset = imported.dataset
+    frames = AnalysisFrames(dataset, imported.ratings, store, aggregates=imported.aggregates,
+                            has_ncp_tasks=imported.has_ncp_tasks)
     if dataset.benchmark == "echomind":
         frames.asr = analysis.asr_frame(cur, dataset_id)
         frames.conversation = analysis.conversation_frame(cur, dataset_id)
-    frames.aggregates = analysis.aggregate_results_frame(cur, dataset_id)
-    if dataset.benchmark in ("ncp", "exploretom") or analysis.has_stimuli_of_kind(cur, dataset_id, "ncp_task"):
+    if imported.has_ncp_tasks:
         frames.ncp, replay_notes = ncp_outcomes(dataset_attempts(cur, dataset_id), frames.stimuli)
         frames.notes += replay_notes
     return frames

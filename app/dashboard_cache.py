@@ -6,6 +6,10 @@ list, a correction switched back), and a dataset's dashboards are computed once 
 dataset's figures (`Topic.METRICS`) or the datasets (`Topic.DATASETS`) changed. Frames read while such a change
 arrives are handed out but not kept, so they are never shown again after the change.
 
+Only an import writes a dataset's record, its human ratings and its published figures, and an import says
+`Topic.DATASETS`; a change of the figures alone (a live run's answers, cue measures) keeps those
+(`app.dashboard.ImportedFrames`), so the frames read after it read only what answers make.
+
 Qt-free, and polars-free until the first frames are read: the window makes one before its first paint.
 """
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import TYPE_CHECKING
 from app.changes import Change, ChangeChannel, Topic
 
 if TYPE_CHECKING:
-    from app.dashboard import AnalysisFrames
+    from app.dashboard import AnalysisFrames, ImportedFrames
     from storage.store import Store
 
 # The dataset shown and the one before, for going back and forth: a million predictions read for the failure
@@ -38,6 +42,8 @@ class DashboardFrames:
         self._kept = kept
         self._lock = threading.Lock()
         self._frames: OrderedDict[int, AnalysisFrames] = OrderedDict()
+        # the imported part of frames forgotten after a change of their figures alone, until read again
+        self._imported: OrderedDict[int, ImportedFrames] = OrderedDict()
         self._changes_heard = 0
         changes.subscribe(tuple(Topic), self._changed)
 
@@ -49,11 +55,13 @@ class DashboardFrames:
                 self._frames.move_to_end(dataset_id)
                 return kept
             heard = self._changes_heard
+            imported = self._imported.get(dataset_id)
         from app.dashboard import load_frames   # polars and every benchmark's rules: not before the first paint
 
-        frames = load_frames(self._store, dataset_id)
+        frames = load_frames(self._store, dataset_id, imported)
         with self._lock:
             if self._changes_heard == heard:   # else the store changed while it was read: never shown again
+                self._imported.pop(dataset_id, None)
                 self._frames[dataset_id] = frames
                 while len(self._frames) > self._kept:
                     self._frames.popitem(last=False)
@@ -64,6 +72,7 @@ class DashboardFrames:
         self._changes.unsubscribe(self._changed)
         with self._lock:
             self._frames.clear()
+            self._imported.clear()
 
     def _changed(self, change: Change) -> None:
         if not (change.concerns(Topic.METRICS) or change.concerns(Topic.DATASETS)):
@@ -72,5 +81,10 @@ class DashboardFrames:
             self._changes_heard += 1
             if change.dataset_id is None or change.concerns(Topic.DATASETS):
                 self._frames.clear()   # a new dataset list: names, counts and rows may all differ
-            else:
-                self._frames.pop(change.dataset_id, None)
+                self._imported.clear()
+                return
+            forgotten = self._frames.pop(change.dataset_id, None)
+            if forgotten is not None:
+                self._imported[change.dataset_id] = forgotten.imported()
+                while len(self._imported) > self._kept:
+                    self._imported.popitem(last=False)

@@ -105,30 +105,41 @@ def predictions_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int, with_meta
 
 def prediction_answer_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, live_suffix: str = "") -> pl.DataFrame:
     """Predictions counted per run, ground truth and answer, in one GROUP BY: model (a live run's model name
-    followed by `live_suffix`), modality, ground_truth, answer, n (Int64). A million predictions become a
-    few hundred rows, so accuracy and signal detection need not read every prediction. Runs that differ
-    only in another condition (a prompt setting) give rows with the same model, modality, truth and answer:
-    a reader per model and modality sums them."""
+    followed by `live_suffix`), modality, ground_truth, answer, n (Int64), in no particular order. A million
+    predictions become a few hundred rows, so accuracy and signal detection need not read every prediction.
+    Runs that differ only in another condition (a prompt setting) give rows with the same model, modality, truth
+    and answer: a reader per model and modality sums them."""
     # Counting per run keeps the million-row aggregation on integer keys; names join the small result, which
     # is not grouped again (that second pass cost as much as a third of the count).
-    return cur.sql(
+    return _counts_frame(cur, (
         "WITH c AS (SELECT p.run_id, s.ground_truth, p.answer, count(*) AS n FROM prediction p"
         "           JOIN stimulus s ON s.id = p.stimulus_id WHERE s.dataset_id = ? GROUP BY ALL)"
         " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.ground_truth,"
         " c.answer, c.n FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id"
-        " WHERE r.dataset_id = ?", params=[dataset_id, live_suffix, dataset_id]).pl()
+        " WHERE r.dataset_id = ?"), [dataset_id, live_suffix, dataset_id],
+        {"model": "String", "modality": "String", "ground_truth": "String", "answer": "String", "n": "Int64"})
 
 
 def prediction_correct_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, live_suffix: str = "") -> pl.DataFrame:
     """Predictions counted per run and correctness, in one GROUP BY: model (a live run's model name followed by
-    `live_suffix`), modality, correct (null: not scored), n (Int64); runs that differ only in another condition
-    give rows with the same model, modality and correct, which a reader per model and modality sums."""
-    return cur.sql(
+    `live_suffix`), modality, correct (null: not scored), n (Int64), in no particular order; runs that differ
+    only in another condition give rows with the same model, modality and correct, which a reader per model and
+    modality sums."""
+    return _counts_frame(cur, (
         "WITH c AS (SELECT run_id, correct, count(*) AS n FROM prediction"
         "           WHERE run_id IN (SELECT id FROM run WHERE dataset_id = ?) GROUP BY ALL)"
         " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.correct, c.n"
-        " FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id",
-        params=[dataset_id, live_suffix]).pl()
+        " FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id"), [dataset_id, live_suffix],
+        {"model": "String", "modality": "String", "correct": "Boolean", "n": "Int64"})
+
+
+def _counts_frame(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any], schema: dict[str, str]) -> pl.DataFrame:
+    """A query's few hundred rows of counts as a frame of `schema` (polars type names). Fetched as rows: a
+    relation's frame cost a third as much again as the million-row count itself."""
+    import polars as pl
+
+    return pl.DataFrame(cur.execute(sql, params).fetchall(), schema={c: getattr(pl, t) for c, t in schema.items()},
+                        orient="row")
 
 
 def predicted_stimulus_ids(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, modality: str | None,

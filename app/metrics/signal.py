@@ -135,42 +135,32 @@ def signal_detection_table(
         # Same type as a count of matching rows, so both forms give identical tables.
         return pl.when(matches).then(pl.col(count_col)).otherwise(0).sum().cast(pl.get_index_type())
 
+    hits, misses = tally(says_signal & is_signal), tally(says_noise & is_signal)
+    false_alarms, correct_rejections = tally(says_signal & is_noise), tally(says_noise & is_noise)
+    # Eager, each step one pass: the frames are a few hundred counts or a few thousand ratings, where a lazy
+    # plan's optimisation costs more than it saves.
     counts = (
-        frame.lazy()
-        .group_by(keys)
-        .agg(
-            tally(is_signal | is_noise).alias("n"),
-            tally(says_signal & is_signal).alias("hits"),
-            tally(says_noise & is_signal).alias("misses"),
-            tally(says_signal & is_noise).alias("false_alarms"),
-            tally(says_noise & is_noise).alias("correct_rejections"),
-        )
+        frame.group_by(keys)
+        .agg(tally(is_signal | is_noise).alias("n"), hits.alias("hits"), misses.alias("misses"),
+             false_alarms.alias("false_alarms"), correct_rejections.alias("correct_rejections"))
         .filter(pl.col("n") > 0)
-        .with_columns(
-            (pl.col("hits") + pl.col("misses")).alias("n_signal"),
-            (pl.col("false_alarms") + pl.col("correct_rejections")).alias("n_noise"),
-            (pl.col("hits") + pl.col("correct_rejections")).alias("n_correct"),
-        )
-        .with_columns((pl.col("n") - pl.col("n_signal") - pl.col("n_noise")).alias("n_unanswered"))
         .sort(keys)
-        .collect()
     )
     measures = [
-        signal_detection(h, ns, fa, nn, correction)
-        for h, ns, fa, nn in zip(counts["hits"], counts["n_signal"], counts["false_alarms"], counts["n_noise"])
+        signal_detection(h, m + h, fa, fa + cr, correction)
+        for h, m, fa, cr in zip(counts["hits"], counts["misses"], counts["false_alarms"], counts["correct_rejections"])
     ]
-    return counts.with_columns(
-        (pl.col("n_correct") / pl.col("n")).alias("accuracy"),
-        *wilson_columns("n_correct", "n", level),
-        pl.lit("wilson").alias("ci_method"),
+    n_signal, n_noise = pl.col("hits") + pl.col("misses"), pl.col("false_alarms") + pl.col("correct_rejections")
+    n_correct = pl.col("hits") + pl.col("correct_rejections")
+    return counts.select(
+        *keys, "n", (pl.col("n") - n_signal - n_noise).alias("n_unanswered"), n_signal.alias("n_signal"),
+        n_noise.alias("n_noise"), "hits", "false_alarms", (n_correct / pl.col("n")).alias("accuracy"),
+        *wilson_columns(n_correct, pl.col("n"), level), pl.lit("wilson").alias("ci_method"),
         pl.Series("hit_rate", [m.hit_rate for m in measures], dtype=pl.Float64),
         pl.Series("false_alarm_rate", [m.false_alarm_rate for m in measures], dtype=pl.Float64),
         pl.Series("d_prime", [m.d_prime for m in measures], dtype=pl.Float64),
         pl.Series("criterion", [m.criterion for m in measures], dtype=pl.Float64),
         pl.lit(correction).alias("correction"),
-    ).select(
-        *keys, "n", "n_unanswered", "n_signal", "n_noise", "hits", "false_alarms", "accuracy", "ci_low", "ci_high",
-        "ci_method", "hit_rate", "false_alarm_rate", "d_prime", "criterion", "correction",
     )
 
 

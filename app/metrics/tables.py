@@ -21,13 +21,16 @@ JUDGE_MEANS_METHOD = ("95% Student t intervals with the stimulus as the unit: th
                       "n the number of scores")
 
 
-def wilson_columns(successes: str, n: str, level: float, prefix: str = "ci") -> list[pl.Expr]:
-    """Polars expressions for the Wilson bounds ``{prefix}_low``/``{prefix}_high`` of successes/n."""
+def wilson_columns(successes: str | pl.Expr, n: str | pl.Expr, level: float, prefix: str = "ci") -> list[pl.Expr]:
+    """Polars expressions for the Wilson bounds ``{prefix}_low``/``{prefix}_high`` of successes/n (column names
+    or expressions)."""
     z = two_sided_z(level)
-    p = pl.col(successes) / pl.col(n)
-    denominator = 1.0 + z * z / pl.col(n)
-    centre = (p + z * z / (2.0 * pl.col(n))) / denominator
-    half_width = z * (p * (1.0 - p) / pl.col(n) + z * z / (4.0 * pl.col(n) ** 2)).sqrt() / denominator
+    k = pl.col(successes) if isinstance(successes, str) else successes
+    total = pl.col(n) if isinstance(n, str) else n
+    p = k / total
+    denominator = 1.0 + z * z / total
+    centre = (p + z * z / (2.0 * total)) / denominator
+    half_width = z * (p * (1.0 - p) / total + z * z / (4.0 * total ** 2)).sqrt() / denominator
     return [
         (centre - half_width).clip(0.0, 1.0).alias(f"{prefix}_low"),
         (centre + half_width).clip(0.0, 1.0).alias(f"{prefix}_high"),

@@ -90,3 +90,17 @@ def test_echominds_three_voice_names_are_across_their_lanes_and_do_not_overlap(q
         inked = [image.pixelColor(x, y) for x in range(top_left.x() + 2, top_left.x() + 40)
                  for y in range(top_left.y(), top_left.y() + int(text.height()))]
         assert any(c.saturation() > 80 for c in inked)
+
+
+def test_the_docks_tabs_say_their_names_whole_at_laptop_size(qtbot, laptop):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QTabBar
+    laptop.show()
+    qtbot.waitUntil(lambda: any(bar.count() >= 3 for bar in laptop.findChildren(QTabBar)), timeout=10000)
+    bars = [bar for bar in laptop.findChildren(QTabBar) if bar.count() and bar.isVisible()]
+    names = {bar.tabText(i) for bar in bars for i in range(bar.count())}
+    assert {"Predictions", "Compare", "Live model"} <= names
+    for bar in bars:   # the names fit or scroll; none is cut to "Pred…"
+        assert bar.elideMode() == Qt.TextElideMode.ElideNone and bar.usesScrollButtons()
+        for i in range(bar.count()):
+            assert bar.tabRect(i).width() >= QFontMetrics(bar.font()).horizontalAdvance(bar.tabText(i))

@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWindow, QMessageBox, QScrollArea,
-                               QSizePolicy, QToolBar, QVBoxLayout, QWidget)
+                               QSizePolicy, QTabBar, QToolBar, QVBoxLayout, QWidget)
 
 from app import keymap as keys
 from app.changes import Change, ChangeChannel, Topic
@@ -797,6 +797,15 @@ class MainWindow(QMainWindow):
     def _facets_refreshed(self, facets: dict[str, list[str]]) -> None:
         self.filter_bar.update_facets(facets)
         self.compare.set_available_models(facets["model"])
+
+    def childEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        # the tab bars of docks sharing a place are made by Qt as docks are tabified or restored: their names
+        # are shown whole, with scroll arrows when they do not fit, not cut to "Pred…" and "Co…"
+        super().childEvent(event)
+        child = event.child()
+        if event.type() == QEvent.Type.ChildPolished and isinstance(child, QTabBar):
+            child.setElideMode(Qt.TextElideMode.ElideNone)
+            child.setUsesScrollButtons(True)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         if self._closed:

@@ -36,47 +36,13 @@ from typing import Any, TextIO
 
 import duckdb
 
+from app.cli_store import (EXIT_MISSING_STORE, ReaderRun, db_argument, hand_to_window, open_cli_store,
+                           run_reader)
 from storage.errors import StoreLockedError, StoreMissingError, ThinsliceError
 from storage.store import Store, database_error, default_store_path
 
 VERBS = ("info", "list", "import", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup", "check",
          "recover", "team")
-EXIT_MISSING_STORE = 2
-
-
-def db_argument(parser: argparse.ArgumentParser) -> None:
-    """--db PATH and --create, the same for every verb (read back by `open_cli_store`)."""
-    parser.add_argument("--db", type=Path, default=None,
-                        help=f"store file (default: {default_store_path()})")
-    parser.add_argument("--create", action="store_true",
-                        help="make a new empty store at --db when there is none (otherwise a missing file is an error)")
-
-
-def open_cli_store(db: Path | str | None, *, create: bool = False, read_only: bool = False) -> Store:
-    """The store a verb works on. Without `db` the default store is used and made when missing (first
-    start); a `db` that does not exist is only made with `create`, else `StoreMissingError`. `read_only`
-    opens it without the write lock (falling back to a writable open only when the store must be made)."""
-    path = Path(db) if db is not None else default_store_path()
-    if not Path(path).expanduser().exists():
-        if db is not None and not create:
-            raise StoreMissingError(Path(path).expanduser().resolve())
-        return Store.open(path)
-    return Store.open(path, read_only=read_only, create=False)
-
-
-def open_store(db: Path | None, *, with_sample: bool = True, create: bool = False,
-               read_only: bool = False) -> Store:
-    """Open the store (see `open_cli_store`); a brand-new empty store gets the bundled sample."""
-    from app.sample import import_sample, store_is_empty
-    store = open_cli_store(db, create=create, read_only=read_only)
-    if with_sample and store_is_empty(store):
-        if store.read_only:  # the sample is written once, by a writable open
-            store.close()
-            store = open_cli_store(db, create=create)
-        import_sample(store)
-    return store
-
-
 def _fail(message: str, code: int = 1) -> int:
     print(f"thinslice: {message}", file=sys.stderr)
     return code
@@ -89,7 +55,7 @@ def _info_parser() -> argparse.ArgumentParser:
 
 
 def cmd_info(argv: list[str]) -> int:
-    return run_reader("info", _info_parser().parse_args(argv), with_sample=True)
+    return run_reader("info", info_run, _info_parser().parse_args(argv), with_sample=True)
 
 
 def info_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -101,9 +67,6 @@ def info_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -
     return 0
 
 
-ReaderRun = Callable[[Store, argparse.Namespace, TextIO, TextIO], int]
-
-
 def reader_runs() -> dict[str, ReaderRun]:
     """The verbs that only read, each as the code that runs it on an open store: the command line runs it on
     its own read-only open, and a window holding the store runs it for the command line."""
@@ -111,26 +74,6 @@ def reader_runs() -> dict[str, ReaderRun]:
     from app.cli_list import list_run
     from app.cli_metrics import metrics_run
     return {"info": info_run, "list": list_run, "metrics": metrics_run, "export": export_run}
-
-
-def run_reader(verb: str, args: argparse.Namespace, *, paths: tuple[str, ...] = (), with_sample: bool = False) -> int:
-    """Run the reader `verb` on the store `args.db` opened read-only (see `open_store`), writing to stdout and
-    stderr. While a Thinslice window holds the store the window runs it and its output is written here; `paths`
-    names the arguments that are files, handed over as absolute paths."""
-    try:
-        store = open_store(args.db, with_sample=with_sample, create=args.create, read_only=True)
-    except StoreLockedError as held:
-        plain = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
-        for name in paths:
-            plain[name] = str(Path(plain[name]).expanduser().resolve())
-        answer = _hand_to_window(held, verb, plain)
-        sys.stdout.write(answer.get("out", ""))
-        sys.stderr.write(answer.get("err", ""))
-        return int(answer.get("code", 1))
-    try:
-        return reader_runs()[verb](store, args, sys.stdout, sys.stderr)
-    finally:
-        store.close()
 
 
 def reader_handlers(store: Store) -> dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]]:
@@ -173,7 +116,7 @@ def cmd_backup(argv: list[str]) -> int:
     try:
         store = open_cli_store(args.db, create=False)
     except StoreLockedError as held:
-        print(json.dumps(_hand_to_window(held, "backup", {"out": str(out)})))
+        print(json.dumps(hand_to_window(held, "backup", {"out": str(out)})))
         return 0
     try:
         report = back_up(store, out)
@@ -181,16 +124,6 @@ def cmd_backup(argv: list[str]) -> int:
         store.close()
     print(json.dumps(report.as_json()))
     return 0
-
-
-def _hand_to_window(held: StoreLockedError, verb: str, args: Mapping[str, Any]) -> dict:
-    """The answer of the Thinslice window holding the store, which does `verb` itself; the lock error
-    again when no window of ours takes requests for it (another program holds it)."""
-    from app.store_channel import ask_holder
-    answer = ask_holder(held.path, verb, args)
-    if answer is None:
-        raise held
-    return answer
 
 
 def cmd_check(argv: list[str]) -> int:
@@ -203,7 +136,7 @@ def cmd_check(argv: list[str]) -> int:
     try:
         store = open_cli_store(args.db, read_only=True)
     except StoreLockedError as held:
-        print(json.dumps(_hand_to_window(held, "check", {}), indent=2))
+        print(json.dumps(hand_to_window(held, "check", {}), indent=2))
         return 0
     try:
         tables = check_store(store)

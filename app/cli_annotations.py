@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from app.cli import EXIT_MISSING_STORE, db_argument, open_cli_store, run_reader
+from app.cli_store import EXIT_MISSING_STORE, db_argument, open_cli_store, run_reader
 from app.annotation_files import AUTO
 from app.export_service import FILTER_KEYS, export_annotations, import_annotations
 from storage.errors import StoreMissingError, ThinsliceError
@@ -43,7 +43,7 @@ def export_main(argv: list[str]) -> int:
         print(f"thinslice export: {exc}", file=sys.stderr)
         return 2
     try:
-        return run_reader("export", args, paths=("out",))
+        return run_reader("export", export_run, args, paths=("out",))
     except ThinsliceError as exc:
         print(f"thinslice export: {exc}", file=sys.stderr)
         return EXIT_MISSING_STORE if isinstance(exc, StoreMissingError) else 1

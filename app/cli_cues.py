@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 
-from app.cli import db_argument, open_cli_store
+from app.cli_store import db_argument, open_cli_store
 from app.cues.acoustics import PraatSettings
 from app.cues.compare import compare_dataset, dataset_json, methods_paragraph
 from app.cues.measures import CueSettings

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from app.cli import db_argument, open_cli_store
+from app.cli_store import db_argument, open_cli_store
 from app.import_service import plan_import, plan_report, run_import
 from storage.errors import ImportFailed
 from storage.importers.common import MAP_FIELDS, ImportOptions

@@ -19,7 +19,7 @@ import sys
 from dataclasses import replace
 from typing import TextIO
 
-from app.cli import db_argument, run_reader
+from app.cli_store import db_argument, run_reader
 from storage import lookups, queries
 from storage.errors import ThinsliceError
 from storage.store import Store
@@ -69,7 +69,7 @@ def list_main(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"thinslice list: {exc}", file=sys.stderr)
         return 2
-    return run_reader("list", args)
+    return run_reader("list", list_run, args)
 
 
 def list_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

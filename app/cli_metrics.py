@@ -15,7 +15,7 @@ from importlib import metadata
 from typing import Any, TextIO
 
 from app.beliefs.stories import engine_agreement
-from app.cli import db_argument, run_reader
+from app.cli_store import db_argument, run_reader
 from app.dashboard import CORRECTION_NAMES, dashboard_json
 from app.metrics import CORRECTIONS
 from storage.lookups import DatasetNotFound
@@ -73,7 +73,7 @@ def metrics_main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    return run_reader("metrics", args)
+    return run_reader("metrics", metrics_run, args)
 
 
 def metrics_run(store: Store, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -20,7 +20,7 @@ import getpass
 import json
 import sys
 
-from app.cli import db_argument, open_cli_store
+from app.cli_store import db_argument, open_cli_store
 from app.team import TeamSession, init_team, join_team, leave_team
 from app.team_membership import joined
 from app.annotation_model import AnnotationModel

@@ -12,7 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QProgressBar, QWidget
 
-from app.cli import EXIT_MISSING_STORE, gui_parser, open_cli_store
+from app.cli import gui_parser
+from app.cli_store import EXIT_MISSING_STORE, open_cli_store
 from widgets.main_window import MainWindow, screenshot
 from widgets.settings_store import SettingsStore
 from widgets.store_menu import HeldStoreDialog

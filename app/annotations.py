@@ -15,7 +15,7 @@ from typing import Any
 # the annotation keys and their action ids live in the one keymap; label keys (1-6 ...) come from the set
 from app.keymap import (ANNOTATION_BINDINGS, DELETE_SELECTION, NEXT_LABEL, NUDGE_END_LEFT,  # noqa: F401
                         NUDGE_END_RIGHT, NUDGE_START_LEFT, NUDGE_START_RIGHT, PREVIOUS_LABEL)
-from storage.annotations import Annotation, AnnotationError, AnnotationStore, LabelSetSnapshot
+from storage.annotations import Annotation, AnnotationError, AnnotationStore, LabelSetSnapshot, check_label_times
 
 GRID_S = 0.01            # label times snap to 10 ms, the same grid agreement is computed on
 NUDGE_S = 0.01           # one Alt+arrow press moves an edge by this much
@@ -92,8 +92,7 @@ class AddLabel(EditCommand):
                  value: str | None = None, note: str | None = None, media_role: str | None = None,
                  point: bool = False) -> None:
         if point and start_s is not None and start_s == end_s:
-            if start_s < 0:
-                raise AnnotationError(f"A point label cannot be before the start; it was at {start_s:.2f} s.")
+            check_label_times(start_s, end_s)
         elif start_s is not None and end_s is not None:
             start_s, end_s = ordered_span(start_s, end_s)
         self.store, self.annotator, self.scope = store, annotator, stimulus_id

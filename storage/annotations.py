@@ -9,7 +9,6 @@ path of labels, history and label sets, shared by these edits and by release imp
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import warnings
@@ -235,14 +234,14 @@ def _check_names(changes: Mapping[str, Any]) -> None:
             raise AnnotationError(f"A label's {name} must be text without control characters, not {value!r}.")
 
 
-def _check_times(start_s: float | None, end_s: float | None) -> None:
-    if (start_s is None) != (end_s is None):
-        raise AnnotationError("A label needs both a start and an end, or neither (a whole-stimulus label).")
-    if start_s is not None:
-        if not (math.isfinite(start_s) and math.isfinite(end_s)):
-            raise AnnotationError(f"Label times must be finite numbers, got {start_s!r}..{end_s!r}.")
-        if start_s < 0 or end_s < start_s:
-            raise AnnotationError(f"A label must satisfy 0 <= start <= end, got {start_s:.3f}..{end_s:.3f} s.")
+def check_label_times(start_s: float | None, end_s: float | None) -> None:
+    """Refuse a label's times that break `storage.validation`'s rule for a span, in its wording."""
+    from storage.validation import times_problem
+
+    problem = times_problem(start_s, end_s, optional=True)
+    if problem is not None:
+        shown = "..".join("none" if t is None else f"{t:.3f}" for t in (start_s, end_s))
+        raise AnnotationError(f"A label needs {problem}; found {shown}.")
 
 
 class AnnotationStore:
@@ -440,7 +439,7 @@ class AnnotationStore:
             for annotation_id, changes in edits:
                 before, now = self._get_with_time(cur, annotation_id)
                 merged = {**before.state(), **changes}
-                _check_times(merged["start_s"], merged["end_s"])
+                check_label_times(merged["start_s"], merged["end_s"])
                 if all(getattr(before, k) == v for k, v in changes.items()):
                     results.append(before)
                     continue
@@ -465,7 +464,7 @@ class AnnotationStore:
             return None
         merged = {**known.state(), **changes}
         try:
-            _check_times(merged["start_s"], merged["end_s"])
+            check_label_times(merged["start_s"], merged["end_s"])
         except AnnotationError:
             return None   # the usual path reads the row and reports the problem against it
         after = _as_updated(known, changes, known.updated_at or datetime.min)

@@ -53,6 +53,24 @@ LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 INTERVALS: dict[str, tuple[str, str]] = {"segments": ("start_s", "end_s"), "annotations": ("start_s", "end_s")}
 # Intervals that are either both times or neither: a label with a start and no end is no label.
 BOTH_OR_NEITHER = ("annotations",)
+# The rule for any span of time (a label, a segment, a clip, a voice window) in the one wording every check
+# that enforces it uses.
+TIMES_EXPECTED = "0 <= start <= end, in seconds"
+BOTH_OR_NEITHER_EXPECTED = "both a start and an end, or neither (a whole-stimulus label)"
+
+
+def times_problem(start: float | None, end: float | None, *, optional: bool = False) -> str | None:
+    """The expectation a span's times break: `TIMES_EXPECTED`, or `BOTH_OR_NEITHER_EXPECTED` for one time
+    without the other where `optional` allows a span with no times at all; None when they keep the rule."""
+    if start is None and end is None and optional:
+        return None
+    if start is None or end is None:
+        return BOTH_OR_NEITHER_EXPECTED if optional else TIMES_EXPECTED
+    if not (math.isfinite(start) and math.isfinite(end)) or start < 0 or end < start:
+        return TIMES_EXPECTED
+    return None
+
+
 # Single times and durations in seconds: finite and not negative.
 DURATIONS: dict[str, tuple[str, ...]] = {"media": ("duration_s",), "predictions": ("latency_s",),
                                          "human_ratings": ("response_time_s",)}
@@ -158,11 +176,11 @@ def bad_values(table: str, frame: pl.DataFrame, scale: float | None = None) -> l
         for column in (start, end):
             collect(~pl.col(column).is_finite() | (pl.col(column) < 0), column, "a finite time of 0 s or more")
         collect(pl.col(start).is_finite() & pl.col(end).is_finite() & (pl.col(start) > pl.col(end)),
-                f"{start}/{end}", "start <= end",
+                f"{start}/{end}", TIMES_EXPECTED,
                 pl.format("{}..{}", pl.col(start), pl.col(end)))
         if table in BOTH_OR_NEITHER:
             collect(pl.col(start).is_null() != pl.col(end).is_null(), f"{start}/{end}",
-                    "both a start and an end, or neither (a whole-stimulus label)",
+                    BOTH_OR_NEITHER_EXPECTED,
                     pl.format("{}..{}", pl.col(start).cast(pl.String).fill_null("none"),
                               pl.col(end).cast(pl.String).fill_null("none")))
     if table == "judgments":

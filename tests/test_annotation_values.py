@@ -321,7 +321,7 @@ HEADER = "stimulus,annotator,label_set,label,start_s,end_s\n"
     ("echomind", "e.json", json.dumps([{"case_id": STIMULUS, "annotations": ["text"]}]),
      "e.json:1: field 'annotations' found [\"text\"]; expected a list of annotation objects"),
     ("friendbench", "f.csv", 'clip_id,annotator,ranges\nfb_001,ana,"[{""label_set"": ""s"", ""label"": ""x"",'
-     ' ""start_s"": 5, ""end_s"": 2}]"\n', "f.csv:2: field 'start_s/end_s' found 5.0..2.0; expected start <= end"),
+     ' ""start_s"": 5, ""end_s"": 2}]"\n', "f.csv:2: field 'start_s/end_s' found 5.0..2.0; expected 0 <= start <= end, in seconds"),
     ("friendbench", "f.csv", 'clip_id,annotator,ranges\nfb_001,ana,"[{""label_set"": ""s"", ""label"": ""x"",'
      ' ""start_s"": 1, ""end_s"": 2, ""meta"": 5}]"\n', "f.csv:2: field 'meta' found <int>; expected a JSON object"),
     ("echomind", "e.json", json.dumps([{"case_id": STIMULUS, "annotations": [
@@ -377,8 +377,8 @@ def test_a_friendbench_clip_ending_before_it_starts_is_refused_naming_its_line(d
     (tmp_path / "release" / "validation" / "data" / "metadata.csv").write_text(
         "clip_id,label,transcript,start,end\nc1,familiar,t1.json,0,10\nc2,stranger,t2.json,20,5\n", encoding="utf-8")
     line = _refused_by_command(db, capsys, ["import", "friendbench", str(tmp_path / "release"), "--dataset", "spans"])
-    assert "validation/data/metadata.csv:3: field 'start/end' found '20..5'; expected an end at or after the" \
-           " start" in line, line
+    assert "validation/data/metadata.csv:3: field 'start/end' found '20..5'; expected 0 <= start <= end, in" \
+           " seconds" in line, line
 
 
 RESULTS = ["--map", "stimulus=clip", "--map", "model=model", "--map", "answer=answer"]

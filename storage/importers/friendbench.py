@@ -37,6 +37,7 @@ from storage.importers.seamless import (AUDIO_SUFFIXES, LABEL_SET_FILES, VIDEO_S
                                         probe_media, segment_rows, transcript_text)
 from storage.importers.sniff import Guess, require_fields, sniff_frame, unit_scale
 from storage.tables import TABLE_SUFFIXES, Table, read_table
+from storage.validation import TIMES_EXPECTED
 from storage.importers.words import FALSE_WORDS, FAMILIAR_WORDS, MODALITY_WORDS, STRANGER_WORDS, TRUE_WORDS
 
 GENDER_WORDS = {
@@ -348,7 +349,7 @@ class _Planner:
             if ok_start and ok_end and start is not None and end is not None and end < start:
                 # a clip ends at or after it starts, as every interval the store holds (`storage.validation`)
                 self.log.add(table.name, line, f"{g['start'].column}/{g['end'].column}", f"{start:g}..{end:g}",
-                             "an end at or after the start")
+                             TIMES_EXPECTED)
                 ok_end = False
             if not (ok_start and ok_end and ok_dur):
                 self.skipped.add(clip)

@@ -27,7 +27,7 @@ from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, che
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
 from storage.tables import LINE, TABLE_SUFFIXES, read_table
-from storage.validation import bad_values
+from storage.validation import TIMES_EXPECTED, bad_values
 from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 
 _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",
@@ -229,7 +229,7 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
                        mapping["correct"], "true/false, yes/no or 1/0"))
     if "start" in mapping and "end" in mapping:
         checks.append((pl.col("end_s") < pl.col("start_s"), "_src_end", mapping["end"],
-                       "an end time not before the start time"))
+                       TIMES_EXPECTED))
     typed = (frame.lazy().select(pl.col(LINE), *(stripped[f].alias(f"_src_{f}") for f in sources),
                                  *(stripped[f].alias(f) for f in texts))
              .with_columns(*(pl.when(pl.col(f) == "").then(None).otherwise(pl.col(f)).alias(f) for f in texts

@@ -35,6 +35,7 @@ from storage.importers.common import (ImportOptions, ProblemLog, check_cancel, d
 from storage.importers.label_sets import add_label_set, bundled_label_set
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.tables import Table, read_table
+from storage.validation import TIMES_EXPECTED, times_problem
 
 PARTICIPANT_ID = re.compile(r"^(V\d+)_S(\d+)_I(\d+)_P(\d+[A-Za-z]*)$")
 SNAP_RADIUS_S = 5.0
@@ -121,9 +122,8 @@ def parse_transcript(data: Any, name: str, log: ProblemLog, default_speaker: str
             continue
         start, end = _number(item.get("start", item.get("start_s"))), _number(item.get("end", item.get("end_s")))
         text = item.get("transcript", item.get("text"))
-        if start is None or end is None or start < 0 or end < start:
-            log.add(name, number, "start/end", f"{item.get('start')!r}..{item.get('end')!r}",
-                    "numbers of seconds with 0 <= start <= end")
+        if times_problem(start, end) is not None:
+            log.add(name, number, "start/end", f"{item.get('start')!r}..{item.get('end')!r}", TIMES_EXPECTED)
             continue
         if text is not None and not isinstance(text, str):
             log.add(name, number, "transcript", text, "text")
@@ -150,7 +150,7 @@ def _parse_words(raw: Any, name: str, number: int, log: ProblemLog) -> list[dict
         start = _number(item.get("start")) if isinstance(item, dict) else None
         end = _number(item.get("end")) if isinstance(item, dict) else None
         if not isinstance(word, str) or start is None or end is None or end < start:
-            log.add(name, number, "words", item, "{word: text, start: seconds, end: seconds >= start}")
+            log.add(name, number, "words", item, f"{{word: text, start, end}} with {TIMES_EXPECTED}")
             return None
         entry = {"word": word, "start": start, "end": end}
         score = _number(item.get("score"))
@@ -393,7 +393,7 @@ class SeamlessImporter:
             start = _number(item.get("start")) if isinstance(item, dict) else None
             end = _number(item.get("end")) if isinstance(item, dict) else None
             if start is None or end is None or end < start:
-                log.add(name, number, "metadata:vad", item, "{start, end} in seconds with start <= end")
+                log.add(name, number, "metadata:vad", item, f"{{start, end}}: {TIMES_EXPECTED}")
                 continue
             person.vad.append((start, end))
 

@@ -138,19 +138,20 @@ class FrameViews:
     def named_stimuli(self, plan: ImportPlan) -> str:
         """The view `plan_named` of every stimulus id the plan names, once each (`external_id`), and whether
         the plan's stimuli describe it (`described`) or other rows only refer to it, found once and shared by
-        the comparison and the writer. Referring rows mostly name the plan's own stimuli, so only the others
-        are gathered, by DuckDB in parallel over millions of rows."""
+        the comparison and the writer. Referring rows mostly name the plan's own stimuli: each is looked up
+        among them (a hash lookup per row, however many millions) and only the others are gathered."""
         name = "plan_named"
         if name in self.names:
             return name
-        stimuli = f"SELECT external_id FROM {self.plan_table(plan, 'stimuli')} WHERE external_id IS NOT NULL"
-        query = f"SELECT DISTINCT external_id, true AS described FROM ({stimuli})"
-        referring = [f"SELECT stimulus AS external_id FROM {self.plan_table(plan, table)}"
-                     for table in REFERRING if plan.frame(table).height]
+        described = plan.frame("stimuli").get_column("external_id").drop_nulls().unique()
+        others = pl.Series("external_id", [], dtype=pl.String)
+        referring = [plan.frame(table).get_column("stimulus") for table in REFERRING if plan.frame(table).height]
         if referring:
-            query += (f" UNION ALL SELECT DISTINCT r.external_id, false FROM ({' UNION ALL '.join(referring)}) r"
-                      f" ANTI JOIN ({stimuli}) s ON s.external_id = r.external_id WHERE r.external_id IS NOT NULL")
-        return self.register(name, self.cur.sql(query).pl())
+            ids = pl.concat(referring, rechunk=False).drop_nulls()
+            others = ids.filter(~ids.is_in(described.implode())).unique()
+        named = pl.concat([described.to_frame("external_id").with_columns(described=pl.lit(True)),
+                           others.to_frame("external_id").with_columns(described=pl.lit(False))])
+        return self.register(name, named)
 
     def release(self) -> None:
         for name in self.names:

@@ -28,7 +28,7 @@ a million predictions are not read into a frame for them; the statistics are com
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +73,7 @@ class AnalysisFrames:
     _predictions: pl.DataFrame | None = field(default=None, repr=False)
     _answer_counts: pl.DataFrame | None = field(default=None, repr=False)
     _correct_counts: pl.DataFrame | None = field(default=None, repr=False)
+    _imported: ImportedFrames | None = field(default=None, repr=False, compare=False)
     _dashboards: dict[str, Dashboard] = field(default_factory=dict, repr=False, compare=False)
     _reading: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _computing: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -99,7 +100,15 @@ class AnalysisFrames:
 
     def imported(self) -> ImportedFrames:
         """The frames only an import changes, for reading these frames again after another change."""
-        return ImportedFrames(self.dataset, self.ratings, self.aggregates, self.has_ncp_tasks)
+        with self._reading:
+            if self._imported is None:
+                self._imported = ImportedFrames(self.dataset, self.ratings, self.aggregates, self.has_ncp_tasks)
+            return self._imported
+
+    def from_import(self, key: str, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+        """`compute()`, a table made only from what an import writes (the ratings, the published figures), kept
+        with those frames under `key`: after a change of the figures alone it is not made again."""
+        return self.imported().computed_once(key, compute)
 
     def dashboard(self, correction: str = "loglinear") -> Dashboard:
         """`compute_dashboard` of these frames, computed once per correction: showing it again, or going back
@@ -182,6 +191,15 @@ class ImportedFrames:
     ratings: pl.DataFrame
     aggregates: pl.DataFrame | None
     has_ncp_tasks: bool
+    _computed: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def computed_once(self, key: str, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+        """`compute()` the first time `key` is asked for, then what it gave."""
+        with self._lock:
+            if key not in self._computed:
+                self._computed[key] = compute()
+            return self._computed[key]
 
 
 def load_frames(store: Store, dataset_id: int, imported: ImportedFrames | None = None) -> AnalysisFrames:
@@ -196,7 +214,7 @@ def load_frames(store: Store, dataset_id: int, imported: ImportedFrames | None =
                                   analysis.aggregate_results_frame(cur, dataset_id), has_ncp_tasks)
     dataset = imported.dataset
     frames = AnalysisFrames(dataset, imported.ratings, store, aggregates=imported.aggregates,
-                            has_ncp_tasks=imported.has_ncp_tasks)
+                            has_ncp_tasks=imported.has_ncp_tasks, _imported=imported)
     if dataset.benchmark == "echomind":
         frames.asr = analysis.asr_frame(cur, dataset_id)
         frames.conversation = analysis.conversation_frame(cur, dataset_id)

@@ -1,10 +1,6 @@
-"""Dashboard recompute from the store over a million predictions, and switching the compared stimulus.
+"""Switching the compared stimulus (the dashboard over a million stored answers is timed, as the window computes
+it, by `bench_metrics`).
 
-- ``dashboard_recompute_1m_predictions_ms``: SQL -> frames -> FriendBench tables (accuracy with Wilson
-  intervals, d' and c per model x modality) for 1,000,000 stored predictions (40,000 dyads x 25 models),
-  median of several runs. Its baseline, timed in the same run, is a bare
-  ``SELECT model, avg(correct) ... GROUP BY model`` in DuckDB; the ratio says what the frames and the
-  statistics cost on top.
 - ``compare_switch_repaint_ms``: `CompareView.set_detail` for another stimulus (4 models, 3 conditions,
   judge bars, word diffs) until the view has repainted, median.
 """
@@ -14,49 +10,11 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-N_STIMULI = 40_000
-N_MODELS = 25
-REPEATS = 5
 SWITCHES = 15
-
-
-def _median_ms(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000.0)
-    return statistics.median(times)
-
-
-def dashboard_figures(folder: Path) -> list[tuple[str, float, str]]:
-    from app.benchmarks.friendbench import dashboard_tables as friendbench_tables
-    from app.dashboard import load_frames
-    from storage.analysis import bare_accuracy
-    from fixtures_store import big_predictions_plan, make_store
-
-    store = make_store(folder / "big.duckdb", big_predictions_plan(folder, N_STIMULI, N_MODELS))
-    try:
-        dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
-        count = store.cursor().execute("SELECT count(*) FROM prediction").fetchall()[0][0]
-        assert count == N_STIMULI * N_MODELS
-
-        def recompute() -> None:
-            tables = friendbench_tables(load_frames(store, dataset_id), "loglinear", [])
-            assert tables and tables[0].frame.height == N_MODELS
-
-        recompute()  # warm the file cache and polars
-        full = _median_ms(recompute, REPEATS)
-        bare = _median_ms(lambda: bare_accuracy(store.cursor(), dataset_id), REPEATS)
-    finally:
-        store.close()
-    return [("dashboard_recompute_1m_predictions_ms", full, "ms"),
-            ("dashboard_recompute_1m_vs_bare_groupby_ratio", full / bare, "x")]
 
 
 def switch_figure(folder: Path) -> list[tuple[str, float, str]]:
@@ -101,7 +59,7 @@ def run() -> list[tuple[str, float, str]]:
             sys.path.insert(0, folder)
     with tempfile.TemporaryDirectory(prefix="bench_compare_") as tmp:
         folder = Path(tmp)
-        return dashboard_figures(folder) + switch_figure(folder)
+        return switch_figure(folder)
 
 
 if __name__ == "__main__":

@@ -211,13 +211,6 @@ def aggregate_results_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> 
         " ORDER BY a.metric_group, a.metric, m.name", params=[dataset_id]).pl()
 
 
-def bare_accuracy(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[tuple[str, float]]:
-    """SELECT model, avg(correct) GROUP BY model: the cheapest possible per-model figure (a baseline)."""
-    return cur.execute(
-        "SELECT m.name, avg(CAST(p.correct AS DOUBLE)) FROM prediction p JOIN run r ON r.id = p.run_id"
-        " JOIN model m ON m.id = r.model_id WHERE r.dataset_id = ? GROUP BY m.name", [dataset_id]).fetchall()
-
-
 def response_audio_paths(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> dict[int, Path]:
     """{prediction id: absolute path} of model response audio files that exist on disk."""
     rows = cur.execute(

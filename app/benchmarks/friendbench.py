@@ -236,7 +236,9 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
     ratings = frames.ratings
     crowd_source = None
     if ratings.height:
-        crowd = human_signal_detection(ratings, correction=correction)   # each rating carries its clip's truth
+        # each rating carries its clip's truth; only an import changes them, so the crowd's rows are kept
+        crowd = frames.from_import(f"{NAME}.crowd.{correction}",
+                                   lambda: human_signal_detection(ratings, correction=correction))
         parts.append(crowd.rename({"condition": "modality"}).with_columns(pl.lit(HUMANS).alias("model"))
                      .select(parts[0].columns if parts else ["model", *crowd.columns]))
         crowd_source = ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),

@@ -53,8 +53,6 @@ if TYPE_CHECKING:
     from widgets.live_panel import LivePanel
 
 MAX_COMPARED_MODELS = 4
-# what the file dialog shows first; any file can be chosen, since the reader is picked by the file's content
-ANNOTATION_FILE_FILTER = "Annotations (*.eaf *.TextGrid *.txt *.csv *.jsonl *.parquet *.json);;All files (*)"
 # worker keys of the actions a user starts; one succeeding clears an error left from an earlier one
 USER_ACTIONS = frozenset({"detail", "facets", "agreement", "annotation-import", "compare-traces"})
 
@@ -694,7 +692,10 @@ class MainWindow(QMainWindow):
 
     def open_annotation_import(self) -> None:
         from PySide6.QtWidgets import QFileDialog
-        path, _ = QFileDialog.getOpenFileName(self, "Import annotations", "", ANNOTATION_FILE_FILTER)
+        from storage.exporters.registry import read_suffixes
+        # what the dialog shows first; any file can be chosen, since the reader is picked by the file's content
+        shown = "Annotations (" + " ".join(f"*{suffix}" for suffix in read_suffixes()) + ");;All files (*)"
+        path, _ = QFileDialog.getOpenFileName(self, "Import annotations", "", shown)
         if path:
             self.import_annotation_file(Path(path))
 

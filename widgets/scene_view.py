@@ -8,9 +8,9 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QSplitt
                                QTableWidgetItem, QVBoxLayout, QWidget, QHeaderView)
 
 from widgets.palette import score_colour
+from storage.importers.words import AGENTVISS_TASKS as TASKS
 from storage.records import StimulusDetail
 
-TASKS = ("Expr", "Char", "Int-Reg", "Int-Out")
 MODES = ("VV", "DV")
 PROFILE_FIELDS = ("gender", "age", "occupation", "expression_style", "conflict_trait", "initial_emotion",
                   "facial_expression", "body_action")

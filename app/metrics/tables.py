@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from app.metrics.intervals import t_quantile, two_sided_z
+from storage.importers.words import AGENTVISS_TASKS
 
-AGENTVISS_TASKS: tuple[str, ...] = ("Expr", "Char", "Int-Reg", "Int-Out")
 ECHOMIND_JUDGE_CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "VES")
 NCP_FACTORS: tuple[str, ...] = ("goal_order", "goal_size", "false_belief")
 # How `judge_means` makes its interval, for the notes under its tables.

@@ -7,7 +7,8 @@ from pathlib import Path
 from storage.errors import ImportFailed, RowProblem
 from storage.exporters.common import ExportContext, Exporter, ExportRefused, Row, files_to_read
 
-__all__ = ["ExportContext", "ExportRefused", "Exporter", "Row", "detect_format", "exporters", "get_exporter"]
+__all__ = ["ExportContext", "ExportRefused", "Exporter", "Row", "detect_format", "exporters", "get_exporter",
+           "read_suffixes"]
 
 
 def exporters() -> list[Exporter]:
@@ -19,6 +20,13 @@ def exporters() -> list[Exporter]:
 
     return [FriendBenchExporter(), EchoMindExporter(), ParquetExporter(), CsvExporter(), JsonLinesExporter(),
             ElanExporter(), TextGridExporter(), AudacityExporter()]
+
+
+def read_suffixes() -> list[str]:
+    """Every file suffix an annotation reader takes, each once, per-recording formats first (an open dialog's
+    filter): the exporters' own extensions, so a new format is offered as soon as it is listed."""
+    ordered = sorted(exporters(), key=lambda e: not e.per_stimulus)
+    return list(dict.fromkeys(e.extension for e in ordered))
 
 
 def get_exporter(name: str) -> Exporter:

@@ -28,6 +28,7 @@ from storage.importers.common import (
     ImportOptions, ProblemLog, check_cancel, dumps, read_annotation_sidecar, read_json, read_jsonl, resolve_media,
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.importers.words import AGENTVISS_TASKS
 from storage.resources import PRESETS_DIR
 
 DEFAULT_PRESET = PRESETS_DIR / "agentviss_mapping.json"
@@ -35,7 +36,6 @@ DEFAULT_PRESET = PRESETS_DIR / "agentviss_mapping.json"
 DIALOGUE_TYPES = ("persuasion", "deliberation", "information-seeking", "eristic")
 EXPRESSION_STYLES = ("honest", "strategic concealment", "deception", "exaggeration", "suppression")
 CONFLICT_TRAITS = ("competing", "collaborating", "compromising", "avoiding", "accommodating")
-TASKS = ("Expr", "Char", "Int-Reg", "Int-Out")
 VISION_MODES = ("VV", "DV")
 _SYNONYMS = {
     "expression": "Expr", "expr": "Expr", "character": "Char", "char": "Char",
@@ -335,13 +335,13 @@ class _SceneBuilder:
             mode_raw = self.field(item, "vision_mode", key)
             mode = canonical(mode_raw, VISION_MODES)
             task_raw = self.field(item, "task_name", key)
-            task = canonical(task_raw, TASKS)
+            task = canonical(task_raw, AGENTVISS_TASKS)
             score_raw = self.field(item, "score", key)
             checks = [(role is None, "result_role", "<missing>", "the role the result is for"),
                       (model is None, "model", "<missing>", "a model name"),
                       (mode is None, "vision_mode", mode_raw if mode_raw is not None else "<missing>", "VV or DV"),
                       (task is None, "task_name", task_raw if task_raw is not None else "<missing>",
-                       "one of " + ", ".join(TASKS))]
+                       "one of " + ", ".join(AGENTVISS_TASKS))]
             score = None
             if score_raw is not None:
                 try:

@@ -22,3 +22,7 @@ MODALITY_WORDS = {
 }
 # Any benchmark's condition names, for recognising a condition column (AgentViSS adds vision and image).
 CONDITION_WORDS = frozenset().union(*MODALITY_WORDS.values()) | {"vision", "image"}
+
+# AgentViSS's four tasks, each judged on every role-play reply: expression, character, interaction regulation
+# and interaction outcome. The reader, the dashboard's table and the scene view list them in this order.
+AGENTVISS_TASKS: tuple[str, ...] = ("Expr", "Char", "Int-Reg", "Int-Out")

@@ -71,7 +71,7 @@ class AnalysisFrames:
     _stimuli: pl.DataFrame | None = field(default=None, repr=False)
     _judgments: pl.DataFrame | None = field(default=None, repr=False)
     _predictions: pl.DataFrame | None = field(default=None, repr=False)
-    _answer_counts: pl.DataFrame | None = field(default=None, repr=False)
+    _answer_counts: dict[tuple[str, ...], pl.DataFrame] = field(default_factory=dict, repr=False)
     _correct_counts: pl.DataFrame | None = field(default=None, repr=False)
     _imported: ImportedFrames | None = field(default=None, repr=False, compare=False)
     _dashboards: dict[str, Dashboard] = field(default_factory=dict, repr=False, compare=False)
@@ -126,14 +126,15 @@ class AnalysisFrames:
                 self._predictions = _label_live(analysis.predictions_frame(self.store.cursor(), self.dataset.id))
             return self._predictions
 
-    @property
-    def answer_counts(self) -> pl.DataFrame:
-        """Predictions counted per model (live runs labelled), modality, ground_truth and answer (`n`)."""
+    def answer_counts(self, truths: Sequence[str]) -> pl.DataFrame:
+        """Predictions on stimuli whose truth is one of `truths`, counted per model (live runs labelled), modality,
+        ground_truth and answer (`n`); read once per set of truths."""
+        key = tuple(truths)
         with self._reading:
-            if self._answer_counts is None:
-                self._answer_counts = analysis.prediction_answer_counts(self.store.cursor(), self.dataset.id,
-                                                                        LIVE_SUFFIX)
-            return self._answer_counts
+            if key not in self._answer_counts:
+                self._answer_counts[key] = analysis.prediction_answer_counts(self.store.cursor(), self.dataset.id,
+                                                                             key, LIVE_SUFFIX)
+            return self._answer_counts[key]
 
     @property
     def correct_counts(self) -> pl.DataFrame:

@@ -11,6 +11,7 @@ Read only: live answers are written by `storage.live_runs`, computed verdicts by
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,20 +104,25 @@ def predictions_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int, with_meta
         params=([dataset_id] if select else []) + params).pl()
 
 
-def prediction_answer_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, live_suffix: str = "") -> pl.DataFrame:
-    """Predictions counted per run, ground truth and answer, in one GROUP BY: model (a live run's model name
-    followed by `live_suffix`), modality, ground_truth, answer, n (Int64), in no particular order. A million
-    predictions become a few hundred rows, so accuracy and signal detection need not read every prediction.
-    Runs that differ only in another condition (a prompt setting) give rows with the same model, modality, truth
-    and answer: a reader per model and modality sums them."""
-    # Counting per run keeps the million-row aggregation on integer keys; names join the small result, which
-    # is not grouped again (that second pass cost as much as a third of the count).
+def prediction_answer_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, truths: Sequence[str],
+                             live_suffix: str = "") -> pl.DataFrame:
+    """Predictions on stimuli whose ground truth is one of `truths`, counted per run, truth and answer in one
+    GROUP BY: model (a live run's model name followed by `live_suffix`), modality, ground_truth, answer, n (Int64),
+    in no particular order. A million predictions become a few hundred rows, so accuracy and signal detection
+    need not read every prediction. Runs that differ only in another condition (a prompt setting) give rows with
+    the same model, modality, truth and answer: a reader per model and modality sums them."""
+    # Counting per run keeps the million-row aggregation on integer keys (the truth by its place in `truths`);
+    # names join the small result, which is not grouped again (that second pass cost as much as a third of the
+    # count).
     return _counts_frame(cur, (
-        "WITH c AS (SELECT p.run_id, s.ground_truth, p.answer, count(*) AS n FROM prediction p"
-        "           JOIN stimulus s ON s.id = p.stimulus_id WHERE s.dataset_id = ? GROUP BY ALL)"
-        " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.ground_truth,"
-        " c.answer, c.n FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id"
-        " WHERE r.dataset_id = ?"), [dataset_id, live_suffix, dataset_id],
+        "WITH t AS (SELECT id, list_position(?, ground_truth)::UTINYINT AS truth FROM stimulus"
+        "           WHERE dataset_id = ? AND list_contains(?, ground_truth)),"
+        " c AS (SELECT p.run_id, t.truth, p.answer, count(*) AS n FROM prediction p JOIN t ON t.id = p.stimulus_id"
+        "       GROUP BY ALL)"
+        " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality,"
+        " (?::VARCHAR[])[c.truth] AS ground_truth, c.answer, c.n FROM c JOIN run r ON r.id = c.run_id"
+        " JOIN model m ON m.id = r.model_id WHERE r.dataset_id = ?"),
+        [list(truths), dataset_id, list(truths), live_suffix, list(truths), dataset_id],
         {"model": "String", "modality": "String", "ground_truth": "String", "answer": "String", "n": "Int64"})
 
 

@@ -204,3 +204,18 @@ def test_a_generic_tables_figures_and_stimuli_equal_those_over_each_stored_predi
         assert table.stimulus_ids[row] == behind["stimulus_id"].unique().sort().to_list()
         assert table.stimulus_count(row) == (40 if values["model"] != "model-01" else 38)
     store.close()
+
+
+def test_a_dataset_of_human_ratings_alone_shows_the_crowd(tmp_path):
+    plan = friendbench_like_plan(tmp_path, n_stimuli=6, n_raters=3)
+    for table in ("predictions", "judgments"):
+        del plan.frames[table]
+    store = make_store(tmp_path / "crowd.duckdb", plan)
+    dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
+    frames = load_frames(store, dataset_id)
+    table = frames.dashboard("half_over_n").table("friendbench.signal")
+    expected = human_signal_detection(frames.ratings, correction="half_over_n")
+    assert table.frame["model"].unique().to_list() == ["humans"]
+    assert table.frame.drop("model").rename({"modality": "condition"}).equals(expected)
+    assert table.stimulus_ids[0] == list(range(min(frames.stimuli["stimulus_id"]), max(frames.stimuli["stimulus_id"]) + 1))
+    store.close()

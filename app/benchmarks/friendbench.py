@@ -222,13 +222,20 @@ def interpret(plan: ImportPlan, log: ProblemLog) -> None:
         work["verdict"].alias("answer"), correct.alias("correct"), metas.alias("meta"))
 
 
+def _crowd_rows(ratings: pl.DataFrame, correction: str) -> pl.DataFrame:
+    """The human crowd's accuracy, d' and c per condition (each rating carries its clip's truth), as rows of the
+    models' table: model "humans", the condition as the modality."""
+    crowd = human_signal_detection(ratings, correction=correction)
+    return crowd.select(pl.lit(HUMANS).alias("model"), pl.col("condition").alias("modality"), pl.exclude("condition"))
+
+
 def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) -> list[DashboardTable]:
     """Accuracy (Wilson 95%), d' and c per model x modality, plus the human crowd per condition.
 
     The model rows come from answer counts aggregated in the store; the stimuli behind a row are looked
     up when asked."""
-    truths = ["familiar", "stranger"]
-    counts = frames.answer_counts.filter(pl.col("ground_truth").is_in(truths))
+    truths = [FAMILIAR, STRANGER]
+    counts = frames.answer_counts(truths)
     name = CORRECTION_NAMES[correction]
     parts = []
     if counts.height:
@@ -236,11 +243,8 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
     ratings = frames.ratings
     crowd_source = None
     if ratings.height:
-        # each rating carries its clip's truth; only an import changes them, so the crowd's rows are kept
-        crowd = frames.from_import(f"{NAME}.crowd.{correction}",
-                                   lambda: human_signal_detection(ratings, correction=correction))
-        parts.append(crowd.rename({"condition": "modality"}).with_columns(pl.lit(HUMANS).alias("model"))
-                     .select(parts[0].columns if parts else ["model", *crowd.columns]))
+        # only an import changes the ratings, so the crowd's rows are kept until one does
+        parts.append(frames.from_import(f"{NAME}.crowd.{correction}", lambda: _crowd_rows(ratings, correction)))
         crowd_source = ratings.select("stimulus_id", pl.lit(HUMANS).alias("model"),
                                       pl.col("condition").alias("modality"))
     if not parts:

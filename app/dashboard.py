@@ -98,12 +98,15 @@ class AnalysisFrames:
                 self._judgments = analysis.judgments_frame(self.store.cursor(), self.dataset.id)
             return self._judgments
 
+    def __post_init__(self) -> None:
+        if self._imported is None:
+            self._imported = ImportedFrames(self.dataset, self.ratings, self.aggregates, self.has_ncp_tasks)
+
     def imported(self) -> ImportedFrames:
-        """The frames only an import changes, for reading these frames again after another change."""
-        with self._reading:
-            if self._imported is None:
-                self._imported = ImportedFrames(self.dataset, self.ratings, self.aggregates, self.has_ncp_tasks)
-            return self._imported
+        """The frames only an import changes, for reading these frames again after another change (takes no
+        lock: the change channel asks for them while a view may be reading every prediction)."""
+        assert self._imported is not None   # made with the frames
+        return self._imported
 
     def from_import(self, key: str, compute: Callable[[], pl.DataFrame]) -> pl.DataFrame:
         """`compute()`, a table made only from what an import writes (the ratings, the published figures), kept

@@ -13,6 +13,7 @@ from storage.importers.writer import write_plan
 from storage.store import Store
 from tests.cues_dyads import dyad_plan, f0_of
 from widgets.analysis_tracks import CONVERSATION, INTENSITY, PITCH, SPECTROGRAM, AnalysisTracksView
+from widgets.settings_store import SettingsStore
 
 
 @pytest.fixture
@@ -141,7 +142,7 @@ def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_of):
     assert tracks.row_plot(INTENSITY, 1) is not None
     qtbot.waitUntil(tracks.loaded, timeout=30000)
     assert np.nanmax(tracks.voice(1).intensity.db) > 60
-    assert QSettings().value("analysis_tracks/B/intensity") in (True, "true")
+    assert SettingsStore(QSettings()).load().tracks_shown == {"B/intensity": True}
     other = AnalysisTracksView()
     qtbot.addWidget(other)
     assert other.is_on("B", INTENSITY)

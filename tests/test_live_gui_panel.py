@@ -13,6 +13,7 @@ from live_server import Reply, ScriptedServer, unreachable_url
 from storage import queries
 from storage.live_failures import live_answered
 from widgets.live_panel import LivePanel
+from widgets.settings_store import SettingsStore
 
 SECRET = "sk-test-never-stored-0123456789"
 
@@ -69,7 +70,7 @@ def test_plain_answer_is_shown_and_stored_as_a_live_run(qtbot, env):
     assert SECRET not in (dump or "") and SECRET not in prompt
     settings = QSettings()
     assert all(SECRET not in str(settings.value(k)) for k in settings.allKeys())
-    assert settings.value("live/base_url") == server.base_url
+    assert SettingsStore(settings).load().live_base_url == server.base_url
 
 
 def test_streamed_answer_arrives_piece_by_piece(qtbot, env):

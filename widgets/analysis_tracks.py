@@ -37,8 +37,10 @@ from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QScrollArea, QSizePolicy, QSpinBox,
                                QToolButton, QVBoxLayout, QWidget, QWidgetAction)
 
+from app.settings import ANALYSIS_NUMBERS
 from storage.records import MediaRef
 from storage.spectrogram import PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram, paint
+from widgets.settings_store import SettingsStore
 from widgets.tasks import TaskRunner
 from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox, NamedAxis
 
@@ -57,7 +59,6 @@ ROW_MIN_HEIGHTS = {SPECTROGRAM: 54, PITCH: 36, INTENSITY: 34, CONVERSATION: 40} 
 TICK_VALUES_PX = 16  # the part of the name column the kHz values take
 # on by default: the first voice's spectrogram and pitch, and the turn-taking of a conversation
 DEFAULT_ON = {SPECTROGRAM, PITCH, CONVERSATION}
-SETTINGS_GROUP = "analysis_tracks"
 PITCH_COLOUR = "#1f6fd1"
 INTENSITY_COLOUR = "#c98a06"
 FORMANT_COLOUR = "#d62728"  # Praat's red dots on its grey spectrogram
@@ -70,6 +71,11 @@ FORMANT_RANGE_DB = 30.0
 # window, the splitter dragged) every row grows, and given less than their least heights they scroll.
 PREFERRED_HEIGHT = 220
 UNSCROLLED_HEIGHT = 160
+
+
+def _track_key(lane_name: str | None, track: str) -> str:
+    """How the settings name a lane's track ("LANE/TRACK") or the conversation row."""
+    return CONVERSATION if lane_name is None else f"{lane_name}/{track}"
 
 
 class _Row:
@@ -98,7 +104,8 @@ class AnalysisTracksView(QWidget):
     seekRequested = Signal(float)
     tracksChanged = Signal()
 
-    def __init__(self, parent: QWidget | None = None, runner: TaskRunner | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, runner: TaskRunner | None = None,
+                 settings: SettingsStore | None = None) -> None:
         super().__init__(parent)
         if runner is None:
             pool = QThreadPool(self)
@@ -120,7 +127,8 @@ class AnalysisTracksView(QWidget):
         self._conversation: Conversation | None = None
         self._errors: dict[str, str] = {}
         self.redraw_count = 0
-        self._settings = QSettings()
+        self._settings = settings or SettingsStore(QSettings())
+        self._tracks_shown = dict(self._settings.load().tracks_shown)  # read often while laying out: kept here
 
         self.tracks_button = QToolButton(self)
         self.tracks_button.setText("Tracks")
@@ -131,12 +139,13 @@ class AnalysisTracksView(QWidget):
         self.band.addItem("wide-band (5 ms)", "wide")
         self.band.addItem("narrow-band (30 ms)", "narrow")
         self.band.setToolTip("spectrogram window: wide-band shows formants and pulses, narrow-band harmonics")
-        self.max_frequency = self._spin(1000, 16000, 500, 5000, " Hz", "spectrogram's top frequency")
-        self.dynamic_range = self._spin(20, 100, 5, 50, " dB", "dynamic range: how far under the loudest is white")
-        self.pre_emphasis = self._spin(0, 12, 1, 6, " dB/oct", "pre-emphasis as Praat paints it: "
+        self.max_frequency = self._spin("spectrogram_max_hz", 500, " Hz", "spectrogram's top frequency")
+        self.dynamic_range = self._spin("spectrogram_range_db", 5, " dB",
+                                        "dynamic range: how far under the loudest is white")
+        self.pre_emphasis = self._spin("pre_emphasis_db", 1, " dB/oct", "pre-emphasis as Praat paints it: "
                                        "band i gains (dB/octave)·log2(i·step / 1 kHz), so bands under 1 kHz lose")
-        self.pitch_floor = self._spin(30, 400, 5, 75, " Hz", "Praat's pitch floor")
-        self.pitch_ceiling = self._spin(100, 1200, 25, 600, " Hz", "Praat's pitch ceiling")
+        self.pitch_floor = self._spin("pitch_floor_hz", 5, " Hz", "Praat's pitch floor")
+        self.pitch_ceiling = self._spin("pitch_ceiling_hz", 25, " Hz", "Praat's pitch ceiling")
         self._restore_parameters()
         self.status = QLabel("", self)
         self.status.setStyleSheet("color: #777")
@@ -205,7 +214,8 @@ class AnalysisTracksView(QWidget):
         rows = sum(ROW_HEIGHTS[row.track] + 2 for row in self._rows)
         return QSize(hint.width(), strip + min(rows, PREFERRED_HEIGHT))
 
-    def _spin(self, low: int, high: int, step: int, value: int, suffix: str, tip: str) -> QSpinBox:
+    def _spin(self, setting: str, step: int, suffix: str, tip: str) -> QSpinBox:
+        value, low, high = ANALYSIS_NUMBERS[setting]   # the default and the range the settings keep it in
         spin = QSpinBox(self)
         spin.setRange(low, high)
         spin.setSingleStep(step)
@@ -216,38 +226,31 @@ class AnalysisTracksView(QWidget):
         return spin
 
     # ----- remembered choices -------------------------------------------------------------------------
+    def _parameter_spins(self) -> dict[str, QSpinBox]:
+        return {"spectrogram_max_hz": self.max_frequency, "spectrogram_range_db": self.dynamic_range,
+                "pre_emphasis_db": self.pre_emphasis, "pitch_floor_hz": self.pitch_floor,
+                "pitch_ceiling_hz": self.pitch_ceiling}
+
     def _restore_parameters(self) -> None:
-        s = self._settings
-        index = self.band.findData(s.value(f"{SETTINGS_GROUP}/band", "wide"))
-        self.band.setCurrentIndex(max(0, index))
-        for key, spin in (("max_frequency", self.max_frequency), ("dynamic_range", self.dynamic_range),
-                          ("pre_emphasis", self.pre_emphasis),
-                          ("pitch_floor", self.pitch_floor), ("pitch_ceiling", self.pitch_ceiling)):
-            try:
-                spin.setValue(int(float(s.value(f"{SETTINGS_GROUP}/{key}", spin.value()))))
-            except (TypeError, ValueError):
-                pass  # a hand-edited settings file: keep the default
+        stored = self._settings.load()
+        self.band.setCurrentIndex(max(0, self.band.findData(stored.spectrogram_band)))
+        for name, spin in self._parameter_spins().items():
+            spin.setValue(getattr(stored, name))
 
     def _save_parameters(self) -> None:
-        s = self._settings
-        s.setValue(f"{SETTINGS_GROUP}/band", self.band.currentData())
-        for key, spin in (("max_frequency", self.max_frequency), ("dynamic_range", self.dynamic_range),
-                          ("pre_emphasis", self.pre_emphasis),
-                          ("pitch_floor", self.pitch_floor), ("pitch_ceiling", self.pitch_ceiling)):
-            s.setValue(f"{SETTINGS_GROUP}/{key}", spin.value())
+        self._settings.update(spectrogram_band=self.band.currentData(),
+                              **{name: spin.value() for name, spin in self._parameter_spins().items()})
 
     def is_on(self, lane_name: str | None, track: str) -> bool:
         """Whether `track` is shown for the lane (None: the conversation row); remembered per lane name."""
-        key = f"{SETTINGS_GROUP}/{CONVERSATION}" if lane_name is None else f"{SETTINGS_GROUP}/{lane_name}/{track}"
         first = bool(self._lanes) and lane_name == self._lanes[0][0]
         default = track in DEFAULT_ON and (lane_name is None or first)
-        value = self._settings.value(key, default)
-        return value in (True, "true", "1", 1)
+        return self._tracks_shown.get(_track_key(lane_name, track), default)
 
     def set_track(self, lane_name: str | None, track: str, on: bool) -> None:
         """Show or hide a track of a lane (None: the conversation row), remember it and fetch what it needs."""
-        key = f"{SETTINGS_GROUP}/{CONVERSATION}" if lane_name is None else f"{SETTINGS_GROUP}/{lane_name}/{track}"
-        self._settings.setValue(key, bool(on))
+        self._tracks_shown[_track_key(lane_name, track)] = bool(on)
+        self._settings.update(tracks_shown=dict(self._tracks_shown))
         action = self._menu_action(f"track:{CONVERSATION}" if lane_name is None else f"track:{lane_name}:{track}")
         if action is not None and action.isChecked() != bool(on):  # set from code, not from the menu
             action.blockSignals(True)

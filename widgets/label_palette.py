@@ -15,11 +15,11 @@ from PySide6.QtWidgets import (QApplication, QButtonGroup, QComboBox, QGridLayou
 from shiboken6 import isValid
 
 from app.keymap import fixed_player_key, label_keys
+from app.settings import LABEL_KEY_MODES
 from storage.annotations import Label
 from widgets.annotation_tiers import fallback_colour
 
-TAP, HOLD = "tap", "hold"
-LABEL_KEY_MODE_SETTING = "labels/key_mode"  # the window's settings key for TAP or HOLD
+TAP, HOLD = LABEL_KEY_MODES   # remembered in the window's settings as `label_key_mode`
 
 
 def swatch(colour: str, size: int = 12) -> QIcon:

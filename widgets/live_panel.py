@@ -1,12 +1,12 @@
 """Ask a live model about the current stimulus (or a batch of stimuli): the panel renders and asks.
 
 Settings (base URL, model, the *name* of the environment variable holding the API key, the answer size
-limit) are kept in QSettings; the key itself never is. The asking, saving and resuming is
-`app.live.service.LiveService`'s: the panel gathers the choices into `AskOptions`, runs the service on the
-window's worker API (`widgets.tasks.TaskRunner`), and shows what comes back. A streamed answer is
-appended at the end of the view in pieces (never re-laid-out as a whole), Cancel stops at once, and a
-failure (endpoint down, HTTP error, timeout, a cut-off or oversized answer) is shown as a message, with
-credentials scrubbed, while the window stays responsive.
+limit, edited prompts) are kept in the window's typed settings (`app.settings`); the key itself never is.
+The asking, saving and resuming is `app.live.service.LiveService`'s: the panel gathers the choices into
+`AskOptions`, runs the service on the window's worker API (`widgets.tasks.TaskRunner`), and shows what comes
+back. A streamed answer is appended at the end of the view in pieces (never re-laid-out as a whole), Cancel
+stops at once, and a failure (endpoint down, HTTP error, timeout, a cut-off or oversized answer) is shown as a
+message, with credentials scrubbed, while the window stays responsive.
 
 An NCP task is acted out with the six tools on the belief engine, each call listed as it happens; an
 AgentViSS scene is role-played as the character chosen (verbalised vision, VV).
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
 
 from app.live import LiveCancelled, LiveError, LiveSettings, NcpStep, resolve_api_key
 from app.live.batch import BatchProgress, BatchReport
-from app.live.client import DEFAULT_MAX_ANSWER_BYTES
 from app.live.errors import IncompleteAnswer, scrub_secrets
 from app.live.requests import (NCP_KIND, ROLE_PLAY_KIND, ROLE_PLAY_TASK, TEMPLATES, characters_of, condition_for,
                                cost_text, goal_summary, template_for)
@@ -33,9 +32,9 @@ from app.live.service import AskOptions, LiveResult, LiveService
 from app.ncp_live import step_label
 from app.prompts import FRIENDBENCH_FORCED_CHOICE, PromptTemplate
 from storage.records import StimulusDetail
+from widgets.settings_store import SettingsStore
 from widgets.tasks import CancelToken, TaskRunner
 
-SETTINGS_GROUP = "live"
 MODALITIES = ("text", "audio", "video")
 ERROR_STYLE = "color:#b71c1c;font-weight:bold"
 DEFAULT_MAX_STEPS = 30
@@ -58,10 +57,10 @@ class LivePanel(QWidget):
     batchFinished = Signal(object)     # app.live.BatchReport
 
     def __init__(self, service: LiveService | None = None, parent: QWidget | None = None,
-                 settings: QSettings | None = None, runner: TaskRunner | None = None) -> None:
+                 settings: SettingsStore | None = None, runner: TaskRunner | None = None) -> None:
         super().__init__(parent)
         self.service = service
-        self.settings = settings or QSettings()
+        self.settings = settings or SettingsStore(QSettings())
         self.runner = runner or TaskRunner(self)
         self.detail: StimulusDetail | None = None
         self.batch_ids: list[int] = []
@@ -105,7 +104,7 @@ class LivePanel(QWidget):
         self.max_answer_kb.setSuffix(" KB")
         self.max_answer_kb.setToolTip("The longest answer kept; reading stops there and the attempt is kept as failed")
         self.max_answer_kb.valueChanged.connect(
-            lambda kb: self.settings.setValue(f"{SETTINGS_GROUP}/max_answer_kb", kb))
+            lambda kb: self.settings.update(live_max_answer_kb=kb))
         for field in (self.base_url, self.model, self.key_env):
             field.editingFinished.connect(self.save_settings)
         self.key_env.textChanged.connect(lambda _t: self._show_key_status())
@@ -229,23 +228,20 @@ class LivePanel(QWidget):
         self.save_settings()
 
     def load_settings(self) -> None:
-        stored = {k: self.settings.value(f"{SETTINGS_GROUP}/{k}") for k in LiveSettings.__dataclass_fields__}
-        values = LiveSettings.from_dict({k: v for k, v in stored.items() if v is not None})
+        stored = self.settings.load()
+        # a value never set is the live client's default
+        chosen = {"base_url": stored.live_base_url, "model": stored.live_model, "api_key_env": stored.live_api_key_env}
+        values = LiveSettings.from_dict({k: v for k, v in chosen.items() if v is not None})
         self.base_url.setText(values.base_url)
         self.model.setText(values.model)
         self.key_env.setText(values.api_key_env)
-        stored_kb = self.settings.value(f"{SETTINGS_GROUP}/max_answer_kb", DEFAULT_MAX_ANSWER_BYTES // 1024)
-        try:
-            self.max_answer_kb.setValue(int(stored_kb))
-        except (TypeError, ValueError):  # a hand-edited settings file: the default limit
-            self.max_answer_kb.setValue(DEFAULT_MAX_ANSWER_BYTES // 1024)
+        self.max_answer_kb.setValue(stored.live_max_answer_kb)
         self._show_key_status()
 
     def save_settings(self) -> None:
         """Store base URL, model and the key's variable name (never the key)."""
-        for k, v in self.live_settings().to_dict().items():
-            self.settings.setValue(f"{SETTINGS_GROUP}/{k}", v)
-        self.settings.sync()
+        live = self.live_settings()
+        self.settings.update(live_base_url=live.base_url, live_model=live.model, live_api_key_env=live.api_key_env)
 
     def _show_key_status(self) -> None:
         _key, where = resolve_api_key(self.live_settings())
@@ -253,8 +249,8 @@ class LivePanel(QWidget):
 
     # ----- templates -------------------------------------------------------------------------------------
     def _stored_template(self, base: PromptTemplate) -> PromptTemplate:
-        system = self.settings.value(f"{SETTINGS_GROUP}/templates/{base.name}/system")
-        user = self.settings.value(f"{SETTINGS_GROUP}/templates/{base.name}/user")
+        stored = self.settings.load().live_templates.get(base.name, {})
+        system, user = stored.get("system"), stored.get("user")
         try:
             return base.edited(system, user) if system is not None or user is not None else base
         except ValueError:
@@ -270,12 +266,15 @@ class LivePanel(QWidget):
     def current_template(self) -> PromptTemplate:
         """The edited template (stored by name); raises ValueError for a broken format string."""
         edited = self._template.edited(self.system_edit.toPlainText(), self.user_edit.toPlainText())
-        self.settings.setValue(f"{SETTINGS_GROUP}/templates/{edited.name}/system", edited.system)
-        self.settings.setValue(f"{SETTINGS_GROUP}/templates/{edited.name}/user", edited.user)
+        templates = dict(self.settings.load().live_templates)
+        templates[edited.name] = {"system": edited.system, "user": edited.user}
+        self.settings.update(live_templates=templates)
         return edited
 
     def _reset_template(self) -> None:
-        self.settings.remove(f"{SETTINGS_GROUP}/templates/{self._template.name}")
+        templates = dict(self.settings.load().live_templates)
+        templates.pop(self._template.name, None)
+        self.settings.update(live_templates=templates)
         self._show_template(self._template)
 
     # ----- one stimulus ----------------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from widgets.keys import KeyDispatcher, bind_shortcuts
 from widgets.metrics_dashboard import MetricsDashboardView
 from widgets.predictions_panel import PredictionsPanel
 from widgets.presentation_view import RaceDesk
-from widgets.label_palette import LABEL_KEY_MODE_SETTING
 from widgets.media_page import MEDIA_KINDS, MediaStimulusPage
 from widgets.ncp_task_page import NcpTaskPage
 from widgets.scene_annotations import SceneAnnotationsPanel
@@ -267,7 +266,7 @@ class MainWindow(QMainWindow):
         from app.live.service import LiveService
         from widgets.live_panel import LivePanel
 
-        self._live = LivePanel(LiveService(self.store, self.changes), settings=self.settings, runner=self.runner)
+        self._live = LivePanel(LiveService(self.store, self.changes), settings=self.settings_store, runner=self.runner)
         self._live.statusMessage.connect(self.show_status)
         self._live_host.layout().addWidget(self._live)
         self._live.set_batch_ids([int(i) for i in self.table_model.ids])
@@ -380,8 +379,8 @@ class MainWindow(QMainWindow):
         self.keys.label_point_handler = self.media_page.point_label
         # how label keys mark while playing is remembered beside the palette's other view settings
         palette = self.media_page.annotation.palette
-        palette.set_key_mode(str(self.settings.value(LABEL_KEY_MODE_SETTING, "")))
-        palette.keyModeChanged.connect(lambda mode: self.settings.setValue(LABEL_KEY_MODE_SETTING, mode))
+        palette.set_key_mode(self.settings_store.load().label_key_mode)
+        palette.keyModeChanged.connect(lambda mode: self.settings_store.update(label_key_mode=mode))
         self.media_page.player.helpRequested.connect(self.toggle_help)
         self.media_page.annotation.palette.currentLabelChanged.connect(lambda *_: self._sync_label_keys())
         self.stimulus_view.pages.currentChanged.connect(lambda _index: self._sync_label_keys())

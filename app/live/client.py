@@ -23,11 +23,12 @@ from typing import Any
 from app.live.errors import (AnswerTooLarge, EndpointUnreachable, LiveCancelled, LiveError, LiveTimeout,
                              MalformedAnswer, ServerError, StreamCutOff, remember_secret)
 from app.live.settings import NO_KEY_PLACEHOLDER, LiveSettings, resolve_api_key
+from app.settings import DEFAULT_MAX_ANSWER_KB
 
 Message = dict[str, Any]
 _CANCEL_POLL_S = 0.05
 _END_OF_STREAM = object()
-DEFAULT_MAX_ANSWER_BYTES = 256 * 1024
+DEFAULT_MAX_ANSWER_BYTES = DEFAULT_MAX_ANSWER_KB * 1024
 _TLS_LOCK = threading.Lock()
 _TLS: Any = None
 

@@ -35,3 +35,25 @@ def test_race_contenders_round_trip_as_text_without_any_key():
     # an INI file gives the flag back as text; a file without them races no one and holds verdicts back
     assert upgrade({**stored, "race_verdicts_at_once": "true"}).race_verdicts_at_once
     assert upgrade({"annotator": "ana"}).contenders == () and not upgrade({}).race_verdicts_at_once
+
+
+def test_version_1_keys_of_the_views_become_version_2_fields_and_round_trip():
+    old = {"version": "1", "annotator": "ana", "live/base_url": "https://api.example.org/v1", "live/model": "m",
+           "live/max_answer_kb": "512", "live/templates/t/user": "Say {x}.", "labels/key_mode": "hold",
+           "analysis_tracks/band": "narrow", "analysis_tracks/pitch_floor": "100.0",
+           "analysis_tracks/B/intensity": "true", "analysis_tracks/conversation": "false"}
+    settings = upgrade(old)
+    assert settings == Settings(annotator="ana", live_base_url="https://api.example.org/v1", live_model="m",
+                                live_max_answer_kb=512, live_templates={"t": {"user": "Say {x}."}},
+                                label_key_mode="hold", spectrogram_band="narrow", pitch_floor_hz=100,
+                                tracks_shown={"B/intensity": True, "conversation": False})
+    assert upgrade(as_stored(settings)) == settings
+    # read once: a version 2 file's old keys (left by hand) are not read again
+    assert upgrade({**as_stored(Settings()), "labels/key_mode": "hold"}).label_key_mode == "tap"
+
+
+def test_the_views_settings_out_of_type_or_range_take_their_defaults():
+    broken = upgrade({"version": 2, "live_max_answer_kb": "0", "label_key_mode": "twice", "spectrogram_band": 5,
+                      "spectrogram_max_hz": "20000", "pitch_ceiling_hz": "nan", "live_templates": "[1, 2]",
+                      "tracks_shown": '{"A/pitch": "maybe", "B/pitch": 1}', "live_model": 3})
+    assert broken == Settings()

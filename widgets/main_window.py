@@ -117,7 +117,7 @@ class MainWindow(QMainWindow):
         # a scene's labels (on a role or a turn) have a model of their own: the scene page is not the media page
         self.scene_annotations = SceneAnnotationsPanel(AnnotationModel(self.annotations, self.changes), self.runner)
         self.scene_view.attach_annotations(self.scene_annotations)
-        self.media_page = MediaStimulusPage(self.annotation_model)
+        self.media_page = MediaStimulusPage(self.annotation_model, settings=self.settings_store)
         self.stimulus_view.register_page(MEDIA_KINDS, self.media_page, needs_height=True)
         self.ncp_page = NcpTaskPage(_detail_traces)
         self.stimulus_view.register_page(["ncp_task", "story"], self.ncp_page)

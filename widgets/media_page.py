@@ -12,6 +12,7 @@ from app.annotation_model import AnnotationModel
 from storage.records import StimulusDetail
 from widgets.annotation_panel import AnnotationPanel
 from widgets.player_panel import PlayerPanel
+from widgets.settings_store import SettingsStore
 
 MEDIA_KINDS = ["dyad", "echomind_script", "echomind_mcq", "video", "audio"]
 # the label set an annotator of each benchmark reaches for first
@@ -34,9 +35,10 @@ class MediaStimulusPage(QWidget):
     statusMessage = Signal(str)
     annotationsChanged = Signal(int)
 
-    def __init__(self, annotations: AnnotationModel, parent: QWidget | None = None) -> None:
+    def __init__(self, annotations: AnnotationModel, parent: QWidget | None = None, *,
+                 settings: SettingsStore | None = None) -> None:
         super().__init__(parent)
-        self.player = PlayerPanel()
+        self.player = PlayerPanel(settings=settings)   # the window's settings keep the tracks' choices
         self.annotation = AnnotationPanel(annotations)
         self.detail: StimulusDetail | None = None
         split = QSplitter(Qt.Orientation.Vertical)

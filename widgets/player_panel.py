@@ -45,6 +45,7 @@ from storage.media import (
 )
 from storage.records import MediaRef, Segment
 from widgets.analysis_tracks import AnalysisTracksView
+from widgets.settings_store import SettingsStore
 from widgets.tasks import TaskRunner
 from widgets.transcript_view import TranscriptView
 from widgets.video_view import VideoSource, VideoView
@@ -128,7 +129,8 @@ class PlayerPanel(QWidget):
     voiceChanged = Signal(str)
     helpRequested = Signal()
 
-    def __init__(self, parent: QWidget | None = None, *, vlc_args: Sequence[str] | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, vlc_args: Sequence[str] | None = None,
+                 settings: SettingsStore | None = None) -> None:
         super().__init__(parent)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.clock = PlaybackClock()
@@ -162,7 +164,8 @@ class PlayerPanel(QWidget):
         self.media_area.addWidget(self.script)
         self.waveform = WaveformView()
         self.transcript = TranscriptView()
-        self.tracks = AnalysisTracksView()  # spectrogram, pitch, intensity, turn-taking under the waveform
+        # spectrogram, pitch, intensity, turn-taking under the waveform
+        self.tracks = AnalysisTracksView(settings=settings)
         self.tracks.link_x(self.waveform.ruler.vb)
         self._tracks_timer.timeout.connect(self.tracks.start_work)
         for view in (self.transcript, self.waveform.canvas, self.tracks.canvas):

@@ -72,8 +72,10 @@ REFERENCE_SKIP = "reference data not present"
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(tmp_path, monkeypatch):
-    """Each test gets its own settings file and data folder, so nothing leaks between tests."""
+    """Each test gets its own settings file and data folder, so nothing leaks between tests, nor into the
+    user's own settings: a window process a test starts finds its settings through XDG_CONFIG_HOME."""
     monkeypatch.setenv("THINSLICE_HOME", str(tmp_path / "thinslice-home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     try:
         from PySide6.QtCore import QSettings
     except ImportError:  # Qt-free test runs

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from app.beliefs.questions import QuestionError, answer_question
-from app.beliefs.replay import TraceError, load_trace, replay_steps, replay_to_json
+from app.beliefs.replay import TraceError, load_trace, replay_steps
+from app.beliefs.replay_json import replay_to_json
 from app.beliefs.story import StoryParseError, story_trace
 
 USAGE = "usage: thinslice ncp replay TRACE.json | ncp story STORY.txt | ncp answer TRACE.json QUESTION"

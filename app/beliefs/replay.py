@@ -283,39 +283,6 @@ def load_trace(text: str) -> Any:
         raise TraceError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
 
 
-def step_to_json(record: StepRecord, state: BeliefState) -> dict:
-    """One element of the replay output (see the CLI contract)."""
-    outcome = record.outcome
-    return {
-        "index": record.index,
-        "action": outcome.action,
-        "args": list(outcome.args),
-        "kwargs": dict(outcome.kwargs),
-        "returned": outcome.returned,
-        "story_sentences_added": list(outcome.story_sentences),
-        "state_after": state.to_nested(),
-    }
-
-
-def replay_to_json(trace: Any) -> list[dict]:
-    """The replay CLI's output for a parsed trace: one element per step, plus goal status if a goal is given."""
-    from app.beliefs.goals import evaluate_goal, goal_or_trace_error, vocabulary_from_steps
-
-    replay = replay_steps(trace)
-    goal_spec = trace.get("goal") if isinstance(trace, dict) else None
-    timeline = None
-    if goal_spec is not None:
-        goal = goal_or_trace_error(goal_spec, vocabulary_from_steps(parse_steps(trace)))
-        timeline = evaluate_goal(goal, replay)
-    out = []
-    for record in replay.records:
-        element = step_to_json(record, replay.state_at(record.index))
-        if timeline is not None:
-            element["goal"] = timeline.step_json(record.index)
-        out.append(element)
-    return out
-
-
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -156,6 +156,7 @@ def window_for(qtbot):
     """Builds the real main window over a store, with this test's own settings file, and closes it after.
 
         win = window_for(store, annotator="ana")          # shown; show=False leaves it hidden
+        win = window_for(store, settings=QSettings(path, QSettings.Format.IniFormat), size=(1366, 768))
     """
     from PySide6.QtCore import QSettings
 
@@ -164,13 +165,16 @@ def window_for(qtbot):
 
     windows = []
 
-    def build(store, *, annotator: str | None = None, show: bool = True):
-        settings = QSettings()
+    def build(store, *, annotator: str | None = None, show: bool = True, settings: QSettings | None = None,
+              size: tuple[int, int] | None = None):
+        settings = QSettings() if settings is None else settings
         if annotator is not None:
             settings.setValue("annotator", annotator)
         win = MainWindow(store, Session(), settings)
         qtbot.addWidget(win)
         windows.append(win)
+        if size is not None:
+            win.resize(*size)
         if show:
             win.show()
             qtbot.waitExposed(win)

@@ -2,21 +2,17 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings
 
 from app.sample import import_label_sets
-from app.session import Session
 from fixtures_store import friendbench_like_plan, make_store
 from widgets.main_window import MainWindow
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
+def window(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
     import_label_sets(store)
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
+    win = window_for(store)
     qtbot.waitUntil(lambda: win.table_model.rowCount() == 12, timeout=10000)
     for row in range(12):
         sid = win.table_model.stimulus_id(row)

@@ -81,17 +81,10 @@ def test_each_model_answer_has_a_column(qtbot, story_store):
     assert isinstance(questions[0], StoryQuestion)
 
 
-def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(qtbot, story_store):
-    from PySide6.QtCore import QSettings
+def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(qtbot, story_store, window_for):
     from PySide6.QtWidgets import QApplication
 
-    from app.session import Session
-    from widgets.main_window import MainWindow
-
-    win = MainWindow(story_store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    win = window_for(story_store)
     target = story_store.cursor().execute(
         "SELECT id FROM stimulus WHERE title LIKE 'Does Kofi believe%'").fetchone()[0]
     win.select_stimulus_id(target)

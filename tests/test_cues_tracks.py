@@ -17,27 +17,6 @@ from widgets.settings_store import SettingsStore
 
 
 @pytest.fixture
-def window_of(qtbot):
-    """The real main window over a store, shown, closed after the test."""
-    from app.session import Session
-    from widgets.main_window import MainWindow
-
-    windows = []
-
-    def build(store):
-        win = MainWindow(store, Session(), QSettings())
-        qtbot.addWidget(win)
-        windows.append(win)
-        win.show()
-        qtbot.waitExposed(win)
-        return win
-
-    yield build
-    for win in windows:
-        win.close()
-
-
-@pytest.fixture
 def dyads(tmp_path):
     root = tmp_path / "media"
     root.mkdir()
@@ -59,9 +38,9 @@ def click_at(qtbot, tracks: AnalysisTracksView, track: str, lane: int | None, se
     qtbot.mouseClick(tracks.canvas.viewport(), Qt.MouseButton.LeftButton, pos=point)
 
 
-def test_tracks_draw_praats_values_and_a_click_seeks(qtbot, dyads, window_of):
+def test_tracks_draw_praats_values_and_a_click_seeks(qtbot, dyads, window_for):
     store, root = dyads
-    win = window_of(store)
+    win = window_for(store)
     win.select_stimulus_id(1)
     page = win.media_page
     tracks = page.player.tracks
@@ -85,9 +64,9 @@ def test_tracks_draw_praats_values_and_a_click_seeks(qtbot, dyads, window_of):
     assert clock.position == pytest.approx(4.4, abs=0.05)
 
 
-def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyads, window_of):
+def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyads, window_for):
     store, root = dyads
-    win = window_of(store)
+    win = window_for(store)
     win.select_stimulus_id(1)
     page = win.media_page
     tracks = page.player.tracks
@@ -129,9 +108,9 @@ def test_zooming_the_waveform_zooms_the_tracks_and_draws_finer_tiles(qtbot, dyad
     assert "To Spectrogram" in tracks.row_plot(SPECTROGRAM, 0).toolTip()
 
 
-def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_of):
+def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_for):
     store, _ = dyads
-    win = window_of(store)
+    win = window_for(store)
     win.select_stimulus_id(1)
     tracks = win.media_page.player.tracks
     wait_for_tracks(qtbot, win.media_page, tracks)
@@ -149,9 +128,9 @@ def test_a_toggled_track_is_shown_and_remembered(qtbot, dyads, window_of):
     other.shutdown()
 
 
-def test_a_new_stimulus_replaces_the_tracks_and_drops_the_old_work(qtbot, dyads, window_of):
+def test_a_new_stimulus_replaces_the_tracks_and_drops_the_old_work(qtbot, dyads, window_for):
     store, _ = dyads
-    win = window_of(store)
+    win = window_for(store)
     win.select_stimulus_id(1)
     tracks = win.media_page.player.tracks
     qtbot.waitUntil(lambda: tracks.lane_names() == ["A", "B"], timeout=30000)

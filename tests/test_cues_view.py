@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 import pytest
-from PySide6.QtCore import QPointF, QSettings, Qt
+from PySide6.QtCore import QPointF, Qt
 
 from app.cues.stats import cliffs_delta
 from app.sample import import_label_sets
@@ -15,19 +15,13 @@ from tests.cues_dyads import dyad_plan
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
-    from app.session import Session
-    from widgets.main_window import MainWindow
-
+def window(qtbot, tmp_path, window_for):
     root = tmp_path / "media"
     root.mkdir()
     store = Store.open(tmp_path / "cues.duckdb")
     import_label_sets(store)
     write_plan(store, dyad_plan(root))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
+    win = window_for(store)
     yield win
     win.close()
     store.close()

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import polars as pl
-from PySide6.QtCore import QSettings
 
-from app.session import Session
 from fixtures_store import friendbench_like_plan, make_store
-from widgets.main_window import MainWindow
 
 
 def mapping_of(dialog) -> dict[str, str]:
@@ -18,15 +15,13 @@ def preview_columns(dialog) -> list[str]:
     return [dialog.preview.horizontalHeaderItem(c).text() for c in range(dialog.preview.columnCount())]
 
 
-def open_window(qtbot, tmp_path):
+def open_window(window_for, tmp_path):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    return win, store
+    return window_for(store, show=False), store
 
 
-def test_a_second_file_gets_its_own_mapping_and_preview(qtbot, tmp_path):
-    win, store = open_window(qtbot, tmp_path)
+def test_a_second_file_gets_its_own_mapping_and_preview(qtbot, tmp_path, window_for):
+    win, store = open_window(window_for, tmp_path)
     first = tmp_path / "first.csv"
     pl.DataFrame({"clip": [f"clip-{i:03d}" for i in range(12)], "system": ["one"] * 12,
                   "pred": ["familiar"] * 12}).write_csv(first)
@@ -55,8 +50,8 @@ def test_a_second_file_gets_its_own_mapping_and_preview(qtbot, tmp_path):
     store.close()
 
 
-def test_the_preview_shows_a_files_columns_even_when_its_plan_fails(qtbot, tmp_path):
-    win, store = open_window(qtbot, tmp_path)
+def test_the_preview_shows_a_files_columns_even_when_its_plan_fails(qtbot, tmp_path, window_for):
+    win, store = open_window(window_for, tmp_path)
     odd = tmp_path / "odd.csv"
     pl.DataFrame({"alpha": ["x", "y"], "beta": ["1", "2"]}).write_csv(odd)
     dialog = win.open_import()
@@ -73,8 +68,8 @@ def test_the_preview_shows_a_files_columns_even_when_its_plan_fails(qtbot, tmp_p
     store.close()
 
 
-def test_skipped_rows_stay_listed_after_a_successful_import(qtbot, tmp_path):
-    win, store = open_window(qtbot, tmp_path)
+def test_skipped_rows_stay_listed_after_a_successful_import(qtbot, tmp_path, window_for):
+    win, store = open_window(window_for, tmp_path)
     table = tmp_path / "scores.csv"
     table.write_text("clip,system,pred,correct\nclip-001,m,familiar,true\nclip-002,m,stranger,maybe\n"
                      "clip-003,m,familiar,false\n")
@@ -98,10 +93,10 @@ def test_skipped_rows_stay_listed_after_a_successful_import(qtbot, tmp_path):
     store.close()
 
 
-def test_results_for_stimuli_of_another_dataset_are_offered_to_attach_there(qtbot, tmp_path):
+def test_results_for_stimuli_of_another_dataset_are_offered_to_attach_there(qtbot, tmp_path, window_for):
     from storage.queries import info_summary
 
-    win, store = open_window(qtbot, tmp_path)
+    win, store = open_window(window_for, tmp_path)
     table = tmp_path / "more_results.csv"
     pl.DataFrame({"clip": [f"clip-{i:03d}" for i in range(6)], "system": ["late-model"] * 6,
                   "pred": ["familiar"] * 6}).write_csv(table)
@@ -126,10 +121,10 @@ def test_results_for_stimuli_of_another_dataset_are_offered_to_attach_there(qtbo
     store.close()
 
 
-def test_a_table_that_would_change_stored_stimuli_says_so_and_imports_only_when_asked(qtbot, tmp_path):
+def test_a_table_that_would_change_stored_stimuli_says_so_and_imports_only_when_asked(qtbot, tmp_path, window_for):
     from store_rows import changed_rows, store_rows
 
-    win, store = open_window(qtbot, tmp_path)
+    win, store = open_window(window_for, tmp_path)
     truths = store.cursor().execute("SELECT external_id, ground_truth FROM stimulus ORDER BY 1 LIMIT 3").fetchall()
     flipped = {"familiar": "stranger", "stranger": "familiar"}
     table = tmp_path / "truths.csv"

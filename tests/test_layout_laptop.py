@@ -4,17 +4,13 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from app.session import Session
 from fixtures_store import friendbench_like_plan, make_store
-from widgets.main_window import MainWindow
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
+def window(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.show()
+    win = window_for(store)
     qtbot.waitUntil(lambda: win.table_model.rowCount() == 12, timeout=10000)
     yield win
     win.close()
@@ -67,19 +63,15 @@ def test_reset_layout_puts_every_panel_back(qtbot, window):
     assert window.metrics_dock.isFloating()
 
 
-def test_a_panel_the_user_docked_stays_docked_next_time(qtbot, tmp_path):
+def test_a_panel_the_user_docked_stays_docked_next_time(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
     settings = QSettings(str(tmp_path / "layout.ini"), QSettings.Format.IniFormat)
-    first = MainWindow(store, Session(), settings)
-    qtbot.addWidget(first)
-    first.show()
+    first = window_for(store, settings=settings)
     first.show_dock(first.metrics_dock)
     first.metrics_dock.setFloating(False)
     first.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, first.metrics_dock)
     first.close()
-    second = MainWindow(store, Session(), settings)
-    qtbot.addWidget(second)
-    second.show()
+    second = window_for(store, settings=settings)
     qtbot.waitUntil(second.metrics_dock.isVisible, timeout=5000)
     second.show_dock(second.metrics_dock)
     assert not second.metrics_dock.isFloating()

@@ -4,12 +4,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from app.session import Session
 from fixtures_store import make_store
 from storage.importers.plan import DatasetInfo, ImportPlan
-from widgets.main_window import MainWindow
 
 OPTIONS = {"A": "The speaker is shouting at the top of their voice across a crowded room.",
            "B": "The speaker is whispering so as not to wake someone sleeping nearby.",
@@ -33,12 +30,9 @@ def mcq_plan(root) -> ImportPlan:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path):
+def window(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", mcq_plan(tmp_path))
-    win = MainWindow(store, Session(), QSettings())
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win.show()
+    win = window_for(store, size=(1366, 768))
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None, timeout=10000)
     yield win
     win.close()

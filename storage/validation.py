@@ -4,8 +4,9 @@ Readers read what a file says and the benchmark rules interpret it; before anyth
 refuses the values no store should hold, whichever reader produced them: times that are not finite, negative
 or end before they start; judge scores that are not finite or fall outside the judge's scale; ids, model
 names and labels holding control characters (NUL and the like); Python values of the wrong type where a
-field is typed (a list where a label is expected, true/false where a time is); and a plan with no rows at
-all (a header-only table would make an empty dataset). Every refusal is a `RowProblem` naming the file and
+field is typed (a list where a label is expected, true/false where a time is: the rule is
+`storage.value_kinds`, which the plan asks as rows are added and labels are held to here); and a plan with
+no rows at all (a header-only table would make an empty dataset). Every refusal is a `RowProblem` naming the file and
 line the stimulus was read from (the plan's origins) or else the source file, the table and the field; with
 --skip-bad the bad rows are left out and listed instead. A label holds the same rule wherever it comes from:
 `label_problems` judges the rows an annotation file's reader (ELAN, Praat, Audacity, tables, native exports)
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.plan import FRAME_SCHEMAS, ImportPlan
+from storage.value_kinds import shown_value, wrong_kinds
 
 # Names that identify something (ids, models, judges, labels): no control character may hide in them, or two
 # names that print the same would be different ones, and a NUL cuts the name short in other tools.
@@ -47,7 +49,6 @@ CONTROL_CHARACTERS = r"[\x00-\x1f\x7f-\x9f]"
 # the same characters one by one: a search for any of them takes about half the time of the pattern over
 # millions of names
 _CONTROL_LIST = [c for c in map(chr, range(0xa0)) if re.match(CONTROL_CHARACTERS, c)]
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # (start, end) pairs of times in seconds: finite, not negative, start <= end.
 INTERVALS: dict[str, tuple[str, str]] = {"segments": ("start_s", "end_s"), "annotations": ("start_s", "end_s")}
@@ -76,79 +77,6 @@ DURATIONS: dict[str, tuple[str, ...]] = {"media": ("duration_s",), "predictions"
                                          "human_ratings": ("response_time_s",)}
 # Numbers that must at least be finite (a media offset may be negative: the file starts before the clip).
 FINITE: dict[str, tuple[str, ...]] = {"media": ("offset_s",)}
-
-# value kinds that always fit a column of that type (str needs its surrogate check, so it is not among them)
-_PLAIN_KINDS: dict[Any, tuple[type, ...]] = {pl.Float64: (float, int, type(None)), pl.Int32: (int, type(None)),
-                                             pl.Boolean: (bool, type(None))}
-KIND_OF = {pl.String: "text", pl.Float64: "a number", pl.Int32: "a whole number", pl.Boolean: "true or false"}
-
-
-def value_fits(value: Any, dtype: Any) -> bool:
-    """Whether a Python value read from a file is of the kind a typed column holds (None always is)."""
-    if value is None:
-        return True
-    if dtype == pl.String:
-        # a lone surrogate (from a JSON escape) is no character and cannot be stored as UTF-8 text
-        return isinstance(value, str) and (value.isascii() or not LONE_SURROGATE.search(value))
-    if dtype == pl.Boolean:
-        return isinstance(value, bool)
-    if dtype == pl.Float64:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if dtype == pl.Int32:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if isinstance(dtype, pl.List):
-        return isinstance(value, (list, tuple)) and all(value_fits(v, dtype.inner) for v in value)
-    return True
-
-
-def _where(plan: ImportPlan, table: str, stimulus: Any) -> tuple[str, int | None, str]:
-    """(file, line, what) for a row of `table` about `stimulus`: where that stimulus was read when the reader
-    said so, else the source file, with the table and stimulus named."""
-    origin = plan.origins.get(stimulus) if isinstance(stimulus, str) else None
-    about = f"{table} of stimulus {stimulus!r}" if stimulus is not None else table
-    if origin:
-        return origin[0], origin[1], about
-    return Path(plan.dataset.source).name or str(plan.dataset.root), None, about
-
-
-def check_row_types(plan: ImportPlan, table: str, rows: list[dict[str, Any]]) -> None:
-    """Refuse rows (as read from JSON and the like) whose values are of the wrong kind for their typed
-    column, instead of letting a list become the text "[a, b]" or true become the time 1.0."""
-    problems = []
-    columns = sorted(c for c in {k for row in rows for k in row} if c in FRAME_SCHEMAS[table])
-    for index, column, value, expected in _wrong_kinds(table, {c: [row.get(c) for row in rows] for c in columns}):
-        row = rows[index]
-        file, line, about = _where(plan, table, row.get("stimulus", row.get("external_id")))
-        problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about}, row {index + 1})", expected))
-        if len(problems) >= 50:
-            raise ImportFailed(problems)
-    if problems:
-        raise ImportFailed(problems)
-
-
-def _wrong_kinds(table: str, columns: dict[str, list[Any]]) -> Iterator[tuple[int, str, Any, str]]:
-    """(row index, column, value, expected kind) for each value of the wrong kind for its typed column,
-    column by column (`columns` holds each column's values in row order)."""
-    schema = FRAME_SCHEMAS[table]
-    for column, values in columns.items():
-        dtype = schema[column]
-        # the kinds present first (fast); only a column holding a suspect value is looked at value by value
-        kinds = set(map(type, values))
-        if kinds <= set(_PLAIN_KINDS.get(dtype, ())):
-            continue
-        if dtype == pl.String and kinds <= {str, type(None)}:
-            text = "".join(filter(None, values))
-            if text.isascii() or not LONE_SURROGATE.search(text):
-                continue
-        for index, value in enumerate(values):
-            if not value_fits(value, dtype):
-                yield index, column, value, KIND_OF.get(dtype, str(dtype))
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
 
 def bad_values(table: str, frame: pl.DataFrame, scale: float | None = None) -> list[tuple[int, str, Any, str]]:
     """(row index, field, found, expected) for every impossible value in one frame of `table`'s columns
@@ -210,8 +138,8 @@ def check_values(plan: ImportPlan, skip_bad: bool, *, datasetless: bool = False,
         rows = sorted({index for index, *_ in bad})
         for index, column, value, expected in bad:
             stimulus = frame[key][index] if key else None
-            file, line, about = _where(plan, table, stimulus)
-            problems.append(RowProblem(file, line, column, f"{_shown(value)} ({about})", expected))
+            file, line, about = plan.where(table, stimulus)
+            problems.append(RowProblem(file, line, column, f"{shown_value(value)} ({about})", expected))
         if skip_bad and table == "stimuli":
             plan.drop_stimuli({frame["external_id"][i] for i in rows})
         elif skip_bad:
@@ -257,10 +185,10 @@ def label_kind_problems(columns: Mapping[str, Sequence[Any]]) -> tuple[list[tupl
     columns = {c: columns[c] if c in columns else [None] * height for c in schema}
     problems: list[tuple[int, str, str, str]] = []
     wrong: set[int] = set()
-    for index, column, value, expected in _wrong_kinds("annotations", columns):
+    for index, column, value, expected in wrong_kinds(schema, columns):
         if index not in wrong:   # one wrong value is enough to refuse a row
             wrong.add(index)
-            problems.append((index, column, _shown(value), expected))
+            problems.append((index, column, shown_value(value), expected))
     fit = [i for i in range(height) if i not in wrong] if wrong else range(height)
     frame = pl.DataFrame({c: pl.Series(c, [values[i] for i in fit] if wrong else values, dtype=schema[c], strict=False)
                           for c, values in columns.items()})
@@ -276,5 +204,5 @@ def label_value_problems(frame: pl.DataFrame, *, before_zero: bool = False) -> l
     for index, column, value, expected in bad_values("annotations", judged):
         if before_zero and column in INTERVALS["annotations"] and math.isfinite(value) and value < 0:
             continue
-        problems.append((index, column, _shown(value) if column in schema else str(value), expected))
+        problems.append((index, column, shown_value(value) if column in schema else str(value), expected))
     return problems

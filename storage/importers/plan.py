@@ -13,7 +13,8 @@ from typing import Any
 
 import polars as pl
 
-from storage.errors import RowProblem
+from storage.errors import ImportFailed, RowProblem
+from storage.value_kinds import shown_value, wrong_kinds
 
 # Columns of each frame. `stimulus` columns hold the dataset's own external ids; the writer maps them to
 # store ids. Run conditions (modality, prompt_setting, vision_mode, context) are '' when not applicable.
@@ -115,14 +116,37 @@ class ImportPlan:
         """Append rows to `table`; rows given as dicts (read from JSON and the like) must hold values of
         their columns' kinds, else `ImportFailed` names where they were read."""
         if isinstance(frame, list):
-            # imported here: the checks read this module's schemas
-            from storage.validation import check_row_types
-            check_row_types(self, table, frame)
+            self._refuse_wrong_kinds(table, frame)
         new = conform(table, frame)
         if table in self.frames and self.frames[table].height:
             self.frames[table] = pl.concat([self.frames[table], new], how="vertical")
         else:
             self.frames[table] = new
+
+    def _refuse_wrong_kinds(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Refuse rows (as read from JSON and the like) whose values are of the wrong kind for their typed
+        column, instead of letting a list become the text "[a, b]" or true become the time 1.0."""
+        problems = []
+        columns = sorted(c for c in {k for row in rows for k in row} if c in FRAME_SCHEMAS[table])
+        for index, column, value, expected in wrong_kinds(FRAME_SCHEMAS[table],
+                                                          {c: [row.get(c) for row in rows] for c in columns}):
+            row = rows[index]
+            file, line, about = self.where(table, row.get("stimulus", row.get("external_id")))
+            problems.append(RowProblem(file, line, column, f"{shown_value(value)} ({about}, row {index + 1})",
+                                       expected))
+            if len(problems) >= 50:
+                raise ImportFailed(problems)
+        if problems:
+            raise ImportFailed(problems)
+
+    def where(self, table: str, stimulus: Any) -> tuple[str, int | None, str]:
+        """(file, line, what) for a row of `table` about `stimulus`: where that stimulus was read when the
+        reader said so, else the source file, with the table and stimulus named."""
+        origin = self.origins.get(stimulus) if isinstance(stimulus, str) else None
+        about = f"{table} of stimulus {stimulus!r}" if stimulus is not None else table
+        if origin:
+            return origin[0], origin[1], about
+        return Path(self.dataset.source).name or str(self.dataset.root), None, about
 
     def drop_stimuli(self, external_ids: set[str]) -> None:
         """Leave out these stimuli and every row that belongs to them (media, answers, steps, goals ...)."""

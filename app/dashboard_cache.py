@@ -2,13 +2,13 @@
 
 The metrics dashboard asks for a dataset's frames whenever it is shown (a dataset picked again, a new dataset
 list, a correction switched back), and a dataset's dashboards are computed once per frames
-(`AnalysisFrames.dashboard`); so a dashboard is computed again only after a service said on the channel that the
+(`app.dashboard.dashboard`); so a dashboard is computed again only after a service said on the channel that the
 dataset's figures (`Topic.METRICS`) or the datasets (`Topic.DATASETS`) changed. Frames read while such a change
 arrives are handed out but not kept, so they are never shown again after the change.
 
 Only an import writes a dataset's record, its human ratings and its published figures, and an import says
 `Topic.DATASETS`; a change of the figures alone (a live run's answers, cue measures) keeps those
-(`app.dashboard.ImportedFrames`), so the frames read after it read only what answers make.
+(`app.analysis_frames.ImportedFrames`), so the frames read after it read only what answers make.
 
 Qt-free, and polars-free until the first frames are read: the window makes one before its first paint.
 """
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from app.changes import Change, ChangeChannel, Topic
 
 if TYPE_CHECKING:
-    from app.dashboard import AnalysisFrames, ImportedFrames
+    from app.analysis_frames import AnalysisFrames, ImportedFrames
     from storage.store import Store
 
 # The dataset shown and the one before, for going back and forth: a million predictions read for the failure

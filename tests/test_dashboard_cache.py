@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from app.changes import ChangeChannel, Topic
-from app.dashboard import Dashboard, load_frames
+from app.dashboard import Dashboard, dashboard, load_frames
 from app.dashboard_cache import DashboardFrames
 from app.metrics import accuracy_table, human_signal_detection, signal_detection_table
 from fixtures_store import big_predictions_plan, friendbench_like_plan, make_store
@@ -68,7 +68,7 @@ def fb(tmp_path):
 def test_every_figure_equals_the_statistics_over_each_stored_prediction(fb, correction):
     store, dataset_id = fb
     frames = load_frames(store, dataset_id)
-    shown = frames.dashboard(correction)
+    shown = dashboard(frames, correction)
     table = shown.table("friendbench.signal").frame
     assert shown.table("friendbench.accuracy").frame.equals(table)
 
@@ -100,7 +100,7 @@ def test_frames_and_dashboards_are_kept_until_the_channel_says_the_data_changed(
     frames = DashboardFrames(store, changes)
     first = frames.load(dataset_id)
     assert frames.load(dataset_id) is first
-    assert first.dashboard("loglinear") is first.dashboard("loglinear")
+    assert dashboard(first, "loglinear") is dashboard(first, "loglinear")
     # a change elsewhere: another dataset's figures, or this dataset's labels
     changes.publish({Topic.METRICS}, dataset_id=dataset_id + 1)
     changes.publish({Topic.ANNOTATIONS, Topic.ROWS}, dataset_id=dataset_id)
@@ -113,9 +113,9 @@ def test_frames_and_dashboards_are_kept_until_the_channel_says_the_data_changed(
     changes.publish({Topic.METRICS}, dataset_id=dataset_id, stimulus_ids=[sid])
     second = frames.load(dataset_id)
     assert second is not first
-    rows = second.dashboard("loglinear").table("friendbench.accuracy").frame
+    rows = dashboard(second, "loglinear").table("friendbench.accuracy").frame
     assert rows.filter(pl.col("model") == "delta (live)")["n"].to_list() == [1]
-    assert "delta (live)" not in first.dashboard("loglinear").table("friendbench.accuracy").frame["model"]
+    assert "delta (live)" not in dashboard(first, "loglinear").table("friendbench.accuracy").frame["model"]
 
     # a new dataset list forgets every dataset
     write_plan(store, friendbench_like_plan(tmp_path, n_stimuli=4, name="More dyads"))
@@ -139,7 +139,7 @@ def test_after_a_live_answer_the_dashboard_equals_one_read_from_nothing_and_an_i
     changes = ChangeChannel()
     frames = DashboardFrames(store, changes)
     first = frames.load(dataset_id)
-    first.dashboard("loglinear")
+    dashboard(first, "loglinear")
     clips = dict(store.cursor().execute("SELECT external_id, id FROM stimulus").fetchall())
     for model, clip, answer, correct in (("gamma", "clip-003", "familiar", False), ("delta", "clip-006", None, None),
                                           ("delta", "clip-007", "stranger", False)):
@@ -149,9 +149,9 @@ def test_after_a_live_answer_the_dashboard_equals_one_read_from_nothing_and_an_i
     second = frames.load(dataset_id)
     assert second.ratings is first.ratings and second.dataset == first.dataset   # an import's part: kept
     corrections = ("loglinear", "half_over_n")
-    _same_dashboards([second.dashboard(c) for c in corrections],
-                     [load_frames(store, dataset_id).dashboard(c) for c in corrections])
-    delta = second.dashboard().table("friendbench.accuracy").frame.filter(pl.col("model") == "delta (live)")
+    _same_dashboards([dashboard(second, c) for c in corrections],
+                     [dashboard(load_frames(store, dataset_id), c) for c in corrections])
+    delta = dashboard(second).table("friendbench.accuracy").frame.filter(pl.col("model") == "delta (live)")
     assert delta.select("n", "n_unanswered", "n_noise").rows() == [(2, 1, 1)]
 
     # an import of more ratings says the datasets changed: the ratings are read again
@@ -162,9 +162,9 @@ def test_after_a_live_answer_the_dashboard_equals_one_read_from_nothing_and_an_i
     changes.publish({Topic.DATASETS}, dataset_id=dataset_id)
     third = frames.load(dataset_id)
     assert third.ratings.height == first.ratings.height + 1
-    _same_dashboards([third.dashboard(c) for c in corrections],
-                     [load_frames(store, dataset_id).dashboard(c) for c in corrections])
-    humans = third.dashboard().table("friendbench.accuracy").frame.filter(pl.col("model") == "humans")
+    _same_dashboards([dashboard(third, c) for c in corrections],
+                     [dashboard(load_frames(store, dataset_id), c) for c in corrections])
+    humans = dashboard(third).table("friendbench.accuracy").frame.filter(pl.col("model") == "humans")
     assert humans.filter(pl.col("modality") == "video")["n"].to_list() == [13 * 4 + 1]
     frames.close()
 
@@ -194,7 +194,7 @@ def test_a_generic_tables_figures_and_stimuli_equal_those_over_each_stored_predi
     store = make_store(tmp_path / "generic.duckdb", plan)
     dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
     frames = load_frames(store, dataset_id)
-    table = frames.dashboard().table("generic.accuracy")
+    table = dashboard(frames).table("generic.accuracy")
 
     scored = frames.predictions.filter(pl.col("correct").is_not_null())
     assert table.frame.equals(accuracy_table(scored, ["model", "modality"]))
@@ -213,7 +213,7 @@ def test_a_dataset_of_human_ratings_alone_shows_the_crowd(tmp_path):
     store = make_store(tmp_path / "crowd.duckdb", plan)
     dataset_id = store.cursor().execute("SELECT id FROM dataset").fetchall()[0][0]
     frames = load_frames(store, dataset_id)
-    table = frames.dashboard("half_over_n").table("friendbench.signal")
+    table = dashboard(frames, "half_over_n").table("friendbench.signal")
     expected = human_signal_detection(frames.ratings, correction="half_over_n")
     assert table.frame["model"].unique().to_list() == ["humans"]
     assert table.frame.drop("model").rename({"modality": "condition"}).equals(expected)

@@ -18,7 +18,7 @@ from widgets.tasks import TaskRunner
 if TYPE_CHECKING:  # the metrics' stack (polars) loads with the first dataset's failures, not before the window
     import polars as pl
 
-    from app.dashboard import AnalysisFrames
+    from app.analysis_frames import AnalysisFrames
     from app.metrics import FilterResult, StimulusPredicate
 
 HUMANS_KEY = "humans (majority)"

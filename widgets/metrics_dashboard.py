@@ -25,7 +25,8 @@ from widgets.tasks import TaskRunner
 if TYPE_CHECKING:  # the dashboards' stack (polars, the benchmarks' rules) loads with the first dashboard
     import polars as pl
 
-    from app.dashboard import AnalysisFrames, ChartSpec, Dashboard, DashboardTable
+    from app.analysis_frames import AnalysisFrames
+    from app.dashboard import ChartSpec, Dashboard, DashboardTable
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -336,7 +337,7 @@ class ChartPanel(QFrame):
 
 class MetricsDashboardView(QWidget):
     """Dashboards of one dataset. `loader(dataset_id)` returns its `AnalysisFrames` (runs on a worker); a dashboard
-    is computed once per frames and correction (`AnalysisFrames.dashboard`), so with a loader that keeps frames
+    is computed once per frames and correction (`app.dashboard.dashboard`), so with a loader that keeps frames
     until the data changes (`app.dashboard_cache`) showing a dataset again recomputes and redraws nothing."""
 
     drillDown = Signal(list, str)
@@ -398,8 +399,10 @@ class MetricsDashboardView(QWidget):
         self.status.setText("computing…")
 
         def work() -> tuple[AnalysisFrames, Dashboard]:
+            from app.dashboard import dashboard   # the dashboards' stack: on the worker, with the first dashboard
+
             frames = loader(dataset_id)
-            return frames, frames.dashboard(correction)
+            return frames, dashboard(frames, correction)
 
         self.runner.submit("dashboard", work, self._loaded, self._failed)
 
@@ -446,7 +449,9 @@ class MetricsDashboardView(QWidget):
         self.status.setText("computing…")
 
         def work() -> tuple[AnalysisFrames, Dashboard]:
-            return frames, frames.dashboard(correction)
+            from app.dashboard import dashboard   # the dashboards' stack: on the worker, with the first dashboard
+
+            return frames, dashboard(frames, correction)
 
         self.runner.submit("dashboard", work, self._loaded, self._failed)
 

@@ -17,7 +17,7 @@ from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
 if TYPE_CHECKING:
-    from app.dashboard import AnalysisFrames
+    from app.analysis_frames import AnalysisFrames
 
 NAME = "agentviss"
 RUN_KEY = ("model", "vision_mode")   # what one run is, in the failure filters

@@ -23,7 +23,7 @@ from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
 if TYPE_CHECKING:
-    from app.dashboard import AnalysisFrames
+    from app.analysis_frames import AnalysisFrames
 
 NAME = "friendbench"
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters

@@ -22,10 +22,11 @@ from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLa
                                QVBoxLayout, QWidget)
 
 from app.conditions import condition_name
+from widgets.answer_html import verdict_html
 from widgets.judge_bar import judge_bar, show_judgment
 from widgets.palette import colour
 from widgets.player_panel import PlayerPanel
-from widgets.presentation_view import PresentationView, RaceDesk, verdict_html
+from widgets.presentation_view import PresentationView, RaceDesk
 from storage.records import HumanSplit, Prediction, StimulusDetail
 
 MIN_MODELS, MAX_MODELS = 2, 6

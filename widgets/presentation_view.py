@@ -15,7 +15,6 @@ in the order they finished, and the truth last. Escape cancels a running race (a
 """
 from __future__ import annotations
 
-import html
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from app.clock import ClockEvent
 from app.conditions import condition_name
 from app.keymap import PRESENTATION, PRESENTATION_BINDINGS, Keymap
 from storage.records import Judgment, Prediction, StimulusDetail
+from widgets.answer_html import HIDDEN, text_html, verdict_html
 from widgets.keys import key_sequence_of
 from widgets.palette import colour, score_colour
 from widgets.player_panel import PlayerPanel
@@ -46,7 +46,6 @@ PRESENTATION_KEYS: tuple[tuple[str, str, str], ...] = tuple(
 PRESENTATION_KEYMAP = Keymap(PRESENTATION_BINDINGS)
 HELP_KEYS = ("Space", "Right", "Left", "A", "V", "R", "Escape")
 
-HIDDEN = "?"
 CONTEXT_CHARS = 400
 CELL_CHARS = 160          # a reply longer than this is cut in a cell: a room reads a sentence, not a page
 # the type's base size is the window's height over this: 30 px at 1080, 21 px at 768
@@ -59,20 +58,6 @@ ROOMY_CONDITIONS = 6
 ROOMY_CELL, DENSE_CELL = 0.75, 0.62
 # the clip's share of the height against the answers' 4, and during a race against the columns'
 MEDIA_STRETCH, RACE_MEDIA_STRETCH, RACE_STRETCH = 5, 3, 5
-
-
-def verdict_html(correct: bool | None) -> str:
-    """✓ right / ✗ wrong in the palette's colours, or nothing when the answer is not marked."""
-    if correct is None:
-        return ""
-    shade, text = (colour("right"), "✓ right") if correct else (colour("wrong"), "✗ wrong")
-    return f"<span style='color:{shade};font-weight:bold'>{text}</span>"
-
-
-def text_html(text: str) -> str:
-    """Plain text for a rich-text label: markup characters escaped, quotes left as they are (an escaped
-    apostrophe would be `&#x27;` in the label's text)."""
-    return html.escape(text, quote=False)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLay
 from app.contenders import Contender
 from app.race_state import ANSWERED, ASKING, CANCELLED, FAILED, KEPT, WAITING, RaceEvent, RaceState
 from widgets.palette import colour
-from widgets.presentation_view import HIDDEN, text_html, verdict_html
+from widgets.answer_html import HIDDEN, text_html, verdict_html
 
 TAIL_CHARS = 480           # what a column shows of an answer: its end, where it has got to
 REFRESH_MS = 100           # elapsed times and streamed text are redrawn at most this often

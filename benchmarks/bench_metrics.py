@@ -3,10 +3,10 @@
 The window reads a dataset's frames once per change (`DashboardFrames.load`, app/dashboard_cache.py: a service
 that changed the dataset's figures says so on the change channel), and the first dashboard of those frames counts
 the answers per run, truth and answer in one DuckDB GROUP BY (`storage.analysis.prediction_answer_counts`); every
-dashboard of those frames (one per d' rate correction, `AnalysisFrames.dashboard`) computes its statistics from
+dashboard of those frames (one per d' rate correction, `app.dashboard.dashboard`) computes its statistics from
 those few hundred counts. After a change of the dataset's figures alone (a live run's answers, cue measures) the
 frames keep what only an import writes (the dataset's record, its human ratings and published figures,
-`app.dashboard.ImportedFrames`); after an import everything is read again. Timed here on a store of 12,820
+`app.analysis_frames.ImportedFrames`); after an import everything is read again. Timed here on a store of 12,820
 dyads x 26 models x 3 modalities (999,960 predictions, 2% of them neither label) and 15,000 human ratings, written
 by the import path and opened again as the window opens a store, each figure the median of interleaved runs:
 
@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.changes import ChangeChannel, Topic  # noqa: E402
+from app.dashboard import dashboard  # noqa: E402
 from app.dashboard_cache import DashboardFrames  # noqa: E402
 from storage.importers.plan import DatasetInfo, ImportPlan  # noqa: E402
 from storage.importers.writer import write_plan  # noqa: E402
@@ -109,7 +110,7 @@ def _figures(store: Store) -> list[tuple[str, float, str]]:
 
     def shown_after(topic: Topic) -> None:
         changes.publish({topic}, dataset_id=dataset_id, source="bench")
-        shown = frames.load(dataset_id).dashboard("loglinear")
+        shown = dashboard(frames.load(dataset_id), "loglinear")
         assert shown.table("friendbench.accuracy").frame.height == MODELS * len(MODALITIES) + len(MODALITIES)
 
     def after_change() -> None:
@@ -119,10 +120,10 @@ def _figures(store: Store) -> list[tuple[str, float, str]]:
         shown_after(Topic.DATASETS)
 
     def filter_changed() -> None:
-        frames.load(dataset_id).dashboard("half_over_n")
+        dashboard(frames.load(dataset_id), "half_over_n")
 
     def shown_again() -> None:
-        frames.load(dataset_id).dashboard("loglinear")
+        dashboard(frames.load(dataset_id), "loglinear")
 
     def bare() -> None:
         assert len(cur.execute(BARE_GROUP_BY, [dataset_id]).fetchall()) == MODELS * len(MODALITIES)

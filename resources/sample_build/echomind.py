@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
+from resources.sample_build import espeak_env
+
 RATE = 24000
 MODELS = ("atlas-7b", "corvid-pro", "nimbus-omni")
 PROMPTS = {"atlas-7b": ("no", "basic"), "corvid-pro": ("no", "basic", "enhance"), "nimbus-omni": ("basic",)}
@@ -57,7 +59,7 @@ SCRIPTS = [
 
 def _espeak(text: str, voice: str, out: Path, speed: int = 150, pitch: int = 50, amplitude: int = 100) -> None:
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-a", str(amplitude),
-                    "-w", str(out), text], check=True, capture_output=True)
+                    "-w", str(out), text], check=True, capture_output=True, env=espeak_env())
 
 
 def _sox(src: Path, dst: Path, *effects: str) -> np.ndarray:

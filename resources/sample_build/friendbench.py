@@ -39,6 +39,7 @@ import soundfile as sf
 from PIL import Image, ImageDraw, ImageFont
 
 from app.metrics.signal import signal_detection_table
+from resources.sample_build import espeak_env
 
 RATE = 16_000
 CLIP_S = 20.0
@@ -150,7 +151,7 @@ class Speaker:
         return self.cache[_spoken(word)]
 
     def _run(self, extra: list[str]) -> np.ndarray:
-        wav = subprocess.run([*self.args, *extra], check=True, capture_output=True).stdout
+        wav = subprocess.run([*self.args, *extra], check=True, capture_output=True, env=espeak_env()).stdout
         samples, rate = sf.read(io.BytesIO(wav), dtype="float32")
         # through 11.025 kHz first: a 5.5 kHz band keeps speech clear and the FLAC files small
         return _resample(_resample(samples, rate, 11_025), 11_025)

@@ -68,6 +68,8 @@ hypothesis_settings.load_profile("thinslice")
 # project's shared reference data beside the clone. Without it those tests skip, and the summary says so.
 REFERENCE_DATA = Path(os.environ.get("THINSLICE_REFERENCE_DATA") or ROOT.parent / "shared" / "reference-data")
 REFERENCE_SKIP = "reference data not present"
+# whether a test's own body failed: its traceback then still holds the test's windows, so they are not checked
+CALL_FAILED = pytest.StashKey[bool]()
 
 
 @pytest.fixture(autouse=True)
@@ -138,6 +140,8 @@ def pytest_runtest_makereport(item, call):
     # of any case: both are marked, so the summary counts them together
     outcome = yield
     report = outcome.get_result()
+    if report.when == "call":
+        item.stash[CALL_FAILED] = report.failed
     if report.skipped and "reference_data" in getattr(item, "fixturenames", ()) and not REFERENCE_DATA.exists():
         report.user_properties.append(("skipped_for", REFERENCE_SKIP))
 
@@ -151,19 +155,65 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                                     "(set THINSLICE_REFERENCE_DATA to its folder to run them)")
 
 
+def _describe(holder: object) -> str:
+    """What holds a leaked window, in a word a reader can search for."""
+    import types
+    if isinstance(holder, types.MethodType):
+        return f"bound method {holder.__func__.__qualname__}"
+    if isinstance(holder, types.FunctionType):
+        return f"function {holder.__module__}.{holder.__qualname__}"
+    if isinstance(holder, dict):
+        return f"dict with keys {sorted(map(str, holder))[:6]}"
+    return type(holder).__qualname__
+
+
+def _outside_holders(obj: object) -> list[object]:
+    """The objects referring to `obj` that `obj` cannot itself reach: what keeps it alive from outside, rather
+    than the cycles of its own bound methods and children (which the collector frees on their own)."""
+    import gc
+    import types
+    own, todo = {id(obj)}, [obj]
+    while todo:
+        for ref in gc.get_referents(todo.pop()):
+            # a module, class or function leads to every global: they are roots, not parts of the window
+            if id(ref) not in own and not isinstance(ref, (types.ModuleType, type, types.FunctionType)):
+                own.add(id(ref))
+                todo.append(ref)
+    return [holder for holder in gc.get_referrers(obj) if id(holder) not in own]
+
+
+def _forget_test_values(item, windows: list) -> None:
+    """Drops pytest's own record of the fixture values the test was given (pytest clears it only after every
+    fixture is torn down): a `window` fixture's value is one of these windows, and the test is over."""
+    for name, value in list((getattr(item, "funcargs", None) or {}).items()):
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if any(v is w for v in values for w in windows):
+            item.funcargs[name] = None
+
+
 @pytest.fixture
-def window_for(qtbot):
+def window_for(qtbot, request):
     """Builds the real main window over a store, with this test's own settings file, and closes it after.
 
         win = window_for(store, annotator="ana")          # shown; show=False leaves it hidden
         win = window_for(store, settings=QSettings(path, QSettings.Format.IniFormat), size=(1366, 768))
+
+    After a passing test it checks that nothing outlives the windows: each is closed and deleted, and the
+    test fails, naming what is left, when a window is still alive or a thread the test started still runs.
     """
-    from PySide6.QtCore import QSettings
+    import gc
+    import threading
+    import weakref
+
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+    from pytestqt.qtbot import QtBot
 
     from app.session import Session
     from widgets.main_window import MainWindow
 
     windows = []
+    threads_before = set(threading.enumerate())
 
     def build(store, *, annotator: str | None = None, show: bool = True, settings: QSettings | None = None,
               size: tuple[int, int] | None = None):
@@ -171,7 +221,7 @@ def window_for(qtbot):
         if annotator is not None:
             settings.setValue("annotator", annotator)
         win = MainWindow(store, Session(), settings)
-        qtbot.addWidget(win)
+        QtBot.addWidget(qtbot, win)   # pytest-qt closes it; `windows` keeps it until it is checked
         windows.append(win)
         if size is not None:
             win.resize(*size)
@@ -183,7 +233,33 @@ def window_for(qtbot):
 
     yield build
     for win in windows:
-        win.close()
+        if shiboken6.isValid(win):
+            win.close()
+            win.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    if request.node.stash.get(CALL_FAILED, True):
+        return
+    refs = [weakref.ref(win) for win in windows]
+    _forget_test_values(request.node, windows)
+    windows.clear()
+    win = None
+    gc.collect()
+    # a deleted window's wrapper may be touched no more (Qt raises): only whether it is gone is asked
+    leaks = []
+    for number, ref in enumerate(refs, 1):
+        if ref() is not None:
+            holders = sorted({_describe(holder) for holder in _outside_holders(ref())})
+            leaks.append(f"window {number} of {len(refs)} still alive, held by: {', '.join(holders)}")
+
+    def started_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t not in threads_before and t.is_alive() and not t.daemon]
+
+    try:
+        qtbot.waitUntil(lambda: not started_threads(), timeout=5000)
+    except qtbot.TimeoutError:
+        leaks.append("threads still running: " + ", ".join(t.name for t in started_threads()))
+    if leaks:
+        pytest.fail("after the test and its windows were closed:\n" + "\n".join(leaks), pytrace=False)
 
 
 @pytest.fixture

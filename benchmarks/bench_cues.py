@@ -225,20 +225,19 @@ def _switch_rows(folder: Path, app) -> list[Row]:
 
     from app.cues.workers import analysis_pool
     from storage.records import MediaRef
-    from widgets.analysis_tracks import SETTINGS_GROUP, AnalysisTracksView
+    from widgets.analysis_tracks import AnalysisTracksView
+    from widgets.settings_store import SettingsStore
 
-    if not app.organizationName():  # the benchmark's track choices stay out of the user's settings
-        app.setOrganizationName("Thinslice benchmarks")
-    settings = QSettings()
-    for lane in ("long", "a", "b"):
-        settings.setValue(f"{SETTINGS_GROUP}/{lane}/spectrogram", False)
-        settings.setValue(f"{SETTINGS_GROUP}/{lane}/pitch", True)
+    # the benchmark's track choices live in a file of its own, not the user's settings
+    settings = SettingsStore(QSettings(str(folder / "tracks.ini"), QSettings.Format.IniFormat))
+    settings.update(tracks_shown={f"{lane}/{track}": track == "pitch"
+                                  for lane in ("long", "a", "b") for track in ("spectrogram", "pitch")})
     long_path, short_path = folder / "long.wav", folder / "short.wav"
     sf.write(long_path, _voice(LONG_S, LONG_RATE), LONG_RATE, subtype="PCM_16")
     sf.write(short_path, _voice(2.0, CLIP_RATE, seed=1), CLIP_RATE, subtype="PCM_16")
     long_lanes = [("long", MediaRef("audio", long_path, True, 0.0, LONG_S, LONG_RATE))]
     shorts = [[(name, MediaRef("audio", short_path, True, 0.0, 2.0, CLIP_RATE))] for name in ("a", "b")]
-    view = AnalysisTracksView()
+    view = AnalysisTracksView(settings=settings)
     view.resize(WIDTH_PX, 300)
     view.show()
 

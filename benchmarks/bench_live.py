@@ -80,13 +80,15 @@ def run() -> list[tuple[str, float, str]]:
     from fixtures_store import friendbench_like_plan, make_store
     from storage import queries
     from widgets.live_panel import LivePanel
+    from widgets.settings_store import SettingsStore
 
     app = QApplication.instance() or QApplication([])
     limited, whole, large, large_end, idle = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         store = make_store(root / "bench.duckdb", friendbench_like_plan(root, n_stimuli=2, models=("alpha",)))
-        panel = LivePanel(LiveService(store), settings=QSettings(str(root / "live.ini"), QSettings.Format.IniFormat))
+        panel = LivePanel(LiveService(store),
+                          settings=SettingsStore(QSettings(str(root / "live.ini"), QSettings.Format.IniFormat)))
         panel.resize(700, 900)
         panel.show()
         panel.modality.setCurrentText("text")

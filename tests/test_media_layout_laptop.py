@@ -13,7 +13,13 @@ from widgets.player_panel import WAVE_LANE_MIN_PX
 
 
 def open_first(qtbot, win, store: Store, kind: str):
-    (stimulus,) = store.cursor().execute("SELECT min(id) FROM stimulus WHERE kind = ?", [kind]).fetchone()
+    (stimulus, dataset) = store.cursor().execute(
+        "SELECT s.id, d.name FROM stimulus s JOIN dataset d ON d.id = s.dataset_id WHERE s.kind = ?"
+        " ORDER BY s.id LIMIT 1", [kind]).fetchone()
+    # as a user does: the dataset first (its table comes in and shows its first row), then the stimulus
+    win.select_dataset(dataset)
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None
+                    and win.stimulus_view.detail.dataset_name == dataset, timeout=30000)
     win.select_stimulus_id(stimulus)
     page = win.media_page
     tracks = page.player.tracks

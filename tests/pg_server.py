@@ -3,6 +3,8 @@ itself is `benchmarks.pg_cluster`, which the team benchmark shares without pytes
 at work through the command line's kind of session."""
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,13 @@ class Client:
     def close(self) -> None:
         self.session.stop()
         self.store.close()
+
+
+def until(condition: Callable[[], bool], timeout_s: float) -> bool:
+    """Whether `condition` holds within `timeout_s` (asked every 20 ms; once more at the end)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()

@@ -7,26 +7,7 @@ from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QScrollArea
 
-
-def open_first(qtbot, win, store, kind: str):
-    (stimulus, dataset) = store.cursor().execute(
-        "SELECT s.id, d.name FROM stimulus s JOIN dataset d ON d.id = s.dataset_id WHERE s.kind = ?"
-        " ORDER BY s.id LIMIT 1", [kind]).fetchone()
-    win.select_dataset(dataset)
-    # the dataset's table comes in and shows its first row; then its row is picked
-    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None
-                    and win.stimulus_view.detail.dataset_name == dataset, timeout=30000)
-    win.select_stimulus_id(stimulus)
-    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == stimulus,
-                    timeout=30000)
-    qtbot.wait(100)
-
-
-def laptop_window(qtbot, window_for, store):
-    win = window_for(store, annotator="ana")
-    win.resize(1366, 768)
-    qtbot.waitUntil(lambda: win.table_model.rowCount() > 0, timeout=10000)
-    return win
+from tests.laptop_window import laptop_window, open_first
 
 
 def test_condition_names_wrap_whole_and_judge_reasons_are_read_in_full(qtbot, sample_store_copy, window_for):

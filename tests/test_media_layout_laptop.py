@@ -10,17 +10,12 @@ from PySide6.QtGui import QFontMetrics
 from storage.store import Store
 from widgets.analysis_tracks import CONVERSATION, PITCH, ROW_MIN_HEIGHTS, SPECTROGRAM
 from widgets.player_panel import WAVE_LANE_MIN_PX
+from tests.laptop_window import laptop_window, open_first
 
 
-def open_first(qtbot, win, store: Store, kind: str):
-    (stimulus, dataset) = store.cursor().execute(
-        "SELECT s.id, d.name FROM stimulus s JOIN dataset d ON d.id = s.dataset_id WHERE s.kind = ?"
-        " ORDER BY s.id LIMIT 1", [kind]).fetchone()
-    # as a user does: the dataset first (its table comes in and shows its first row), then the stimulus
-    win.select_dataset(dataset)
-    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None
-                    and win.stimulus_view.detail.dataset_name == dataset, timeout=30000)
-    win.select_stimulus_id(stimulus)
+def open_media_page(qtbot, win, store: Store, kind: str):
+    """The media page of the first stimulus of `kind`, once its waveform and tracks are in."""
+    open_first(qtbot, win, store, kind)
     page = win.media_page
     tracks = page.player.tracks
     qtbot.waitUntil(lambda: win.stimulus_view.current_page() is page and not page.busy() and tracks.loaded()
@@ -31,10 +26,7 @@ def open_first(qtbot, win, store: Store, kind: str):
 
 @pytest.fixture
 def laptop(qtbot, sample_store_copy, window_for):
-    win = window_for(sample_store_copy, annotator="ana")
-    win.resize(1366, 768)
-    qtbot.waitUntil(lambda: win.table_model.rowCount() > 0, timeout=10000)
-    return win
+    return laptop_window(qtbot, window_for, sample_store_copy)
 
 
 def screen_x(view, box, t: float) -> int:
@@ -42,7 +34,7 @@ def screen_x(view, box, t: float) -> int:
 
 
 def test_a_dyads_tracks_show_whole_with_pitch_over_the_spectrogram(qtbot, laptop, sample_store_copy):
-    page = open_first(qtbot, laptop, sample_store_copy, "dyad")
+    page = open_media_page(qtbot, laptop, sample_store_copy, "dyad")
     tracks = page.player.tracks
     assert tracks.wanted_rows() == [(SPECTROGRAM, 0), (CONVERSATION, None)]
     assert not tracks.scroll.verticalScrollBar().isVisible()          # no rows behind an inner scrollbar
@@ -76,7 +68,7 @@ def test_a_dyads_tracks_show_whole_with_pitch_over_the_spectrogram(qtbot, laptop
 
 
 def test_echominds_three_voice_names_are_across_their_lanes_and_do_not_overlap(qtbot, laptop, sample_store_copy):
-    page = open_first(qtbot, laptop, sample_store_copy, "echomind_script")
+    page = open_media_page(qtbot, laptop, sample_store_copy, "echomind_script")
     waveform = page.player.waveform
     assert waveform.lane_count == 3
     boxes = []

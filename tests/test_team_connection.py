@@ -11,7 +11,7 @@ import pytest
 
 from app.changes import Topic
 from storage import team_server
-from tests.pg_server import Client, pg_server  # noqa: F401  (the session's cluster)
+from tests.pg_server import Client, pg_server, until  # noqa: F401  (the session's cluster)
 
 ARRIVAL_WAIT_S = 15.0   # generous for a loaded machine; nothing here re-reads on a timer
 
@@ -20,15 +20,6 @@ def _connections(url: str, member: str) -> int:
     with team_server.connect(url) as con:
         return int(con.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND datname = current_database()",
                                [member]).fetchone()[0])
-
-
-def _wait_for(condition, timeout: float = ARRIVAL_WAIT_S) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 @pytest.fixture
@@ -85,10 +76,10 @@ def test_after_the_server_drops_it_a_member_comes_back_on_one_connection_and_cat
     with team_server.connect(url) as con:
         con.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'ana'")
     ben.model.add_label("vocal", "sigh", 3.0, 4.0)   # made while ana is away
-    assert _wait_for(lambda: ana.session.status().online and _connections(url, "ana") == 1)
-    assert _wait_for(lambda: [(a.annotator, a.label) for a in ana.model.annotations()] == [("ben", "sigh")])
+    assert until(lambda: ana.session.status().online and _connections(url, "ana") == 1, ARRIVAL_WAIT_S)
+    assert until(lambda: [(a.annotator, a.label) for a in ana.model.annotations()] == [("ben", "sigh")], ARRIVAL_WAIT_S)
     ana.model.add_label("vocal", "laugh", 1.0, 2.0)
-    assert _wait_for(lambda: sorted(a.label for a in ben.model.annotations()) == ["laugh", "sigh"])
+    assert until(lambda: sorted(a.label for a in ben.model.annotations()) == ["laugh", "sigh"], ARRIVAL_WAIT_S)
     assert _connections(url, "ana") == 1 and _connections(url, "ben") == 1
 
 
@@ -122,7 +113,7 @@ def test_the_windows_session_holds_one_connection_too(pg_server, tmp_path):  # n
         ben.show("a")
         assert pump_until(lambda: session.status().online)
         model.add_label("vocal", "laugh", 1.0, 2.0)
-        assert _wait_for(lambda: [a.label for a in ben.model.annotations()] == ["laugh"])
+        assert until(lambda: [a.label for a in ben.model.annotations()] == ["laugh"], ARRIVAL_WAIT_S)
         ben.model.add_label("vocal", "sigh", 3.0, 4.0)
         assert pump_until(lambda: sorted(a.label for a in model.annotations()) == ["laugh", "sigh"])
         assert _connections(url, "ana") == 1

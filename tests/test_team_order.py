@@ -3,24 +3,14 @@ member's but committed after it still reaches every member, whichever of the two
 from __future__ import annotations
 
 import json
-import time
 import uuid
 
 from storage import team_server
-from tests.pg_server import Client, pg_server  # noqa: F401  (the session's cluster)
+from tests.pg_server import Client, pg_server, until  # noqa: F401  (the session's cluster)
 
 
 def _labels(client: Client) -> set[tuple[str, str]]:
     return {(a.annotator, a.label) for a in client.model.store.for_stimulus(client.stimulus("a"))}
-
-
-def _until(condition, timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
 
 
 def test_an_edit_committed_after_a_later_numbered_one_still_arrives(pg_server, tmp_path):  # noqa: F811
@@ -42,13 +32,13 @@ def test_an_edit_committed_after_a_later_numbered_one_still_arrives(pg_server, t
             ids = dict(con.execute("SELECT member, id FROM thinslice.annotation_event").fetchall())
         assert list(ids) == ["ana"]   # ben's is not committed yet
         cleo.session.catch_up()
-        assert _until(lambda: _labels(cleo) == {("ana", "laugh")})
+        assert until(lambda: _labels(cleo) == {("ana", "laugh")}, 5.0)
         held.commit()
         with team_server.connect(url) as con:
             ids = dict(con.execute("SELECT member, id FROM thinslice.annotation_event").fetchall())
         assert ids["ben"] < ids["ana"]   # the case itself: ben's id is the earlier one
         cleo.session.catch_up()
-        assert _until(lambda: _labels(cleo) == {("ana", "laugh"), ("ben", "sigh")}), _labels(cleo)
+        assert until(lambda: _labels(cleo) == {("ana", "laugh"), ("ben", "sigh")}, 5.0), _labels(cleo)
     finally:
         held.close()
         ana.close()

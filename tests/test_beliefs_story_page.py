@@ -37,7 +37,7 @@ def _page(qtbot) -> NcpTaskPage:
 
 def _click_row(qtbot, page: NcpTaskPage, row: int) -> None:
     table = page.questions.table
-    rect = table.visualItemRect(table.item(row, 0))
+    rect = table.visualRect(table.model().index(row, 0))
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 
@@ -51,11 +51,11 @@ def test_a_story_lists_its_questions_and_a_click_steps_to_the_belief(qtbot, stor
     assert page.scroll.isVisibleTo(page) and page.questions.isVisibleTo(page)
     assert page.stepper.step_count() == 5 and page.stepper.step() == 4
     table = page.questions.table
-    assert table.rowCount() == 5   # the story's five questions, not the other story's
-    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
-    assert headers == ["Question", "Expected", "Engine"]
-    assert [table.item(r, 1).text() for r in range(5)] == [table.item(r, 2).text() for r in range(5)]
-    assert table.item(1, 0).font().bold()   # the question this stimulus is
+    rows = table.shown_rows()
+    assert len(rows) == 5   # the story's five questions, not the other story's
+    assert table.frame_model.titles() == ["Question", "Expected", "Engine"]
+    assert [r[1] for r in rows] == [r[2] for r in rows]
+    assert table.model().index(1, 0).data(Qt.ItemDataRole.FontRole).bold()   # the question this stimulus is
     assert "engine <b>drawer</b> ✔" in page.summary.text() and "false belief" in page.summary.text()
     assert "Maren slipped the spare key" in page.questions.texts.text()   # the prose beside the structure
     assert "Tobias left the kitchen." in page.questions.texts.text()
@@ -76,8 +76,8 @@ def test_each_model_answer_has_a_column(qtbot, story_store):
     page = _page(qtbot)
     page.set_detail(replace(detail, extra={**detail.extra, "story_questions": questions}))
     table = page.questions.table
-    assert table.horizontalHeaderItem(3).text() == "Lantern 9B"
-    assert table.item(0, 3).text() == "drawer" and table.item(1, 3).text() == ""
+    assert table.frame_model.titles()[3] == "Lantern 9B"
+    assert table.shown_rows()[0][3] == "drawer" and table.shown_rows()[1][3] == ""
     assert isinstance(questions[0], StoryQuestion)
 
 
@@ -92,7 +92,7 @@ def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(
                     timeout=30000)
     page = win.ncp_page
     assert win.stimulus_view.current_page() is page
-    assert page.questions.isVisibleTo(win) and page.questions.table.rowCount() == 5
+    assert page.questions.isVisibleTo(win) and page.questions.table.row_count() == 5
     assert page.stepper.step() == page.stepper.step_count() - 1
     page.stepper.setFocus()   # as a click on the stepper does
     qtbot.waitUntil(lambda: QApplication.focusWidget() is not None)

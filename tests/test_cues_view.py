@@ -39,19 +39,19 @@ def test_compute_compare_open_and_export(qtbot, window, tmp_path):
     qtbot.waitUntil(lambda: view.dataset.count() == 1 and view.result is not None, timeout=20000)
     assert view.result.run is None  # nothing measured yet
     qtbot.mouseClick(view.compute_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: view.result is not None and view.result.run is not None and view.table.rowCount() > 0,
+    qtbot.waitUntil(lambda: view.result is not None and view.result.run is not None and view.table.row_count() > 0,
                     timeout=60000)
     judges = [view.judge.itemText(i) for i in range(view.judge.count())]
     assert judges[:2] == ["humans · pooled", "humans · audio"] and "m · audio" in judges
     view.judge.setCurrentIndex(judges.index("m · audio"))
     view.judge.activated.emit(judges.index("m · audio"))
-    cues = [view.table.item(r, 0).text() for r in range(view.table.rowCount())]
+    cues = [r[0] for r in view.table.shown_rows()]
     row = cues.index("label:vocal cues/laugh")
     view.table.selectRow(row)
     chosen = view.selected()
     assert chosen.cue == "label:vocal cues/laugh" and chosen.delta == pytest.approx(cliffs_delta(chosen.right,
                                                                                                  chosen.wrong))
-    assert view.table.item(row, 3).text() == "1.00"
+    assert view.table.shown_rows()[row][3] == "1.00"
     # click the point of the stimulus with three laughs (d3, right for the model)
     x, value, stimulus = next(p for p in view.points() if p[1] == 3.0)
 
@@ -79,7 +79,7 @@ def test_benjamini_hochberg_is_chosen_and_named(qtbot, window):
     from app.cues.service import compute_cues
     compute_cues(window.store, settings=CueSettings(egemaps=False))
     view = open_from_menu(window)
-    qtbot.waitUntil(lambda: view.result is not None and view.table.rowCount() > 0, timeout=20000)
+    qtbot.waitUntil(lambda: view.result is not None and view.table.row_count() > 0, timeout=20000)
     view.correction.setCurrentIndex(view.correction.findData("bh"))
     view.correction.activated.emit(view.correction.currentIndex())
     qtbot.waitUntil(lambda: view.result.correction == "bh", timeout=20000)

@@ -39,7 +39,7 @@ def test_the_dashboard_shows_the_three_tables_with_a_chart_each(window):
     for key, words in TABLES.items():
         panel = win.dashboard.panel(key)
         assert words in panel.table.title and panel.plot is not None
-        assert panel.grid.rowCount() == panel.table.frame.height > 0
+        assert panel.grid.row_count() == panel.table.frame.height > 0
     assert "No scored predictions" not in win.dashboard.notes.text()
 
 

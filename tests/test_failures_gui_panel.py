@@ -81,10 +81,10 @@ def test_slice_finder_ranks_slices_and_drills_down(qtbot, setup):
     with qtbot.waitSignal(panel.stateReady, timeout=20000):
         panel.find_slices()
     assert panel.slices is not None and panel.slices.height > 0
-    assert panel.slice_table.rowCount() == panel.slices.height
+    assert panel.slice_table.row_count() == panel.slices.height
     row = panel.slices.row(0, named=True)
     with qtbot.waitSignal(panel.drillDown) as caught:
-        panel.slice_table.cellClicked.emit(0, 0)
+        panel.slice_table.rowClicked.emit(0)
     assert len(caught.args[0]) == row["n"]
     meta = {ids[s]: m for s, m in zip(plan.frame("stimuli")["external_id"], plan.frame("stimuli")["meta"])}
     if row["column_1"] in ("vendor", "gender"):

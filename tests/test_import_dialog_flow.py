@@ -12,7 +12,7 @@ def mapping_of(dialog) -> dict[str, str]:
 
 
 def preview_columns(dialog) -> list[str]:
-    return [dialog.preview.horizontalHeaderItem(c).text() for c in range(dialog.preview.columnCount())]
+    return dialog.preview.frame_model.titles()
 
 
 def open_window(window_for, tmp_path):
@@ -41,9 +41,9 @@ def test_a_second_file_gets_its_own_mapping_and_preview(qtbot, tmp_path, window_
     dialog.path_edit.setText(str(second))
     assert mapping_of(dialog) == {}   # nothing of the first file's mapping is carried over
     dialog.check()
-    qtbot.waitUntil(lambda: dialog.preview.columnCount() == 4, timeout=15000)
+    qtbot.waitUntil(lambda: len(dialog.preview.frame_model.titles()) == 4, timeout=15000)
     assert preview_columns(dialog) == ["item_id", "engine", "guess", "was_right"]
-    assert dialog.preview.rowCount() == 5 and dialog.preview.item(0, 1).text() == "two"
+    assert dialog.preview.row_count() == 5 and dialog.preview.shown_rows()[0][1] == "two"
     assert "clip" not in mapping_of(dialog).values() and "system" not in mapping_of(dialog).values()
     dialog.reject()
     win.close()
@@ -60,7 +60,7 @@ def test_the_preview_shows_a_files_columns_even_when_its_plan_fails(qtbot, tmp_p
     fields = {dialog.mapping.item(r, 0).text(): r for r in range(dialog.mapping.rowCount())}
     dialog.mapping.item(fields["stimulus"], 1).setText("no_such_column")
     dialog.check()
-    qtbot.waitUntil(lambda: dialog.preview.columnCount() == 2, timeout=15000)
+    qtbot.waitUntil(lambda: len(dialog.preview.frame_model.titles()) == 2, timeout=15000)
     assert preview_columns(dialog) == ["alpha", "beta"]
     qtbot.waitUntil(lambda: "no_such_column" in dialog.report.text(), timeout=15000)
     dialog.reject()

@@ -29,7 +29,7 @@ def test_import_dialog_checks_then_imports_a_mapped_table(qtbot, tmp_path, windo
     assert "12 predictions" in dialog.report.text()
     said = "12 predictions added to 12 existing stimuli, 0 new stimuli, 0 stimuli changed"
     assert said in dialog.report.text()
-    assert dialog.preview.columnCount() == 3 and dialog.preview.rowCount() == 12
+    assert len(dialog.preview.frame_model.titles()) == 3 and dialog.preview.row_count() == 12
     before = info_summary(store.cursor())["datasets"][0]["counts"]["predictions"]
     with qtbot.waitSignal(dialog.imported, timeout=30000) as blocker:
         dialog.start_import()

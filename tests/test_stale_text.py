@@ -107,9 +107,9 @@ def test_the_storys_summary_follows_the_question_clicked(qtbot, story_store):  #
     page.set_detail(queries.stimulus_detail(cur, opened))
     table = page.questions.table
     assert "Tobias search for the key" in page.summary.text()
-    for row in range(table.rowCount()):
+    for row in range(table.row_count()):
         _click_row(qtbot, page, row)
         question = page.questions.rows[row]
         assert question.question in page.summary.text().replace("&#x27;", "'")
         assert f"expected <b>{question.expected}</b>" in page.summary.text()
-    assert table.rowCount() > 1
+    assert table.row_count() > 1

@@ -22,28 +22,29 @@ from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel,
-                               QMainWindow, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTableWidget,
-                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+                               QMainWindow, QPushButton, QScrollArea, QSizePolicy, QSplitter, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from app.cues.compare import (Comparison, DatasetComparison, comparisons_frame, interval_text, methods_paragraph,
                               summary_lines)
 from app.cues.measures import CUES
 from app.cues.service import CueService
 from app.cues.stats import CORRECTIONS
+from widgets.frame_table import Cell, Column, FrameTableView, number
 from widgets.tasks import TaskRunner
 
-COLUMNS = ("cue", "right", "wrong", "Cliff's δ", "95% CI", "p adj.", "Spearman ρ", "ρ p adj.", "note")
-VOICE_COLUMNS = ("script", "attribute", "cue", "target", "neutral", "alternative", "expected", "as expected")
+COLUMNS = (Column("cue"), Column("right"), Column("wrong"), Column("Cliff's δ", number(2)), Column("95% CI"),
+           Column("p adj.", number(3)), Column("Spearman ρ", number(2)), Column("ρ p adj.", number(3)),
+           Column("note"))
+VOICE_COLUMNS = (Column("script"), Column("attribute"), Column("cue"), Column("target", number(2)),
+                 Column("neutral", number(2)), Column("alternative", number(2)), Column("expected"),
+                 Column("as expected"))
 RIGHT_COLOUR, WRONG_COLOUR = "#2e8b57", "#c0392b"
 SIGNIFICANT = 0.05
 RECOGNITION_PREFIX = "target − neutral by recognition: "
 MIN_PLOT_HEIGHT = 200
 TITLE_HEIGHT = 40
 DOCK_HEIGHT = 420
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
 def export_plot(widget: pg.PlotWidget, path: Path | str, title: str = "") -> Path:
@@ -116,17 +117,11 @@ class CuesView(QWidget):
         actions.addWidget(self.csv_button)
         actions.addWidget(self.figure_button)
 
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = FrameTableView(COLUMNS, self)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
-        self.voices = QTableWidget(0, len(VOICE_COLUMNS), self)
-        self.voices.setHorizontalHeaderLabels(VOICE_COLUMNS)
-        self.voices.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.voices.verticalHeader().setVisible(False)
+        self.voices = FrameTableView(VOICE_COLUMNS, self)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.table, "cues against correctness")
         self.tabs.addTab(self.voices, "voices of a script")
@@ -167,7 +162,7 @@ class CuesView(QWidget):
         self.dataset.activated.connect(lambda _i: self.refresh())
         self.correction.activated.connect(lambda _i: self.refresh())
         self.judge.activated.connect(lambda _i: self._show_judge())
-        self.table.itemSelectionChanged.connect(self._show_selected_cue)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected_cue())
         self.compute_button.clicked.connect(self.compute)
         self.stop_button.clicked.connect(self.stop)
         self.csv_button.clicked.connect(self._ask_csv)
@@ -233,28 +228,7 @@ class CuesView(QWidget):
     def _show_judge(self) -> None:
         rows = self.judge_rows()
         self.table.clearSelection()
-        self.table.setRowCount(len(rows))
-        for r, c in enumerate(rows):
-            values = (c.cue, str(len(c.right)), str(len(c.wrong)), _number(c.delta, 2), interval_text(c),
-                      _number(c.p_adjusted), _number(c.rho, 2), _number(c.rho_p_adjusted), c.flag)
-            for col, text in enumerate(values):
-                item = QTableWidgetItem(text)
-                if 0 < col < len(values) - 1:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if col == 0 and c.cue in CUES:
-                    item.setToolTip(CUES[c.cue][1])
-                if col in (1, 2, 3, 4) and c.flag:  # the counts and the effect a flag qualifies read slanted
-                    font = item.font()
-                    font.setItalic(True)
-                    item.setFont(font)
-                    item.setToolTip(c.flag)
-                significant = (col == 5 and (c.p_adjusted or 1.0) < SIGNIFICANT) or (
-                    col == 7 and (c.rho_p_adjusted or 1.0) < SIGNIFICANT)
-                if significant:
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
-                self.table.setItem(r, col, item)
+        self.table.set_rows([_comparison_row(c) for c in rows])
         self.table.resizeColumnsToContents()
         if rows:
             self.table.selectRow(0)
@@ -267,21 +241,17 @@ class CuesView(QWidget):
 
     def _show_voices(self) -> None:
         contrasts = self.result.voices if self.result else []
-        self.voices.setRowCount(len(contrasts))
-        for r, v in enumerate(contrasts):
-            expected = {1: "higher", -1: "lower", 0: ""}[v.expected]
-            verdict = {True: "yes", False: "no", None: ""}[v.as_expected]
-            for col, text in enumerate((v.script, v.attribute, v.cue, _number(v.target, 2), _number(v.neutral, 2),
-                                        _number(v.alternative, 2), expected, verdict)):
-                self.voices.setItem(r, col, QTableWidgetItem(text))
+        self.voices.set_rows([(v.script, v.attribute, v.cue, v.target, v.neutral, v.alternative,
+                               {1: "higher", -1: "lower", 0: ""}[v.expected],
+                               {True: "yes", False: "no", None: ""}[v.as_expected]) for v in contrasts])
         self.voices.resizeColumnsToContents()
         self.tabs.setTabEnabled(1, bool(contrasts))
 
     # ----- the plot -----------------------------------------------------------------------------------
     def selected(self) -> Comparison | None:
         rows = self.judge_rows()
-        picked = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
-        return rows[picked[0].row()] if picked and picked[0].row() < len(rows) else None
+        picked = self.table.selected_rows()
+        return rows[picked[0]] if picked and picked[0] < len(rows) else None
 
     def _show_selected_cue(self) -> None:
         chosen = self.selected()
@@ -392,6 +362,17 @@ class CuesView(QWidget):
                                               "PNG image (*.png);;SVG drawing (*.svg)")
         if path:
             self.statusMessage.emit(f"Wrote {self.export_figure(path)}")
+
+
+def _comparison_row(c: Comparison) -> list[Cell]:
+    """A comparison as the table shows it: the counts and effect a flag qualifies read slanted (the flag on
+    hover), an adjusted p under `SIGNIFICANT` bold, a cue's meaning on hover of its name."""
+    flagged = {"italic": bool(c.flag), "tooltip": c.flag or None}
+    return [Cell(c.cue, tooltip=CUES[c.cue][1] if c.cue in CUES else None),
+            Cell(len(c.right), **flagged), Cell(len(c.wrong), **flagged), Cell(c.delta, **flagged),
+            Cell(c.ci_low, interval_text(c), **flagged),
+            Cell(c.p_adjusted, bold=(c.p_adjusted or 1.0) < SIGNIFICANT), Cell(c.rho),
+            Cell(c.rho_p_adjusted, bold=(c.rho_p_adjusted or 1.0) < SIGNIFICANT), Cell(c.flag)]
 
 
 def open_cues_dock(window: QMainWindow) -> QDockWidget:

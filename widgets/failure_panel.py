@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDoubleSpinBox, QGroupBox, QHBoxLayout,
                                QLabel, QListWidget, QListWidgetItem, QPushButton, QRadioButton, QSpinBox,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QVBoxLayout, QWidget)
 
+from widgets.frame_table import Cell, Column, FrameTableView, percent
 from widgets.tasks import TaskRunner
 
 if TYPE_CHECKING:  # the metrics' stack (polars) loads with the first dataset's failures, not before the window
@@ -23,6 +24,8 @@ if TYPE_CHECKING:  # the metrics' stack (polars) loads with the first dataset's 
 
 HUMANS_KEY = "humans (majority)"
 SLICE_RANKING = "ranked by how far the Newcombe paired 95% interval of the gap stays from zero."
+SLICE_COLUMNS = (Column("slice"), Column("n"), Column("acc A", percent()), Column("acc B", percent()),
+                 Column("gap A−B", percent(signed=True)), Column("95% CI"))
 
 
 @dataclass
@@ -166,12 +169,9 @@ class FailurePanel(QWidget):
         self.pairs = QCheckBox("pairs of columns")
         self.find_button = QPushButton("Find slices")
         self.find_button.clicked.connect(self.find_slices)
-        self.slice_table = QTableWidget(0, 6)
-        self.slice_table.setHorizontalHeaderLabels(["slice", "n", "acc A", "acc B", "gap A−B", "95% CI"])
-        self.slice_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.slice_table = FrameTableView(SLICE_COLUMNS)
         self.slice_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.slice_table.verticalHeader().setVisible(False)
-        self.slice_table.cellClicked.connect(lambda r, _c: self.emit_slice(r))
+        self.slice_table.rowClicked.connect(self.emit_slice)
         slices_box = QGroupBox("Slice finder: where do A and B differ most?")
         sl = QVBoxLayout(slices_box)
         pick = QHBoxLayout()
@@ -348,7 +348,7 @@ class FailurePanel(QWidget):
         slice finder never describes a dataset that is no longer shown."""
         self.runner.cancel("slices")
         self.slices = None
-        self.slice_table.setRowCount(0)
+        self.slice_table.set_rows([])
         self.slice_note.setText(self._about_slices(f"pick A and B, then Find slices; they are {SLICE_RANKING}"))
 
     def _about_slices(self, text: str) -> str:
@@ -357,12 +357,10 @@ class FailurePanel(QWidget):
 
     def _show_slices(self, table: pl.DataFrame) -> None:
         self.slices = table
-        self.slice_table.setRowCount(table.height)
-        for r, row in enumerate(table.iter_rows(named=True)):
-            values = [row["slice"], str(row["n"]), f"{row['accuracy_a']:.0%}", f"{row['accuracy_b']:.0%}",
-                      f"{row['gap']:+.0%}", f"[{row['ci_low']:+.0%}, {row['ci_high']:+.0%}]"]
-            for c, v in enumerate(values):
-                self.slice_table.setItem(r, c, QTableWidgetItem(v))
+        # the interval sorts by how far it stays from zero (its evidence), as the slices are ranked
+        self.slice_table.set_rows([(row["slice"], row["n"], row["accuracy_a"], row["accuracy_b"], row["gap"],
+                                    Cell(row["evidence"], f"[{row['ci_low']:+.0%}, {row['ci_high']:+.0%}]"))
+                                   for row in table.iter_rows(named=True)])
         self.slice_table.resizeColumnsToContents()
         self.slice_note.setText(self._about_slices(
             f"{table.height} slices of at least {self.min_size.value()} stimuli, {SLICE_RANKING}"
@@ -370,6 +368,7 @@ class FailurePanel(QWidget):
         self.stateReady.emit()
 
     def emit_slice(self, row: int) -> None:
+        """Show the stimuli of the found slice `row` (in the order found, however the table is sorted)."""
         if self.slices is None or self.state is None:
             return
         values = self.slices.row(row, named=True)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
                                QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget, QCheckBox)
 
+from widgets.frame_table import Column, FrameTableView, as_written
 from widgets.palette import colour
 from widgets.tasks import CancelToken, TaskRunner
 
@@ -76,8 +77,7 @@ class ImportDialog(QDialog):
             item.setToolTip(help_)
             self.mapping.setItem(row, 0, item)
             self.mapping.setItem(row, 1, QTableWidgetItem(""))
-        self.preview = QTableWidget(0, 0)
-        self.preview.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.preview = FrameTableView()
         self.preview.setToolTip("The file's own columns and first rows: type a column's name in the mapping")
         self.report = QLabel("Choose a folder or a file, then Check.")
         self.report.setWordWrap(True)
@@ -187,13 +187,7 @@ class ImportDialog(QDialog):
         self.runner.submit("import-check", work, self._show_check, self._show_error)
 
     def _show_preview(self, columns: list[str], rows: list) -> None:
-        self.preview.clear()
-        self.preview.setColumnCount(len(columns))
-        self.preview.setHorizontalHeaderLabels(columns)
-        self.preview.setRowCount(len(rows))
-        for r, values in enumerate(rows):
-            for c, value in enumerate(values):
-                self.preview.setItem(r, c, QTableWidgetItem("" if value is None else str(value)))
+        self.preview.set_rows(rows, [Column(c, as_written) for c in columns])
 
     def _show_check(self, result: dict[str, Any]) -> None:
         self._show_preview(result.get("columns") or [], result.get("rows") or [])

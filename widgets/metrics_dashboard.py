@@ -17,9 +17,10 @@ from PySide6.QtCore import QPointF, QRect, Qt, Signal
 from PySide6.QtGui import QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton,
-                               QScrollArea, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QScrollArea, QVBoxLayout, QWidget)
 
 from app.dashboard_tables import CORRECTION_NAMES
+from widgets.frame_table import FrameTableView
 from widgets.tasks import TaskRunner
 
 if TYPE_CHECKING:  # the dashboards' stack (polars, the benchmarks' rules) loads with the first dashboard
@@ -36,14 +37,6 @@ LABEL_CHARS = 22
 # The chart is drawn on white in any palette, so its axis titles are dark like its tick labels.
 AXIS_LABEL_STYLE = {"font-size": "12pt", "color": "#222"}
 TABLE_HIDDEN = {"ci_method", "correction", "normalizer", "bleu_tokenizer", "model_mode", "factor_level"}
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return "—" if value != value else f"{value:.3f}"
-    return str(value)
 
 
 def _short(label: str, chars: int = LABEL_CHARS) -> str:
@@ -267,23 +260,14 @@ class ChartPanel(QFrame):
     def _columns(self) -> list[str]:
         return [c for c in self.table.frame.columns if c not in TABLE_HIDDEN]
 
-    def _make_table(self) -> QTableWidget:
-        columns = self._columns()
+    def _make_table(self) -> FrameTableView:
         frame = self.table.frame
-        grid = QTableWidget(frame.height, len(columns))
-        grid.setHorizontalHeaderLabels(columns)
-        grid.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        grid = FrameTableView()
+        grid.set_frame(frame, self._columns())
         grid.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        grid.verticalHeader().setVisible(False)
-        for r, row in enumerate(frame.select(columns).iter_rows()):
-            for c, value in enumerate(row):
-                cell = QTableWidgetItem(_text(value))
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                grid.setItem(r, c, cell)
         grid.resizeColumnsToContents()
         grid.setMinimumHeight(min(320, 34 + 26 * max(1, frame.height)))
-        grid.cellDoubleClicked.connect(lambda r, _c: self.emit_row(r) if self.table.stimulus_count(r) else None)
+        grid.rowActivated.connect(lambda r: self.emit_row(r) if self.table.stimulus_count(r) else None)
         return grid
 
     # ----- export ----------------------------------------------------------------------------------------

@@ -12,12 +12,12 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel, QScrollArea,
-                               QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QSplitter, QVBoxLayout, QWidget)
 
 from storage.records import StimulusDetail
 from widgets.belief_stepper import BeliefStepperView
+from widgets.frame_table import Cell, Column, FrameTableView, as_written
 from widgets.palette import qcolour
 
 if TYPE_CHECKING:  # the story importer's stack (polars) loads with the first story shown
@@ -38,15 +38,13 @@ class StoryQuestions(QWidget):
         self.texts.setTextFormat(Qt.TextFormat.RichText)
         self.texts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.texts.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.table = QTableWidget()
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = FrameTableView()
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         # the stepper's keys work wherever focus is; the list is read and clicked, not typed into
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.setWordWrap(True)
-        self.table.verticalHeader().setVisible(False)
-        self.table.cellClicked.connect(self._clicked)
+        self.table.rowClicked.connect(self._clicked)
         # a question wraps to the width its column gets once laid out, not the width it had when filled
         self.table.viewport().installEventFilter(self)
         self.hint = QLabel("Click a question to step to where the belief it asks about was last set.")
@@ -78,13 +76,8 @@ class StoryQuestions(QWidget):
         self.rows = rows
         models = list(dict.fromkeys(model for row in rows for model, _a, _c in row.model_answers))
         headers = ["Question", "Expected", "Engine", *models]
-        self.table.clear()
-        self.table.setColumnCount(len(headers))
-        self.table.setHorizontalHeaderLabels(headers)
-        self.table.setRowCount(len(rows))
-        bold = QFont()
-        bold.setBold(True)
-        for r, row in enumerate(rows):
+        shown = []
+        for row in rows:
             tip = "\n".join(t for t in (
                 row.belief, f"order {row.order}" if row.order else "",
                 {True: "false belief", False: "true belief"}.get(row.false_belief, ""),
@@ -93,14 +86,9 @@ class StoryQuestions(QWidget):
             answers = {model: (answer, correct) for model, answer, correct in row.model_answers}
             cells = [(row.question, None), (row.expected or "", None), (row.engine or "—", row.engine_matches)]
             cells += [(answers[m][0] or "—", answers[m][1]) if m in answers else ("", None) for m in models]
-            for c, (text, verdict) in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(tip)
-                if verdict is not None:
-                    item.setBackground(QBrush(qcolour("match_bg" if verdict else "mismatch_bg")))
-                if row.stimulus_id == current:
-                    item.setFont(bold)
-                self.table.setItem(r, c, item)
+            shown.append([Cell(text, tooltip=tip, bold=row.stimulus_id == current, background=None if verdict is None
+                                else qcolour("match_bg" if verdict else "mismatch_bg")) for text, verdict in cells])
+        self.table.set_rows(shown, [Column(h, as_written) for h in headers])
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for c in range(1, len(headers)):
@@ -108,7 +96,7 @@ class StoryQuestions(QWidget):
         self.table.resizeRowsToContents()
         index = next((i for i, row in enumerate(rows) if row.stimulus_id == current), -1)
         if index >= 0:
-            self.table.selectRow(index)
+            self.table.select_source_row(index)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
@@ -116,11 +104,11 @@ class StoryQuestions(QWidget):
         return super().eventFilter(watched, event)
 
     def pick(self, row: int) -> None:
-        """As a click on question `row` does."""
-        self.table.selectRow(row)
-        self._clicked(row, 0)
+        """As a click on question `row` (of the story's, however sorted) does."""
+        self.table.select_source_row(row)
+        self._clicked(row)
 
-    def _clicked(self, row: int, _column: int) -> None:
+    def _clicked(self, row: int) -> None:
         if 0 <= row < len(self.rows):
             self._on_pick(self.rows[row])
 
@@ -194,7 +182,7 @@ class NcpTaskPage(QWidget):
         for combo in (self.first, self.second):
             combo.blockSignals(False)
         rows = self._story_rows(detail)
-        if detail is not None and detail.kind == "story" and rows is not None:
+        if detail is not None and rows is not None:   # a story question: the engine's answers to its story
             current = next((r for r in rows if r.stimulus_id == detail.id), None)
             self.summary.setText(_question_summary(detail, current))
             self.summary.setVisible(True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPixmap
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget, QHeaderView)
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget, QHeaderView
 
+from widgets.frame_table import Cell, Column, FrameTableView
 from widgets.palette import score_colour
 from storage.importers.words import AGENTVISS_TASKS as TASKS
 from storage.records import StimulusDetail
@@ -49,9 +49,8 @@ class SceneView(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.dialogue)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scores = QTableWidget(0, 0)
+        self.scores = FrameTableView()
         self.scores.verticalHeader().setVisible(True)
-        self.scores.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.scores.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.scores.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)   # one line a row
         left = QWidget()
@@ -91,9 +90,7 @@ class SceneView(QWidget):
         for row in self.turn_rows:
             row.deleteLater()
         self.turn_rows = []
-        self.scores.clear()
-        self.scores.setRowCount(0)
-        self.scores.setColumnCount(0)
+        self.scores.set_rows([], [])
         if self.annotations is not None:
             self.annotations.set_detail(detail)  # type: ignore[attr-defined]
         if detail is None:
@@ -155,26 +152,21 @@ class SceneView(QWidget):
                         j.score, j.scale_max or 5.0, j.rationale or "")
         columns = [f"{t} {m}" for t in TASKS for m in MODES]
         rows = sorted(cells)
-        self.scores.setColumnCount(len(columns))
-        self.scores.setHorizontalHeaderLabels([c.replace(" ", "\n") for c in columns])
-        self.scores.setRowCount(len(rows))
-        self.scores.setVerticalHeaderLabels([f"{role} · {model}" for role, model in rows])
-        for r, key in enumerate(rows):
-            for c, column in enumerate(columns):
-                if column not in cells[key]:
-                    continue
-                score, scale, reason = cells[key][column]
-                item = QTableWidgetItem(f"{score:g}")
-                item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-                item.setBackground(score_colour(score, scale))
-                item.setToolTip(reason or f"{score:g} of {scale:g}")
-                self.scores.setItem(r, c, item)
+        shown = [[_score_cell(*cells[key][column]) if column in cells[key] else "" for column in columns]
+                 for key in rows]
+        self.scores.set_rows(shown, [Column(c.replace(" ", "\n"), align=Qt.AlignmentFlag.AlignCenter) for c in columns],
+                             row_titles=[f"{role} · {model}" for role, model in rows])
         self._fit_scores()
 
     def _fit_scores(self) -> None:
         """Keep `SCORE_ROWS_SHOWN` rows of the score grid (or all, when fewer) in view however short the page:
         the splitter gives the grid at least that, and it scrolls for the rest."""
-        rows = self.scores.rowCount()
+        rows = self.scores.row_count()
         row = self.scores.verticalHeader().defaultSectionSize()
         chrome = self.scores.horizontalHeader().sizeHint().height() + 2 * self.scores.frameWidth() + 2
         self.scores.setMinimumHeight(chrome + min(rows, SCORE_ROWS_SHOWN) * row)
+
+
+def _score_cell(score: float, scale: float, reason: str) -> Cell:
+    """A judged score on its judge's colour scale, with the judge's reason (or the scale) on hover."""
+    return Cell(score, f"{score:g}", tooltip=reason or f"{score:g} of {scale:g}", background=score_colour(score, scale))

@@ -6,10 +6,11 @@ from dataclasses import replace
 from typing import Protocol
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QFrame, QLabel, QStackedWidget, QTableWidget, QTableWidgetItem, QTextBrowser,
-                               QVBoxLayout, QWidget, QHeaderView, QSplitter)
+from PySide6.QtWidgets import QFrame, QLabel, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget, QHeaderView, QSplitter
 
+from app.benchmarks import kind_profile
 from storage.records import StimulusDetail
+from widgets.frame_table import Column, FrameTableView, as_written
 from widgets.mcq_view import McqView
 from widgets.palette import colour
 
@@ -69,12 +70,9 @@ class StimulusView(QWidget):
         self.header = QLabel()
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setWordWrap(True)
-        self.meta = QTableWidget(0, 2)
-        self.meta.setHorizontalHeaderLabels(["Field", "Value"])
-        self.meta.verticalHeader().setVisible(False)
+        self.meta = FrameTableView([Column("Field"), Column("Value", as_written)])
         self.meta.horizontalHeader().setStretchLastSection(True)
         self.meta.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.meta.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.meta.setFrameShape(QFrame.Shape.NoFrame)
         self.pages = QStackedWidget()
         self.generic = GenericStimulusPage()
@@ -117,7 +115,7 @@ class StimulusView(QWidget):
         self.detail = detail
         if detail is None:
             self.header.setText("<span style='color:gray; font-size:13pt'>Select a stimulus in the table.</span>")
-            self.meta.setRowCount(0)
+            self.meta.set_rows([])
             self.generic.set_detail(None)
             self.pages.setCurrentWidget(self.generic)
             self._show_mcq(None)
@@ -126,12 +124,7 @@ class StimulusView(QWidget):
         rows = [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in detail.meta.items()]
         if detail.split:
             rows.insert(0, ("split", detail.split))
-        self.meta.setRowCount(len(rows))
-        for r, (key, value) in enumerate(rows):
-            self.meta.setItem(r, 0, QTableWidgetItem(str(key)))
-            item = QTableWidgetItem(value)
-            item.setToolTip(value)
-            self.meta.setItem(r, 1, item)
+        self.meta.set_rows([(str(key), value) for key, value in rows])   # a value cut off shows whole on hover
         page = self._kind_pages.get(detail.kind, self.generic)
         page.set_detail(detail)  # type: ignore[attr-defined]
         if page is not self.pages.currentWidget():
@@ -169,7 +162,7 @@ class StimulusView(QWidget):
             f" · {len(detail.predictions)} predictions · {detail.annotation_count} annotations</span>")
 
     def _show_mcq(self, detail: StimulusDetail | None) -> None:
-        is_mcq = detail is not None and detail.kind == "echomind_mcq"
+        is_mcq = detail is not None and kind_profile(detail.kind, detail.benchmark).question
         self.mcq.set_detail(detail if is_mcq else None)
         if not is_mcq:
             self.mcq.hide()

@@ -15,13 +15,13 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QHeaderView,
-                               QLabel, QListWidget, QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
-                               QWidget)
+                               QLabel, QListWidget, QPushButton, QVBoxLayout, QWidget)
 
 from app.annotation_files import ImportNeedsChoice
 from storage.errors import ThinsliceError
 from storage.exporters.common import ExportRefused
 from storage.exporters.report import TransferReport
+from widgets.frame_table import FrameTableView
 from widgets.palette import colour
 from widgets.tasks import TaskRunner
 
@@ -83,12 +83,9 @@ class TransferPanel(QWidget):
         asking.addWidget(self.question_text)
         asking.addLayout(answers)
         self.question.hide()
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table = FrameTableView(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)  # one line a tier; the whole reason is the cell's tooltip
+        self.table.setWordWrap(False)  # one line a tier; a reason cut off shows whole on hover
         header = self.table.horizontalHeader()
         for column in range(len(COLUMNS) - 1):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
@@ -197,27 +194,20 @@ class TransferPanel(QWidget):
         self.notes.setVisible(shown and bool(self.notes.text()))
 
     def _fill(self, report: TransferReport) -> None:
-        self.table.setRowCount(0)
+        rows = []
         for (file, tier), tally in sorted(report.tallies.items()):
             why = "; ".join(f"{n} {reason}" for reason, n in sorted(tally.left_out.items()))
             extra = [f"{n} {how}" for how, n in sorted(tally.changed.items())]
             if tally.fields_dropped:
                 extra.append("written without " + ", ".join(f"{name} ({n})"
                                                             for name, n in sorted(tally.fields_dropped.items())))
-            cells = (file, tier or "—", str(tally.read), str(tally.written), str(sum(tally.left_out.values())),
-                     "; ".join(filter(None, [why, *extra])))
-            row = self.table.rowCount()
-            self.table.insertRow(row)
-            for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                if 2 <= column <= 4:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                self.table.setItem(row, column, item)
+            rows.append((file, tier or "—", tally.read, tally.written, sum(tally.left_out.values()),
+                         "; ".join(filter(None, [why, *extra]))))
+        self.table.set_rows(rows)
         self.table.setColumnHidden(COLUMNS.index("Read"), self.verb == "export")  # an export reads no file
         fitted = (self.table.horizontalHeader().height() + 2 * self.table.frameWidth()
-                  + sum(self.table.rowHeight(r) for r in range(self.table.rowCount())) + 2)
-        self.table.setMaximumHeight(fitted if self.table.rowCount() <= FITTED_ROWS else 16777215)
+                  + sum(self.table.rowHeight(r) for r in range(self.table.row_count())) + 2)
+        self.table.setMaximumHeight(fitted if self.table.row_count() <= FITTED_ROWS else 16777215)
         self.left_out.clear()
         self.left_out.addItems(report.left_out_items)
         if report.left_out > len(report.left_out_items):
@@ -228,8 +218,7 @@ class TransferPanel(QWidget):
 
     # -- what a user sees, for tests and the status bar ---------------------------------------------
     def table_rows(self) -> list[list[str]]:
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())]
-                for r in range(self.table.rowCount())]
+        return self.table.shown_rows()
 
     def left_out_texts(self) -> list[str]:
         return [self.left_out.item(i).text() for i in range(self.left_out.count())]

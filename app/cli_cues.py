@@ -16,6 +16,7 @@ import os
 import sys
 import threading
 
+from app.benchmarks import profile_for
 from app.cli_store import db_argument, open_cli_store
 from app.cues.acoustics import PraatSettings
 from app.cues.compare import compare_dataset, dataset_json, methods_paragraph
@@ -126,7 +127,7 @@ def _compare(args: argparse.Namespace, store: Store) -> int:
             raise CueDatasetNotFound(args.dataset, [d.name for d in datasets])
         datasets = chosen
     results = [compare_dataset(store, d.id, args.correction, args.egemaps) for d in datasets
-               if args.dataset is not None or d.benchmark in ("friendbench", "echomind", "seamless")]
+               if args.dataset is not None or profile_for(d.benchmark).has_voices]
     if args.methods:
         _write("\n\n".join(methods_paragraph(r) for r in results))
         return 0

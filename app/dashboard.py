@@ -35,7 +35,8 @@ from typing import Any
 import polars as pl
 
 from app.analysis_frames import AnalysisFrames, ImportedFrames
-from app.benchmarks import rules_for
+from app.benchmarks import kinds, profile_for
+from app.benchmarks.profile import Asking, Frames
 from app.benchmarks.ncp import score_attempt
 # the views read the table pieces here too
 from app.dashboard_tables import CORRECTION_NAMES, ChartSpec, DashboardTable, RowStimuli  # noqa: F401
@@ -70,14 +71,15 @@ def load_frames(store: Store, dataset_id: int, imported: ImportedFrames | None =
     cur = store.cursor()
     if imported is None or imported.dataset.id != dataset_id:
         dataset = lookups.dataset_by_id(cur, dataset_id)
-        has_ncp_tasks = (dataset.benchmark in ("ncp", "exploretom")
-                         or analysis.has_stimuli_of_kind(cur, dataset_id, "ncp_task"))
+        has_ncp_tasks = (Frames.ATTEMPTS in profile_for(dataset.benchmark).frames
+                         or any(analysis.has_stimuli_of_kind(cur, dataset_id, kind.name)
+                                for kind in kinds() if kind.asking is Asking.TOOLS))
         imported = ImportedFrames(dataset, analysis.human_ratings_frame(cur, dataset_id),
                                   analysis.aggregate_results_frame(cur, dataset_id), has_ncp_tasks)
     dataset = imported.dataset
     frames = AnalysisFrames(dataset, imported.ratings, store, aggregates=imported.aggregates,
                             has_ncp_tasks=imported.has_ncp_tasks, _imported=imported)
-    if dataset.benchmark == "echomind":
+    if Frames.SPEECH in profile_for(dataset.benchmark).frames:
         frames.asr = analysis.asr_frame(cur, dataset_id)
         frames.conversation = analysis.conversation_frame(cur, dataset_id)
     if imported.has_ncp_tasks:
@@ -127,7 +129,7 @@ def compute_dashboard(frames: AnalysisFrames, correction: str = "loglinear") -> 
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; choose one of {', '.join(CORRECTIONS)}")
     notes = list(frames.notes)
-    tables = rules_for(frames.benchmark).dashboard_tables(frames, correction, notes)
+    tables = profile_for(frames.benchmark).dashboard_tables(frames, correction, notes)
     tables += imported_table(frames)
     if not tables:
         notes.append("No scored predictions or judge scores in this dataset.")
@@ -151,7 +153,7 @@ def dashboard_json(store: Store, dataset_name: str | None = None, correction: st
 # ----- per-stimulus frame for failure filters and slices ---------------------------------------------------
 def run_key_columns(benchmark: str) -> tuple[str, ...]:
     """What one run of the benchmark is (the columns that tell its runs apart), for the failure filters."""
-    return rules_for(benchmark).RUN_KEY
+    return profile_for(benchmark).run_key
 
 
 def failure_frame(frames: AnalysisFrames, human_condition: str | None = None) -> pl.DataFrame:

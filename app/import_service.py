@@ -14,6 +14,7 @@ from app.changes import ChangeChannel, Topic
 from app.ncp import score_dataset_stories, score_dataset_traces
 from storage.importers.common import ImportOptions
 from storage.importers.effect import plan_effect, read_known_stimuli
+from storage.importers.generic import GenericImporter
 from storage.importers.plan import ImportPlan
 from storage.importers.registry import detect_importer, get_importer
 from storage.importers.writer import ImportSummary, write_plan
@@ -34,7 +35,7 @@ def plan_import(kind: str, path: Path, options: ImportOptions, store: Store | No
     plan = importer.plan(path, options)
     if store is not None:
         benchmark = read_known_stimuli(store.cursor(), plan)
-        if benchmark is not None and plan.importer == "generic":
+        if benchmark is not None and plan.importer == GenericImporter.kind:
             plan.dataset.benchmark = benchmark
     plan = interpret_plan(plan, options.skip_bad)
     check_values(plan, options.skip_bad)   # the writer checks again; here so a dry run shows the same refusals
@@ -103,7 +104,7 @@ def attach_offer(store: Store, kind: str, path: Path, options: ImportOptions) ->
     dataset: {"dataset", "matched", "total"}; None when the results would go to a dataset of their own anyway
     (a benchmark's release always makes or updates its own)."""
     from storage import lookups
-    if kind != "generic":
+    if kind != GenericImporter.kind:
         return None
     plan = plan_import(kind, path, options)
     ids = sorted({str(i) for t in RESULT_TABLES if "stimulus" in plan.frame(t).columns

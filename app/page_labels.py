@@ -1,8 +1,9 @@
 """Which label sets a stimulus's page offers, and what an AgentViSS scene's label is attached to.
 
 A label set made for one benchmark names it in its name or its source ("AgentViSS conflict trait", a source
-citing FriendBench); such a set is offered on that benchmark's stimuli only. A set that names no benchmark
-("vocal cues") is offered everywhere.
+citing FriendBench), in one of the words its profile lists (`BenchmarkProfile.page_words`); such a set is
+offered on that benchmark's stimuli only, and on those of the benchmarks it shares label sets with. A set that
+names no benchmark ("vocal cues") is offered everywhere.
 
 On an AgentViSS scene a label describes one role (its profile: expression style, conflict trait) or one turn
 of the dialogue. The label's `value` says which: the role's name, or `turn:N` for the turn with order N.
@@ -11,25 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from app.benchmarks import profile_for, profiles
 from storage.annotations import LabelSet
 from storage.records import Segment
 
-# benchmark -> words that mark a label set as that benchmark's own
-BENCHMARK_WORDS: dict[str, tuple[str, ...]] = {
-    "agentviss": ("agentviss",),
-    "echomind": ("echomind",),
-    "friendbench": ("friendbench", "friend-bench"),
-    "seamless": ("seamless",),
-}
-# benchmarks whose stimuli share label sets (FriendBench clips are Seamless Interaction dyads)
-SHARED = {"friendbench": ("seamless",), "seamless": ("friendbench",)}
 TURN_PREFIX = "turn:"
 
 
 def benchmarks_of(label_set: LabelSet) -> set[str]:
     """The benchmarks a label set was made for (empty: any benchmark)."""
     text = f"{label_set.name} {label_set.source or ''}".lower()
-    return {b for b, words in BENCHMARK_WORDS.items() if any(w in text for w in words)}
+    return {name for name, profile in profiles().items() if any(w in text for w in profile.page_words)}
 
 
 def applies_to(label_set: LabelSet, benchmark: str | None) -> bool:
@@ -37,12 +30,17 @@ def applies_to(label_set: LabelSet, benchmark: str | None) -> bool:
     own = benchmarks_of(label_set)
     if not own or benchmark is None:
         return True
-    return bool(own & {benchmark, *SHARED.get(benchmark, ())})
+    return bool(own & {benchmark, *profile_for(benchmark).shares_label_sets_with})
 
 
 def label_sets_for(sets: Iterable[LabelSet], benchmark: str | None) -> list[LabelSet]:
     """The sets a page of `benchmark` offers, in the order given."""
     return [s for s in sets if applies_to(s, benchmark)]
+
+
+def default_label_set(benchmark: str | None) -> str | None:
+    """The label set an annotator of `benchmark` reaches for first (None: no preference)."""
+    return profile_for(benchmark).default_label_set
 
 
 def turn_target(ord_: int) -> str:

@@ -17,10 +17,11 @@ import numpy as np
 from storage import lookups
 from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
                              StimulusDetail, StimulusFilter, StimulusRow, TraceStepRecord, Word)
+from storage.importers.words import STORY_KIND, TASK_KIND
 from storage.story_questions import story_questions
 
 OUTCOMES = ("correct", "incorrect")
-TRACE_KINDS = ("ncp_task", "story")
+TRACE_KINDS = (TASK_KIND, STORY_KIND)
 
 
 # An id in natural order: each run of digits compares as the number it writes (0, 1, 2, 10, 100; clip-9 before
@@ -240,7 +241,7 @@ def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> Stimulu
     extra: dict[str, Any] = {}
     if head[5] in TRACE_KINDS:
         extra["traces"] = trace_steps(cur, stimulus_id)
-    if head[5] == "story":
+    if head[5] == STORY_KIND:
         extra["story_questions"] = story_questions(cur, stimulus_id)
     return StimulusDetail(head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7], head[8], head[9],
                           _json(head[10], {}), tuple(media), tuple(segments), tuple(predictions), tuple(human),

@@ -20,7 +20,7 @@ from app.live import (
     parse_open_response,
     wav_bytes,
 )
-from app.prompts import DEFAULT_TEMPLATES, FRIENDBENCH_FORCED_CHOICE
+from app.prompts import FRIENDBENCH_FORCED_CHOICE, default_templates
 
 JPEG = b"\xff\xd8\xff\xe0fake-jpeg"
 
@@ -76,7 +76,7 @@ def test_echomind_agentviss_and_ncp_messages():
 
 
 def test_templates_list_their_fields_and_name_what_is_missing():
-    assert set(DEFAULT_TEMPLATES) == {
+    assert set(default_templates()) == {
         "friendbench.forced_choice", "echomind.mcq", "echomind.open_response", "agentviss.role_play", "ncp.task",
         "exploretom.question",
     }

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (QBoxLayout, QCheckBox, QComboBox, QFrame, QGridLa
                                QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter,
                                QVBoxLayout, QWidget)
 
+from app.benchmarks import kind_profile
+from app.benchmarks.profile import Asking
 from app.conditions import condition_name
 from widgets.answer_html import verdict_html
 from widgets.judge_bar import judge_bar, show_judgment
@@ -308,7 +310,7 @@ class CompareView(QWidget):
                 self.comparedModelsChanged.emit(tuple(first))
         self.set_traces([])
         self._render()
-        if detail is not None and detail.kind == "ncp_task" and self._chosen:
+        if detail is not None and kind_profile(detail.kind, detail.benchmark).asking is Asking.TOOLS and self._chosen:
             self.tracesWanted.emit(detail.id, tuple(self._chosen))
         if self.presentation is not None:
             self.presentation.set_content(detail, self._chosen, self.humans_box.isChecked())

@@ -23,11 +23,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from app.benchmarks import kind_profile
 from app.live import LiveCancelled, LiveError, LiveSettings, NcpStep, resolve_api_key
 from app.live.batch import BatchProgress, BatchReport
 from app.live.errors import IncompleteAnswer, scrub_secrets
-from app.live.requests import (NCP_KIND, ROLE_PLAY_KIND, ROLE_PLAY_TASK, TEMPLATES, characters_of, condition_for,
-                               cost_text, goal_summary, template_for)
+from app.live.requests import (ROLE_PLAY_TASK, Asking, condition_for, cost_text, goal_summary, kind_of, roles_of,
+                               template_for)
+from app.live.requests import templates as prompt_templates
 from app.live.service import AskOptions, LiveResult, LiveService
 from app.ncp_live import step_label
 from app.prompts import FRIENDBENCH_FORCED_CHOICE, PromptTemplate
@@ -287,29 +289,31 @@ class LivePanel(QWidget):
         self.detail = detail
         if detail is not None:
             self._show_template(template_for(detail))
-            if detail.kind.startswith("echomind"):
-                self.modality.setCurrentText("audio")
+            preferred = kind_of(detail).preferred_modality
+            if preferred:
+                self.modality.setCurrentText(preferred)
         self._show_kind_rows(detail)
 
     def _show_kind_rows(self, detail: StimulusDetail | None) -> None:
         """Offer the choices the shown stimulus is asked with: a role to play, a step limit, the step list."""
-        kind = detail.kind if detail is not None else ""
-        if kind == ROLE_PLAY_KIND:
+        kind = kind_of(detail) if detail is not None else None
+        asking = kind.asking if kind is not None else None
+        role_play, tools = asking is Asking.ROLE_PLAY, asking is Asking.TOOLS
+        if role_play:
             chosen = self.role.currentText()
             self.role.clear()
-            self.role.addItems(characters_of(detail))  # type: ignore[arg-type]
+            self.role.addItems(roles_of(detail))  # type: ignore[arg-type]
             if chosen:
                 self.role.setCurrentText(chosen)
-        for widget, shown in ((self.role, kind == ROLE_PLAY_KIND), (self.role_task, kind == ROLE_PLAY_KIND),
-                              (self.max_steps, kind == NCP_KIND)):
+        for widget, shown in ((self.role, role_play), (self.role_task, role_play), (self.max_steps, tools)):
             self.form.setRowVisible(widget, shown)
-        self.steps.setVisible(kind == NCP_KIND)
-        # the prompt setting (no, basic, enhance) is EchoMind's own: other benchmarks are asked without it
+        self.steps.setVisible(tools)
+        # a prompt setting (no, basic, enhance) is asked with only by the kinds that take one (EchoMind's)
         for widget in (self.prompt_label, self.prompt_setting):
-            widget.setVisible(kind.startswith("echomind"))
-        self.goal.setVisible(kind == NCP_KIND)
-        self.goal.setText(goal_summary(detail) if kind == NCP_KIND else "")  # type: ignore[arg-type]
-        self.modality.setEnabled(kind not in (NCP_KIND, ROLE_PLAY_KIND))
+            widget.setVisible(kind is not None and kind.prompt_settings)
+        self.goal.setVisible(tools)
+        self.goal.setText(goal_summary(detail) if tools else "")  # type: ignore[arg-type]
+        self.modality.setEnabled(kind is None or kind.modality)
 
     def busy(self) -> bool:
         return self._token is not None
@@ -336,15 +340,15 @@ class LivePanel(QWidget):
     def _options(self, template: PromptTemplate) -> AskOptions:
         """Everything a worker needs to ask, read from the widgets and settings here on the GUI thread.
         Stimuli of another kind than the shown one use their own (possibly edited) template."""
-        templates = {t.name: self._stored_template(t) for t in TEMPLATES}
-        templates[template.name] = template
+        stored = {t.name: self._stored_template(t) for t in prompt_templates()}
+        stored[template.name] = template
         choices = self._choices()
         return AskOptions(settings=self.live_settings(), timeout_s=self.timeout.value(),
                           stream=self.stream.isChecked(), modality=choices["modality"],
                           prompt_setting=choices["prompt_setting"], role=choices["role"],
                           role_task=self.role_task.text().strip() or ROLE_PLAY_TASK,
                           max_steps=self.max_steps.value(), max_answer_bytes=self.max_answer_kb.value() * 1024,
-                          templates=templates)
+                          templates=stored)
 
     def _ready_template(self) -> PromptTemplate | None:
         """The prompt template to send once the model is named and the template is valid (settings saved);
@@ -373,16 +377,17 @@ class LivePanel(QWidget):
             return
         detail, options, service = self.detail, self._options(template), self.service
         condition = condition_for(detail, self._choices())
-        if detail.kind == ROLE_PLAY_KIND and not condition["context"]:
+        asking = kind_of(detail).asking
+        if asking is Asking.ROLE_PLAY and not condition["context"]:
             self._show_error("This scene names no character to play.")
             return
         self._episode += 1
         self._clear_answer()
         self.steps.clear()
         model = options.settings.model
-        if detail.kind == NCP_KIND:
+        if asking is Asking.TOOLS:
             self._show_info(f"{model} is acting on the task (at most {options.max_steps} tool calls)…")
-        elif detail.kind == ROLE_PLAY_KIND:
+        elif asking is Asking.ROLE_PLAY:
             self._show_info(f"{model} plays {condition['context']}…")
         else:
             self._show_info(f"Asking {model} at {options.settings.base_url}…")
@@ -560,7 +565,7 @@ class LivePanel(QWidget):
         self._idle()
         self.last_result = result
         self._show_answer(result.text)
-        if result.kind == NCP_KIND:
+        if kind_profile(result.kind).asking is Asking.TOOLS:
             self._show_attempt(result)
             return
         verdict = "" if result.correct is None else (" — right" if result.correct else " — wrong")

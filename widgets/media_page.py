@@ -9,14 +9,13 @@ from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QSplitter, QWidget
 
 from app.keymap import ADD_POINT, ANNOTATION_BINDINGS, FIND_LABEL
 from app.annotation_model import AnnotationModel
+from app.benchmarks import kind_profile
+from app.page_labels import default_label_set
 from storage.records import StimulusDetail
 from widgets.annotation_panel import AnnotationPanel
 from widgets.player_panel import PlayerPanel
 from widgets.settings_store import SettingsStore
 
-MEDIA_KINDS = ["dyad", "echomind_script", "echomind_mcq", "video", "audio"]
-# the label set an annotator of each benchmark reaches for first
-DEFAULT_LABEL_SETS = {"friendbench": "vocal cues", "seamless": "vocal cues", "echomind": "EchoMind vocal attributes"}
 
 
 def stimulus_duration(detail: StimulusDetail) -> float:
@@ -77,15 +76,16 @@ class MediaStimulusPage(QWidget):
                                                                           self.detail.text))
         self.detail = detail
         if detail is None:
-            self.player.set_stimulus([], [], "audio")
+            self.player.set_stimulus([], [], None)
             self.annotation.set_stimulus(None, 0.0)
             return
         # a question's text is shown whole above the page (StimulusView's MCQ block), not as a script
-        script = None if detail.kind == "echomind_mcq" else detail.text
+        kind = kind_profile(detail.kind, detail.benchmark)
+        script = None if kind.question else detail.text
         if not same_clip:
-            self.player.set_stimulus(detail.media, detail.segments, detail.kind, text=script)
+            self.player.set_stimulus(detail.media, detail.segments, kind.player, text=script)
         self.annotation.set_benchmark(detail.benchmark)
-        preferred = DEFAULT_LABEL_SETS.get(detail.benchmark)
+        preferred = default_label_set(detail.benchmark)
         if preferred and preferred in [self.annotation.label_set.itemText(i)
                                        for i in range(self.annotation.label_set.count())]:
             self.annotation.set_active_label_set(preferred)

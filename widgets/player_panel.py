@@ -1,9 +1,10 @@
 """One stimulus on one clock: video(s), waveform lanes, transcript and transport bar.
 
-`PlayerPanel.set_stimulus(media, segments, kind)` lays the panel out for the stimulus kind:
+`PlayerPanel.set_stimulus(media, segments, layout)` lays the panel out as the stimulus's kind says
+(`app.benchmarks.profile.PlayerLayout`; none: inferred from the media roles):
 - `dyad`: two videos side by side (`video:A`, `video:B`), one waveform lane per participant (from
   `audio:A`/`audio:B`, else from the video's own sound);
-- `echomind_script`: the script text, three stacked voices (`audio:target`, `audio:alternative`,
+- `voices`: the script text, three stacked voices (`audio:target`, `audio:alternative`,
   `audio:neutral`); V switches the voice that is heard at the same position, the heard lane is marked;
 - `video`: one video and its sound as a lane;
 - `audio` (anything else without video): one lane per audio file, played through sounddevice.
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from app import keymap as keys
 from app.audio import AudioOutput
+from app.benchmarks.profile import PlayerLayout
 from app.clock import RATE_STEPS, ClockEvent, PlaybackClock
 from storage.media import (
     MediaError,
@@ -51,7 +53,6 @@ from widgets.transcript_view import TranscriptView
 from widgets.video_view import VideoSource, VideoView
 from widgets.waveform_view import LANE_COLOURS, WaveformView, format_time
 
-KINDS = ("dyad", "echomind_script", "video", "audio")
 VOICE_ORDER = ("target", "alternative", "neutral")
 TICK_MS = 30
 # Waveforms that are ready this soon after a switch wait for the other lanes and appear together:
@@ -72,46 +73,48 @@ def format_rate(rate: float) -> str:
 
 @dataclass(frozen=True)
 class Layout:
-    """What to show for a stimulus: players, lanes (name, media), voices, and the kind used."""
+    """What to show for a stimulus: players, lanes (name, media), voices, and the layout used."""
 
-    kind: str
+    kind: PlayerLayout
     videos: tuple[tuple[str, MediaRef], ...]
     lanes: tuple[tuple[str, MediaRef], ...]
     plays_audio: bool
 
 
-def plan_layout(media: Sequence[MediaRef], kind: str) -> Layout:
-    """Decide players and lanes from the media roles; unknown kinds are inferred from the roles."""
+def plan_layout(media: Sequence[MediaRef], layout: PlayerLayout | str | None) -> Layout:
+    """Decide players and lanes from the media roles in the layout asked for; a layout this does not know (or
+    none) is inferred from the roles."""
     by_role = {m.role: m for m in media}
     videos = sorted((m for m in media if m.role == "video" or m.role.startswith("video:")), key=lambda m: m.role)
     audios = sorted((m for m in media if m.role == "audio" or m.role.startswith("audio:")), key=lambda m: m.role)
-    if kind not in KINDS:
+    if layout not in set(PlayerLayout):
         if len(videos) >= 2:
-            kind = "dyad"
+            layout = PlayerLayout.DYAD
         elif videos:
-            kind = "video"
+            layout = PlayerLayout.VIDEO
         elif any(m.role in ("audio:target", "audio:alternative", "audio:neutral") for m in audios):
-            kind = "echomind_script"
+            layout = PlayerLayout.VOICES
         else:
-            kind = "audio"
-    if kind == "dyad" and not videos:
+            layout = PlayerLayout.AUDIO
+    layout = PlayerLayout(layout)
+    if layout is PlayerLayout.DYAD and not videos:
         # an audio-only dyad (a release without video, or the audio condition): one lane per participant
-        return Layout("dyad", (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
-    if kind == "dyad":
+        return Layout(layout, (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
+    if layout is PlayerLayout.DYAD:
         people = [v.role.split(":", 1)[1] if ":" in v.role else str(i) for i, v in enumerate(videos)]
         video_pairs = tuple((f"participant {p}", v) for p, v in zip(people, videos))
         lanes = tuple((p, by_role.get(f"audio:{p}", v)) for p, v in zip(people, videos))
-        return Layout(kind, video_pairs, lanes, plays_audio=False)
-    if kind == "video":
+        return Layout(layout, video_pairs, lanes, plays_audio=False)
+    if layout is PlayerLayout.VIDEO:
         video = videos[0] if videos else None
         sound = by_role.get("audio") or (audios[0] if audios else video)
-        return Layout(kind, (("video", video),) if video else (), (("audio", sound),) if sound else (), False)
-    if kind == "echomind_script":
+        return Layout(layout, (("video", video),) if video else (), (("audio", sound),) if sound else (), False)
+    if layout is PlayerLayout.VOICES:
         voices = [by_role[f"audio:{v}"] for v in VOICE_ORDER if f"audio:{v}" in by_role]
         others = [a for a in audios if a not in voices]
         ordered = voices + others
-        return Layout(kind, (), tuple((a.role.split(":", 1)[-1], a) for a in ordered), True)
-    return Layout("audio", (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
+        return Layout(layout, (), tuple((a.role.split(":", 1)[-1], a) for a in ordered), True)
+    return Layout(PlayerLayout.AUDIO, (), tuple((a.role.split(":", 1)[-1], a) for a in audios), True)
 
 
 # ----- the panel -----------------------------------------------------------------------------------------
@@ -138,7 +141,7 @@ class PlayerPanel(QWidget):
         pool.setMaxThreadCount(2)
         self._tasks = TaskRunner(self, pool=pool)
         self._generation = 0
-        self._layout = Layout("audio", (), (), False)
+        self._layout = Layout(PlayerLayout.AUDIO, (), (), False)
         self._pending_lanes: set[int] = set()
         self._held_peaks: dict[int, PeakPyramid] = {}
         self._gather_timer = QTimer(self)
@@ -247,13 +250,14 @@ class PlayerPanel(QWidget):
         self._render_state()
 
     # ----- stimulus ----------------------------------------------------------------------------------
-    def set_stimulus(self, media: Sequence[MediaRef], segments: Sequence[Segment], kind: str,
+    def set_stimulus(self, media: Sequence[MediaRef], segments: Sequence[Segment], layout: PlayerLayout | str | None,
                      text: str | None = None) -> None:
-        """Show a stimulus paused at 0; older decoding is cancelled. `text` is the script (EchoMind)."""
+        """Show a stimulus paused at 0 in `layout` (inferred from the roles when none or unknown); older
+        decoding is cancelled. `text` is the script (EchoMind)."""
         self._generation += 1
         self._tasks.cancel_prefix("lane")  # every older job's token now says stop; its results are dropped
         generation = self._generation
-        layout = plan_layout(media, kind)
+        layout = plan_layout(media, layout)
         self._layout = layout
         self._sources = {}
         self._voice = 0
@@ -338,7 +342,7 @@ class PlayerPanel(QWidget):
 
     def clear(self) -> None:
         """Nothing loaded; running work is cancelled."""
-        self.set_stimulus([], [], "audio")
+        self.set_stimulus([], [], PlayerLayout.AUDIO)
 
     def _submit(self, generation: int, lane: int, kind: str, work) -> None:
         """Run `work(should_cancel)` for one lane; a newer stimulus cancels it (see `set_stimulus`)."""

@@ -25,6 +25,7 @@ from PySide6.QtGui import QFont, QKeyEvent
 from PySide6.QtWidgets import (QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QVBoxLayout, QWidget)
 
+from app.benchmarks import kind_profile
 from app.clock import ClockEvent
 from app.conditions import condition_name
 from app.keymap import PRESENTATION, PRESENTATION_BINDINGS, Keymap
@@ -254,7 +255,7 @@ class PresentationView(QWidget):
             self._end_race()
         self._detail = detail
         self._clear_rows()
-        self._voices = detail is not None and detail.kind == "echomind_script"
+        self._voices = detail is not None and kind_profile(detail.kind, detail.benchmark).voices
         self._show_media(detail)
         if detail is None:
             self.title.setText("No stimulus")

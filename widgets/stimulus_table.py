@@ -14,6 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from app.benchmarks import kind_label
 from storage.records import StimulusFilter, StimulusRow
 from widgets.tasks import TaskRunner
 
@@ -22,7 +23,6 @@ FetchRows = Callable[[list[int], list[str], str | None], list[StimulusRow]]
 
 PAGE_SIZE = 100
 # short names for the narrow kind column; the full kind is in the tooltip and the detail header
-KIND_LABELS = {"echomind_script": "script", "echomind_mcq": "MCQ", "agentviss_scene": "scene", "ncp_task": "task"}
 MAX_PAGES = 40
 LOADING = "…"
 RIGHT = QColor("#2e7d32")
@@ -165,7 +165,7 @@ class StimulusTableModel(QAbstractTableModel):
             if col == 0:
                 return record.external_id
             if col == 1:
-                return KIND_LABELS.get(record.kind, record.kind)
+                return kind_label(record.kind)
             if col == 2:
                 return record.ground_truth or ""
             if col < n_fixed + len(self.models):

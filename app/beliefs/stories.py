@@ -27,10 +27,10 @@ from storage import analysis, lookups
 from storage.importers.common import dumps, json_objects, json_values
 from storage.importers.exploretom import ExploreToMImporter
 from storage.importers.plan import ImportPlan
+from storage.importers.words import STORY_KIND
 from storage.store import Store
 from storage.story_questions import StoryQuestion
 
-STORY_KIND = "story"
 STRUCTURE_COLUMNS = ("story_structure", "raw_story")
 
 

@@ -1,40 +1,114 @@
-"""Every benchmark's rules, one module each, behind one registry.
+"""Every benchmark, one module each, found through one registry.
 
-A benchmark module holds all of that benchmark's rules, behind the same names:
-- `interpret(plan, log)`: an imported plan's raw text read before it is written (answers parsed and
-  scored, goals read, steps checked against the belief engine's actions);
-- `score_reply(detail, text)`: a live reply read and scored by the same parsers;
-- `dashboard_tables(frames, correction, notes)`: the tables its metrics dashboard shows;
-- `RUN_KEY`: the columns that tell one of its runs from another (for the failure filters).
-Adding a benchmark is one module here plus its reader in `storage/importers/`. Readers read, this
-interprets, the writer writes.
+A benchmark module holds all of that benchmark's rules and ends with its `BenchmarkProfile`
+(`app.benchmarks.profile`): `interpret(plan, log)` reads an imported plan's raw text before it is written
+(answers parsed and scored, goals read, steps checked against the belief engine's actions); `score_reply(detail,
+text)` reads and scores a live reply with the same parsers; `dashboard_tables` are the tables its dashboard
+shows; `run_key` the columns that tell one of its runs from another; its kinds of stimulus with their labels,
+pages, player layouts, live requests and conditions; its label-set words and default set, its extra frames,
+whether it has voices, its vocabularies. The rest of the app asks these functions, by a dataset's benchmark
+or a stimulus's kind, and compares no benchmark's or kind's name of its own.
+
+Profiles register through the entry-point group `thinslice.benchmarks` (name: the benchmark as stored,
+value: `module:PROFILE`); the built-ins are declared there in `pyproject.toml` too, and are loaded from
+`BUILT_INS` when the package is not installed (run from a clone). An installed profile of the same name as a
+built-in takes its place.
 """
 from __future__ import annotations
 
-from types import ModuleType
+from functools import cache
+from importlib import import_module
+from importlib.metadata import entry_points
 
-from app.benchmarks import agentviss, echomind, friendbench, generic, ncp
+from app.benchmarks.profile import BenchmarkProfile, KindProfile, Page
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
-# dataset benchmark name -> its rules; Seamless Interaction dyads are asked FriendBench's question, and
-# ExploreToM's golden traces are NCP tasks.
-BENCHMARKS: dict[str, ModuleType] = {
-    **{module.NAME: module for module in (friendbench, echomind, agentviss, ncp, generic)},
-    "seamless": friendbench, "exploretom": ncp,
+GROUP = "thinslice.benchmarks"
+GENERIC = "generic"   # the benchmark of a dataset no profile names
+# name -> module:attribute of each built-in profile, in the order their kinds are looked up. Seamless
+# Interaction dyads are asked FriendBench's question, and ExploreToM's golden traces are NCP tasks.
+BUILT_INS: dict[str, str] = {
+    "friendbench": "app.benchmarks.friendbench:PROFILE",
+    "seamless": "app.benchmarks.friendbench:SEAMLESS",
+    "echomind": "app.benchmarks.echomind:PROFILE",
+    "agentviss": "app.benchmarks.agentviss:PROFILE",
+    "ncp": "app.benchmarks.ncp:PROFILE",
+    "exploretom": "app.benchmarks.ncp:EXPLORETOM",
+    GENERIC: "app.benchmarks.generic:PROFILE",
 }
 
 
-def rules_for(benchmark: str) -> ModuleType:
-    """The rules module of a dataset's benchmark (the generic rules for one this registry does not know)."""
-    return BENCHMARKS.get(benchmark, generic)
+class BenchmarkProfileError(TypeError):
+    """An entry point of `thinslice.benchmarks` that is not a benchmark profile of its own name."""
+
+
+def _load(target: str) -> object:
+    module, _, attribute = target.partition(":")
+    return getattr(import_module(module), attribute)
+
+
+@cache
+def profiles() -> dict[str, BenchmarkProfile]:
+    """Every registered benchmark by name: the built-ins, then those the installed packages declare."""
+    found = {name: _load(target) for name, target in BUILT_INS.items()}
+    for point in entry_points(group=GROUP):
+        found[point.name] = point.load()
+    for name, profile in found.items():
+        if not isinstance(profile, BenchmarkProfile) or profile.name != name:
+            raise BenchmarkProfileError(f"the {GROUP} entry point {name!r} is {profile!r}, not the "
+                                        f"BenchmarkProfile named {name!r}")
+    return found   # type: ignore[return-value]
+
+
+@cache
+def _kinds() -> dict[str, KindProfile]:
+    kinds: dict[str, KindProfile] = {}
+    for profile in profiles().values():
+        for kind in profile.kinds:
+            kinds.setdefault(kind.name, kind)
+    return kinds
+
+
+def profile_for(benchmark: str | None) -> BenchmarkProfile:
+    """The profile of a dataset's benchmark (the generic one for a benchmark no profile names)."""
+    known = profiles()
+    return known.get(benchmark or GENERIC, known[GENERIC])
+
+
+def kinds() -> tuple[KindProfile, ...]:
+    """Every registered kind of stimulus, each once."""
+    return tuple(_kinds().values())
+
+
+def kind_profile(kind: str | None, benchmark: str | None = None) -> KindProfile:
+    """The profile of a stimulus's kind. A kind no benchmark declares is its benchmark's first kind when that
+    benchmark asks unknown kinds so, else the generic stimulus."""
+    known = _kinds().get(kind or "")
+    if known is not None:
+        return known
+    profile = profile_for(benchmark)
+    if profile.asks_unknown_kinds and profile.kinds:
+        return profile.kinds[0]
+    return profile_for(GENERIC).kinds[0]
+
+
+def kinds_on(page: Page) -> list[str]:
+    """The kinds shown on `page`, in the registry's order."""
+    return [kind.name for kind in kinds() if kind.page is page]
+
+
+def kind_label(kind: str) -> str:
+    """What the stimulus table says for a kind: its short label (the kind itself when none is registered)."""
+    known = _kinds().get(kind)
+    return known.short_label if known is not None else kind
 
 
 def interpret_plan(plan: ImportPlan, skip_bad: bool) -> ImportPlan:
     """Apply the plan's benchmark rules to what its reader read; bad rows fail the import unless skipped."""
     log = ProblemLog(skip_bad)
-    rules_for(plan.dataset.benchmark).interpret(plan, log)
+    profile_for(plan.dataset.benchmark).interpret(plan, log)
     log.finish(plan)
     return plan
 
@@ -42,4 +116,4 @@ def interpret_plan(plan: ImportPlan, skip_bad: bool) -> ImportPlan:
 def score_reply(detail: StimulusDetail, text: str | None) -> tuple[str | None, bool | None]:
     """(answer, correct) for a live reply to `detail`, as its benchmark scores it; correct is None without a
     ground truth or an answer."""
-    return rules_for(detail.benchmark).score_reply(detail, text)
+    return profile_for(detail.benchmark).score_reply(detail, text)

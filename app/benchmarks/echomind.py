@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from app.benchmarks.chat import Message, audio_part, clip_audio_wav, conversation, text_part
+from app.benchmarks.profile import (BenchmarkProfile, Frames, KindProfile, LiveChoice, Page, PlayerLayout)
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
 from app.metrics import (BLEU_TOKENIZERS, ECHOMIND_JUDGE_CRITERIA, JUDGE_MEANS_METHOD, judge_means,
                          mcq_accuracy_by_type, text_overlap_table, wer_table)
@@ -28,6 +30,7 @@ NAME = "echomind"
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 BLEU_TOKENIZER = "nltk_word"      # how responses are tokenised for BLEU against the references
 MCQ_KIND = "echomind_mcq"
+SCRIPT_KIND = "echomind_script"
 
 # The prompts a live model is asked with: an MCQ (its options in `format_options`' form, read back by
 # `choice_letter`) and an open reply, whose prompt setting adds one of the hints.
@@ -269,3 +272,62 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
             notes.append("EchoMind: no reference responses in this dataset, so BLEU and ROUGE-L are not recomputed "
                          "(imported METEOR/BERTScore/BLEU figures, if any, are listed as published).")
     return tables
+
+
+def echomind_mcq_messages(
+    question: str, options: Sequence[str], audio_wav: bytes, template: PromptTemplate = MCQ_PROMPT
+) -> list[Message]:
+    """An EchoMind multiple-choice question about the given audio."""
+    system, user = template.render(question=question, options=format_options(options))
+    return conversation(system, [text_part(user), audio_part(audio_wav)])
+
+
+def echomind_open_messages(
+    audio_wav: bytes, setting: str = "no", template: PromptTemplate = OPEN_RESPONSE_PROMPT
+) -> list[Message]:
+    """An EchoMind conversation turn: reply to speaker A's audio under prompt setting no/basic/enhance."""
+    if setting not in SETTING_HINTS:
+        raise ValueError(f"prompt setting must be one of {', '.join(SETTING_HINTS)}, got {setting!r}")
+    system, user = template.render(setting_hint=SETTING_HINTS[setting])
+    return conversation(system, [text_part(user), audio_part(audio_wav)])
+
+
+def options_of(detail: StimulusDetail) -> list[str]:
+    """A question's options in letter order."""
+    options = detail.meta.get("options") or {}
+    return [options[k] for k in sorted(options)] if isinstance(options, dict) else list(options)
+
+
+def mcq_messages(detail: StimulusDetail, template: PromptTemplate, choice: LiveChoice) -> list[Message]:
+    """A question (its text's first line) with its options and its audio."""
+    question = (detail.text or "").split("\n", 1)[0]
+    return echomind_mcq_messages(question, options_of(detail), clip_audio_wav(detail), template)
+
+
+def script_messages(detail: StimulusDetail, template: PromptTemplate, choice: LiveChoice) -> list[Message]:
+    """A conversation turn on the script's target voice (else its one audio), under the chosen prompt setting."""
+    wav = clip_audio_wav(detail, ("audio:target", "audio"), first_only=True)
+    return echomind_open_messages(wav, choice.prompt_setting, template)
+
+
+def mcq_condition(detail: StimulusDetail, chosen: Mapping[str, str | None]) -> dict[str, str]:
+    """As the release stores MCQ answers: the question's task (understanding or reasoning) is the modality."""
+    task = detail.meta.get("task") or "understanding"
+    return {"modality": f"mcq_{task}", "prompt_setting": "", "vision_mode": "", "context": ""}
+
+
+def script_condition(detail: StimulusDetail, chosen: Mapping[str, str | None]) -> dict[str, str]:
+    """A reply to the target voice under the chosen prompt setting (no when none)."""
+    return {"modality": "conversation:target", "prompt_setting": chosen.get("prompt_setting") or "no",
+            "vision_mode": "", "context": ""}
+
+
+SCRIPT = KindProfile(SCRIPT_KIND, "script", Page.MEDIA, PlayerLayout.VOICES, OPEN_RESPONSE_PROMPT, script_messages,
+                     script_condition, preferred_modality="audio", prompt_settings=True, voices=True)
+MCQ = KindProfile(MCQ_KIND, "MCQ", Page.MEDIA, None, MCQ_PROMPT, mcq_messages, mcq_condition,
+                  preferred_modality="audio", prompt_settings=True, question=True)
+PROFILE = BenchmarkProfile(
+    NAME, "EchoMind", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=(SCRIPT, MCQ),
+    page_words=("echomind",), default_label_set="EchoMind vocal attributes", frames=frozenset({Frames.SPEECH}),
+    has_voices=True,
+    vocabularies={"criteria": ECHOMIND_JUDGE_CRITERIA, "prompt settings": tuple(SETTING_HINTS)})

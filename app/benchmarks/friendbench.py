@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from app.benchmarks.chat import (Message, audio_part, clip_audio_wav, clip_frames, conversation, image_part,
+                                 text_part)
+from app.benchmarks.profile import (BenchmarkProfile, KindProfile, LiveChoice, Page, PlayerLayout,
+                                    transcript_of)
 from app.dashboard_tables import CORRECTION_NAMES, HUMANS, ChartSpec, DashboardTable, QueriedRowStimuli
 from app.metrics import human_signal_detection, signal_detection_table
 from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
+from storage.importers.words import MODALITY_WORDS
 from storage.records import StimulusDetail
 
 if TYPE_CHECKING:
@@ -29,6 +35,8 @@ NAME = "friendbench"
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 FAMILIAR = "familiar"
 STRANGER = "stranger"
+DYAD_KIND = "dyad"
+MODALITIES = tuple(MODALITY_WORDS)   # text, audio, video: the conditions a clip is asked in
 
 # The prompt a live model is asked with; its last line is the form `parse_familiarity` reads.
 FORCED_CHOICE_PROMPT = PromptTemplate(
@@ -276,3 +284,57 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
                   series_col="modality", x_label="criterion c (> 0: leans stranger)", y_label="d′ (sensitivity)"),
         ("model", "modality"))
     return [accuracy, signal]
+
+
+def friendbench_messages(
+    modality: str,
+    transcript: str | None = None,
+    audio_wav: bytes | None = None,
+    frames_jpeg: Sequence[bytes] = (),
+    template: PromptTemplate = FORCED_CHOICE_PROMPT,
+) -> list[Message]:
+    """The forced-choice question for one dyad clip.
+
+    text: the transcript inside the prompt; audio: the clip's audio; video: sampled frames plus
+    the audio (video keeps its sound in FriendBench). Raises ValueError when the modality's
+    input is missing.
+    """
+    if modality not in MODALITIES:
+        raise ValueError(f"modality must be one of {', '.join(MODALITIES)}, got {modality!r}")
+    if modality == "text" and not transcript:
+        raise ValueError("the text condition needs a transcript")
+    if modality in ("audio", "video") and audio_wav is None:
+        raise ValueError(f"the {modality} condition needs the clip's audio")
+    if modality == "video" and not frames_jpeg:
+        raise ValueError("the video condition needs at least one frame")
+    block = f"\nTranscript:\n{transcript}\n\n" if modality == "text" else "\n"
+    system, user = template.render(modality=modality, transcript_block=block)
+    parts = [text_part(user)]
+    if modality == "video":
+        parts += [image_part(jpeg) for jpeg in frames_jpeg]
+    if modality in ("audio", "video"):
+        parts.append(audio_part(audio_wav))  # type: ignore[arg-type]
+    return conversation(system, parts)
+
+
+def dyad_messages(detail: StimulusDetail, template: PromptTemplate, choice: LiveChoice) -> list[Message]:
+    """A dyad clip's question in the chosen modality: its transcript, its participants' audio mixed, or frames
+    of its videos with that audio."""
+    modality = choice.modality
+    transcript = transcript_of(detail) if modality == "text" else None
+    audio = clip_audio_wav(detail) if modality in ("audio", "video") else None
+    frames = clip_frames(detail) if modality == "video" else ()
+    return friendbench_messages(modality, transcript, audio, frames, template)
+
+
+DYAD = KindProfile(DYAD_KIND, page=Page.MEDIA, player=PlayerLayout.DYAD, template=FORCED_CHOICE_PROMPT,
+                   messages=dyad_messages)
+PROFILE = BenchmarkProfile(
+    NAME, "FriendBench", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=(DYAD,),
+    asks_unknown_kinds=True, page_words=("friendbench", "friend-bench"), shares_label_sets_with=("seamless",),
+    default_label_set="vocal cues", has_voices=True,
+    vocabularies={"labels": (FAMILIAR, STRANGER), "conditions": MODALITIES})
+# Seamless Interaction's dyads are asked FriendBench's question and read by its rules; their label sets are
+# shared both ways.
+SEAMLESS = replace(PROFILE, name="seamless", title="Seamless Interaction", asks_unknown_kinds=False,
+                   page_words=("seamless",), shares_label_sets_with=(NAME,))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from app.benchmarks.friendbench import FORCED_CHOICE_PROMPT
+from app.benchmarks.profile import BenchmarkProfile, KindProfile, Page, PlayerLayout
 from app.dashboard_tables import ChartSpec, DashboardTable, QueriedRowStimuli
 from app.metrics import accuracy_table
 from storage.importers.common import ProblemLog
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 
 NAME = "generic"
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
+GENERIC_KIND = "generic"
 
 
 def open_answer(text: str | None) -> str:
@@ -52,3 +55,12 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
                                      category_cols=("model",), series_col="modality", y_label="accuracy",
                                      y_range=(0.0, 1.0)),
                            ("model", "modality"))]
+
+
+# A stimulus of a table that says nothing of its kind, and the media kinds a table may name. A stimulus of a
+# kind no benchmark declares is asked and shown as the first. They are asked with FriendBench's question and
+# the stimulus's text, as the forced choice is the one question that needs no field of its own.
+KINDS = (KindProfile(GENERIC_KIND, template=FORCED_CHOICE_PROMPT),
+         KindProfile("video", page=Page.MEDIA, player=PlayerLayout.VIDEO, template=FORCED_CHOICE_PROMPT),
+         KindProfile("audio", page=Page.MEDIA, player=PlayerLayout.AUDIO, template=FORCED_CHOICE_PROMPT))
+PROFILE = BenchmarkProfile(NAME, "Generic", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=KINDS)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -27,12 +27,16 @@ from app.beliefs.questions import answers_match
 from app.beliefs.replay import TraceError, parse_steps, replay_steps
 from app.beliefs.stories import STORY_KIND, interpret_stories
 from app.benchmarks import generic
+from app.benchmarks.chat import Message, conversation, text_part
 from app.benchmarks.generic import open_answer
+from app.benchmarks.profile import Asking, BenchmarkProfile, Frames, KindProfile, LiveChoice, Page
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
 from app.metrics import accuracy_table, ncp_success
+from app.metrics.tables import NCP_FACTORS
 from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
 from storage.importers.plan import ImportPlan
+from storage.importers.words import TASK_KIND
 from storage.records import StimulusDetail
 
 if TYPE_CHECKING:
@@ -40,7 +44,6 @@ if TYPE_CHECKING:
 
 NAME = "ncp"
 RUN_KEY = ("model",)   # what one run is, in the failure filters
-TASK_KIND = "ncp_task"
 # The six state-changing actions a model may take in NCP, in the order its tools are offered. A task's
 # set-up and reference steps may use any action of the engine (ExploreToM's golden traces also
 # communicate); a model's own trace is kept whatever it calls, and the engine shows a bad call as failed.
@@ -328,3 +331,30 @@ def _success_tables(frames: AnalysisFrames) -> list[DashboardTable]:
         ChartSpec("bars", value_col="accuracy", low_col="ci_low", high_col="ci_high",
                   category_cols=("factor_level",), series_col="model", y_label="success rate", y_range=(0.0, 1.0)),
         describe=("model", "factor", "level"))]
+
+
+def ncp_messages(goal: str, state: str, template: PromptTemplate = TASK_PROMPT) -> list[Message]:
+    """The opening of an NCP episode: the goal and a description of the world."""
+    system, user = template.render(goal=goal, state=state)
+    return conversation(system, [text_part(user)])
+
+
+def story_messages(detail: StimulusDetail, template: PromptTemplate, choice: LiveChoice) -> list[Message]:
+    """A story question: the story is the stimulus's text, the question its title."""
+    system, user = template.render(story=detail.text or "", question=detail.title or "")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def task_condition(detail: StimulusDetail, chosen: Mapping[str, str | None]) -> dict[str, str]:
+    """As imported NCP attempts are stored: the task is the condition."""
+    return {"modality": "", "prompt_setting": "", "vision_mode": "", "context": ""}
+
+
+TASK = KindProfile(TASK_KIND, "task", Page.TRACES, None, TASK_PROMPT, condition=task_condition,
+                   asking=Asking.TOOLS, modality=False, traces=True)
+STORY = KindProfile(STORY_KIND, page=Page.TRACES, template=STORY_PROMPT, messages=story_messages, traces=True)
+PROFILE = BenchmarkProfile(
+    NAME, "NCP-ExploreToM", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=(TASK, STORY),
+    frames=frozenset({Frames.ATTEMPTS}), vocabularies={"actions": NCP_ACTIONS, "factors": NCP_FACTORS})
+# ExploreToM's stories and golden traces are read by the same rules.
+EXPLORETOM = replace(PROFILE, name="exploretom", title="ExploreToM")

@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from app.benchmarks import kind_profile
 from app.cues import conversation as turn_taking
 from app.cues.acoustics import CHANNELS
 from app.cues.measures import CUES, EGEMAPS_PREFIX, LABEL_PREFIX, WHOLE
@@ -305,7 +306,7 @@ def compare_dataset(store: Store, dataset_id: int, correction: str = "holm",
         if cue.startswith(LABEL_PREFIX):  # a measured stimulus without that label has none of it
             values[cue] = {s: values[cue].get(s, 0.0) for s in measured}
     comparisons = compare_cues(values, judge_accuracy(cue_store.outcomes_frame(cur, dataset_id)), cues, correction)
-    attributes = {s: (k[2] or "") for s, k in kinds.items() if k[1] == "echomind_script"}
+    attributes = {s: (k[2] or "") for s, k in kinds.items() if kind_profile(k[1], ds.benchmark).voices}
     voices, recognition = [], []
     if attributes:
         voice_cues = default_cues(frame["cue"].unique().to_list(), include_egemaps)

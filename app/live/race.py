@@ -25,7 +25,7 @@ from app.live.client import DEFAULT_MAX_ANSWER_BYTES, LiveClient, Message
 from app.live.errors import (AnswerTooLarge, EndpointUnreachable, LiveCancelled, LiveError, LiveTimeout,
                              MalformedAnswer, ServerError, StreamCutOff, scrub_secrets)
 from app.live.ncp import NcpStep
-from app.live.requests import NCP_KIND, condition_key
+from app.live.requests import Asking, condition_key, kind_of
 from app.live.service import AskOptions, LiveService
 from app.live.settings import LiveSettings
 from app.ncp_live import step_label
@@ -74,7 +74,7 @@ class _Prompts:
         self._built: dict[tuple, list[Message] | Exception] = {}
 
     def get(self, options: AskOptions) -> list[Message] | None:
-        if self._detail.kind == NCP_KIND:  # an NCP task is acted out with tools, not asked once
+        if kind_of(self._detail).asking is Asking.TOOLS:  # an NCP task is acted out with tools, not asked once
             return None
         key = (options.modality, *condition_key(self._detail.id, options.condition(self._detail)))
         with self._lock:  # the first contender of a condition builds; the others wait for the same messages

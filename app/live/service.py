@@ -24,10 +24,10 @@ from app.changes import ChangeChannel, Topic
 from app.live.batch import BatchProgress, BatchReport, Skipped, run_batch
 from app.live.client import DEFAULT_MAX_ANSWER_BYTES, LiveClient, Message
 from app.live.errors import IncompleteAnswer, LiveCancelled, LiveError
-from app.live.messages import ncp_messages
+from app.benchmarks.ncp import ncp_messages
 from app.live.ncp import NcpStep
-from app.live.requests import (NCP_KIND, ROLE_PLAY_TASK, Condition, build_messages, condition_for, condition_key,
-                               parse_answer, prompt_record, template_for)
+from app.live.requests import (ROLE_PLAY_TASK, Asking, Condition, build_messages, condition_for, condition_key,
+                               kind_of, parse_answer, prompt_record, template_for)
 from app.live.settings import LiveSettings
 from app.ncp_live import NcpTask, goal_text, run_live_ncp_task, transcript
 from app.prompts import PromptTemplate
@@ -140,7 +140,7 @@ class LiveService:
         own = client is None
         client = client or options.client()
         try:
-            if detail.kind == NCP_KIND:
+            if kind_of(detail).asking is Asking.TOOLS:
                 return self._ask_ncp(client, detail, options, cancel, on_step)
             return self._ask_plain(client, detail, options, cancel, on_delta, messages)
         finally:
@@ -206,7 +206,7 @@ class LiveService:
             tokens_out=attempt.tokens_out, trace=list(attempt.trace),
             extra_params={"max_steps": options.max_steps, "stopped": attempt.stopped,
                           "tool_calls": len(attempt.steps)})
-        return LiveResult(NCP_KIND, detail.id, attempt.final_text, None, attempt.success, attempt.latency_s,
+        return LiveResult(detail.kind, detail.id, attempt.final_text, None, attempt.success, attempt.latency_s,
                           attempt.tokens_in, attempt.tokens_out, pid, tuple(attempt.steps), attempt.stopped,
                           tuple(attempt.atoms))
 

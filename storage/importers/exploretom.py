@@ -37,6 +37,7 @@ from storage.importers.common import (
     read_jsonl,
 )
 from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.importers.words import STORY_KIND, TASK_KIND
 from storage.tables import LINE, read_table
 from storage.steps import read_steps
 
@@ -158,7 +159,7 @@ class ExploreToMImporter:
             members["params"] = _stated(pl.col("qprop=params"))
         split = options.mapping.get("split")
         plan.add("stimuli", kept.select(
-            "external_id", kind=pl.lit("story"), ground_truth=pl.col("expected_answer"), title=pl.col("question"),
+            "external_id", kind=pl.lit(STORY_KIND), ground_truth=pl.col("expected_answer"), title=pl.col("question"),
             text=pl.col(story), meta=json_objects(members),
             split=pl.col(split) if split in columns else pl.lit(None, pl.String)))
 
@@ -413,7 +414,7 @@ def _add_task(plan: ImportPlan, log: ProblemLog, tasks: dict[str, str], file: st
         if key in task:
             meta[key] = task[key]
     plan.origins[external] = (file, record, reference_key[0])
-    plan.add("stimuli", [{"external_id": external, "kind": "ncp_task", "title": task.get("title"),
+    plan.add("stimuli", [{"external_id": external, "kind": TASK_KIND, "title": task.get("title"),
                           "text": context if isinstance(context, str) else None, "meta": dumps(meta)}])
     if goal:
         plan.add("goal_atoms", goal)

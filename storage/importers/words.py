@@ -26,3 +26,8 @@ CONDITION_WORDS = frozenset().union(*MODALITY_WORDS.values()) | {"vision", "imag
 # AgentViSS's four tasks, each judged on every role-play reply: expression, character, interaction regulation
 # and interaction outcome. The reader, the dashboard's table and the scene view list them in this order.
 AGENTVISS_TASKS: tuple[str, ...] = ("Expr", "Char", "Int-Reg", "Int-Out")
+
+# The kinds of stimulus the ExploreToM reader writes: a task acted out step by step (NCP's form) and a question
+# about a story. The belief engine, the NCP benchmark's profile and the store's detail query name them from here.
+TASK_KIND = "ncp_task"
+STORY_KIND = "story"

@@ -20,6 +20,7 @@ from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 
+from app.benchmarks.generic import UNDECLARED
 from app.benchmarks.profile import BenchmarkProfile, KindProfile, Page
 from storage.importers.common import ProblemLog
 from storage.importers.plan import ImportPlan
@@ -83,15 +84,15 @@ def kinds() -> tuple[KindProfile, ...]:
 
 
 def kind_profile(kind: str | None, benchmark: str | None = None) -> KindProfile:
-    """The profile of a stimulus's kind. A kind no benchmark declares is its benchmark's first kind when that
-    benchmark asks unknown kinds so, else the generic stimulus."""
+    """The profile of a stimulus's kind. A kind no benchmark declares (a generic table's stimuli) is its
+    benchmark's first kind when that benchmark asks such kinds as its own, else the undeclared stimulus."""
     known = _kinds().get(kind or "")
     if known is not None:
         return known
     profile = profile_for(benchmark)
     if profile.asks_unknown_kinds and profile.kinds:
         return profile.kinds[0]
-    return profile_for(GENERIC).kinds[0]
+    return UNDECLARED
 
 
 def kinds_on(page: Page) -> list[str]:

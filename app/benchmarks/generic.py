@@ -57,10 +57,11 @@ def dashboard_tables(frames: AnalysisFrames, correction: str, notes: list[str]) 
                            ("model", "modality"))]
 
 
-# A stimulus of a table that says nothing of its kind, and the media kinds a table may name. A stimulus of a
-# kind no benchmark declares is asked and shown as the first. They are asked with FriendBench's question and
-# the stimulus's text, as the forced choice is the one question that needs no field of its own.
-KINDS = (KindProfile(GENERIC_KIND, template=FORCED_CHOICE_PROMPT),
-         KindProfile("video", page=Page.MEDIA, player=PlayerLayout.VIDEO, template=FORCED_CHOICE_PROMPT),
+# A stimulus of a kind no benchmark declares (a generic table's stimuli say nothing of theirs) in a dataset
+# whose benchmark does not ask such kinds as its own, and the media kinds a table may name. They are asked
+# with FriendBench's question and the stimulus's text, the forced choice being the one question that needs
+# no field of its own.
+UNDECLARED = KindProfile(GENERIC_KIND, template=FORCED_CHOICE_PROMPT)
+KINDS = (KindProfile("video", page=Page.MEDIA, player=PlayerLayout.VIDEO, template=FORCED_CHOICE_PROMPT),
          KindProfile("audio", page=Page.MEDIA, player=PlayerLayout.AUDIO, template=FORCED_CHOICE_PROMPT))
 PROFILE = BenchmarkProfile(NAME, "Generic", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=KINDS)

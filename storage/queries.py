@@ -19,6 +19,7 @@ from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Pre
                              StimulusDetail, StimulusFilter, StimulusRow, TraceStepRecord, Word)
 from storage.importers.words import STORY_KIND, TASK_KIND
 from storage.story_questions import story_questions
+from storage.story_steps import QUESTION_STEPS, story_steps
 
 OUTCOMES = ("correct", "incorrect")
 TRACE_KINDS = (TASK_KIND, STORY_KIND)
@@ -255,7 +256,8 @@ def trace_steps(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> dict[int | 
             "SELECT prediction_id, step_index, action, args, kwargs FROM trace_step WHERE stimulus_id = ?"
             " ORDER BY prediction_id NULLS FIRST, step_index", [stimulus_id]).fetchall():
         result.setdefault(pid, []).append(TraceStepRecord(idx, action, _json(args, []), _json(kwargs, {})))
-    return result
+    story = story_steps(cur, [stimulus_id]).get(stimulus_id)
+    return {None: story, **result} if story else result
 
 
 SUMMARY_TABLES = {
@@ -273,7 +275,8 @@ SUMMARY_TABLES = {
                      " WHERE s.dataset_id = ?",
     "annotations": "SELECT count(*) FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
                    " WHERE s.dataset_id = ? AND a.deleted_at IS NULL",
-    "trace_steps": "SELECT count(*) FROM trace_step t JOIN stimulus s ON s.id = t.stimulus_id WHERE s.dataset_id = ?",
+    "trace_steps": "SELECT count(*) FROM (SELECT stimulus_id FROM trace_step UNION ALL " + QUESTION_STEPS + ") t"
+                   " JOIN stimulus s ON s.id = t.stimulus_id WHERE s.dataset_id = ?",
     "goal_atoms": "SELECT count(*) FROM goal_atom g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
     "aggregate_results": "SELECT count(*) FROM aggregate_result WHERE dataset_id = ?",
 }
@@ -332,6 +335,8 @@ def tasks_by_id(cur: duckdb.DuckDBPyConnection, ids: list[int]) -> dict[int, Tra
             [ids]).fetchall():
         traces.setdefault(sid, {}).setdefault(pid, []).append(
             TraceStepRecord(idx, action, _json(args, []), _json(kwargs, {})))
+    for sid, steps in story_steps(cur, ids).items():
+        traces[sid] = {None: steps, **traces.get(sid, {})}
     return {sid: TraceTask(sid, _json(metas.get(sid), {}), tuple(atoms.get(sid, ())), traces.get(sid, {}))
             for sid in ids if sid in metas}
 

@@ -294,7 +294,42 @@ CREATE TABLE team_outbox (
 );
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9]
+# Version 10: an ExploreToM story's steps are stored once, not once for each of its questions (a release asks
+# some twenty questions of each story): `story_step` holds each story's steps and `story_question` names each
+# question's story. Reference traces already stored for story questions move there, one story for each set of
+# questions of a dataset whose steps are the same, and leave `trace_step`, which keeps NCP tasks' traces.
+V10 = """
+CREATE SEQUENCE IF NOT EXISTS seq_story START 1;
+CREATE TABLE story_step (
+    story_id BIGINT NOT NULL,
+    step_index INTEGER NOT NULL,
+    action VARCHAR NOT NULL,
+    args JSON,
+    kwargs JSON
+);
+CREATE TABLE story_question (
+    stimulus_id BIGINT PRIMARY KEY,
+    story_id BIGINT NOT NULL
+);
+CREATE TEMP TABLE v10_question AS
+    SELECT t.stimulus_id, s.dataset_id, list(struct_pack(i := t.step_index, a := t.action,
+           g := CAST(t.args AS VARCHAR), k := CAST(t.kwargs AS VARCHAR)) ORDER BY t.step_index) AS steps
+    FROM trace_step t JOIN stimulus s ON s.id = t.stimulus_id
+    WHERE s.kind = 'story' AND t.prediction_id IS NULL GROUP BY t.stimulus_id, s.dataset_id;
+CREATE TEMP TABLE v10_story AS
+    SELECT dataset_id, steps, first, nextval('seq_story') AS story_id FROM (
+        SELECT dataset_id, steps, min(stimulus_id) AS first FROM v10_question GROUP BY dataset_id, steps
+        ORDER BY first);
+INSERT INTO story_question SELECT q.stimulus_id, v.story_id FROM v10_question q
+    JOIN v10_story v ON v.dataset_id = q.dataset_id AND v.steps = q.steps;
+INSERT INTO story_step SELECT v.story_id, t.step_index, t.action, t.args, t.kwargs FROM v10_story v
+    JOIN trace_step t ON t.stimulus_id = v.first AND t.prediction_id IS NULL;
+DELETE FROM trace_step WHERE prediction_id IS NULL AND stimulus_id IN (SELECT stimulus_id FROM story_question);
+DROP TABLE v10_question;
+DROP TABLE v10_story;
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -3,8 +3,9 @@ faster import writes exactly the rows the row-by-row one wrote.
 
 Each case is a set of input files (their text is in the snapshot, so the input never changes), the import's
 options, and what the import left: every table's rows (`tests.store_rows.store_rows`, with the temporary folder
-and the import's clock put as `<root>` and `<time>`, a trace step without its own id), the plan's notes and the
-rows it skipped.
+and the import's clock put as `<root>` and `<time>`, a trace step without its own id, a story question's steps
+listed as its own trace steps once the story tables are found to hold each story once), the plan's notes and
+the rows it skipped.
 
 `python -m tests.exploretom_import_cases` writes the snapshot again from the importer as it is; run it only
 when the rows an import writes are meant to change.
@@ -201,14 +202,36 @@ def run_case(case: dict[str, Any], folder: Path) -> dict[str, Any]:
     columns = {table: [c for (c,) in cur.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = ?"
         " ORDER BY ordinal_position", [table]).fetchall()] for table in store_rows(store)}
-    rows = _plain(store_rows(store), str(folder))
+    rows = store_rows(store)
+    question_steps = _question_steps(cur)
     store.close()
+    rows = _plain(rows, str(folder))
     for table, referring in _NUMBERED:
         _renumber(rows, columns, table, referring)
     # a trace step's own id is a number no other row refers to: the step is known by its stimulus,
-    # prediction and index
-    rows["trace_step"] = sorted((row[1:] for row in rows["trace_step"]), key=repr)
+    # prediction and index; a story question's steps are its story's, listed as the question's own
+    del rows["story_step"], rows["story_question"]
+    rows["trace_step"] = sorted([*(row[1:] for row in rows["trace_step"]), *_plain(question_steps, str(folder))],
+                                key=repr)
     return _plain({"said": said, "rows": rows}, str(folder))
+
+
+def _question_steps(cur: Any) -> list[list[Any]]:
+    """Each story question's steps as a reference trace step (stimulus, no prediction, index, action, args,
+    kwargs), after checking that the story tables hold each story once: no two stories of a dataset with the
+    same steps, and no story that no question asks about."""
+    repeated = cur.execute(
+        "SELECT dataset_id, count(*) FROM (SELECT s.dataset_id, list(row(t.step_index, t.action, CAST(t.args AS VARCHAR),"
+        " CAST(t.kwargs AS VARCHAR)) ORDER BY t.step_index) AS steps FROM story_step t JOIN (SELECT DISTINCT"
+        " q.story_id, s.dataset_id FROM story_question q JOIN stimulus s ON s.id = q.stimulus_id) s"
+        " ON s.story_id = t.story_id GROUP BY t.story_id, s.dataset_id) GROUP BY dataset_id, steps"
+        " HAVING count(*) > 1").fetchall()
+    unasked = cur.execute("SELECT DISTINCT story_id FROM story_step WHERE story_id NOT IN"
+                          " (SELECT story_id FROM story_question)").fetchall()
+    assert not repeated and not unasked, (repeated, unasked)
+    return [list(row) for row in cur.execute(
+        "SELECT q.stimulus_id, NULL, t.step_index, t.action, t.args, t.kwargs FROM story_question q"
+        " JOIN story_step t ON t.story_id = q.story_id").fetchall()]
 
 
 # Tables whose ids DuckDB draws in whatever order a parallel insert reaches the rows (models and runs named by

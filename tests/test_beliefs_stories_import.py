@@ -55,8 +55,11 @@ def test_raw_story_column_is_read_and_an_unreadable_structure_is_noted(tmp_path)
     plan = plan_import("exploretom", path, ImportOptions(dataset_name="raw"))
     assert plan.frame("stimuli").height == 2   # the question of the unreadable story is kept, as text
     assert any("The kettle sang." in note and "sentence 2" in note for note in plan.notes)
-    steps = plan.frame("trace_steps")
-    assert set(steps.get_column("stimulus").to_list()) == {"000001"}
+    asked = plan.frame("story_questions")
+    assert asked.get_column("stimulus").to_list() == ["000001"] and not plan.frame("trace_steps").height
+    story = plan.frame("story_steps").filter(plan.frame("story_steps")["story"] == asked["story"][0])
+    assert story.get_column("action").to_list() == ["enter_room", "enter_room", "move_object_container",
+                                                    "leave_room", "move_object_container"]
     meta = json.loads(plan.frame("stimuli").filter(plan.frame("stimuli")["external_id"] == "000001")["meta"][0])
     assert meta["engine_answer"] == "box" and meta["engine_matches"] is True and meta["engine_false_belief"]
 

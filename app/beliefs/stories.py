@@ -3,7 +3,8 @@
 The ExploreToM reader keeps a story's structure as text (the stimulus text when the file has no infilled
 story, else meta `story_structure`). This step, run on the plan before it is written, reads each distinct
 structure once with the story parser, replays it, and gives every question of that story:
-- the trace as its reference steps (so the story opens in the belief stepper), and
+- the trace as its reference steps, stored once for all the story's questions (`storage.story_steps`), so
+  the story opens in the belief stepper, and
 - meta `engine_answer` (the engine's answer, None when it cannot say), `engine_matches` (whether that is the
   expected answer), `engine_false_belief` and `belief_step` (the step that last set the belief it read).
 A structure with a sentence the tracker never writes keeps its questions as text only; the plan's notes say
@@ -75,7 +76,9 @@ def interpret_stories(plan: ImportPlan) -> None:
     plan.frames["stimuli"] = stimuli.with_columns(meta=_with_answers(
         stimuli.get_column("meta"), answers, spliced=plan.importer == ExploreToMImporter.kind))
     if traced:
-        plan.add("trace_steps", _trace_steps(stories, traced))
+        plan.add("story_steps", _story_steps(stories))
+        plan.add("story_questions", pl.DataFrame(traced, schema={"stimulus": pl.String, "story": pl.Int64},
+                                                 orient="row"))
     failed = [err for err in stories if not isinstance(err, tuple)]
     if failed:
         first = failed[0]
@@ -121,19 +124,12 @@ def _with_answers(metas: pl.Series, answers: list[dict[str, Any] | None], splice
 StoredSteps = list[tuple[int, str, str, str]]   # step index, action, args and kwargs as the JSON stored
 
 
-def _trace_steps(stories: list[tuple[StoredSteps, Replay] | StoryParseError | TraceError],
-                 traced: list[tuple[str, int]]) -> pl.DataFrame:
-    """Every question's copy of its story's steps, in question order then step order: each story's steps
-    made into rows once, joined to the questions that ask about it."""
+def _story_steps(stories: list[tuple[StoredSteps, Replay] | StoryParseError | TraceError]) -> pl.DataFrame:
+    """The steps of every story read, once each, by the story's number (its place in `stories`)."""
     steps = [(number, *step) for number, story in enumerate(stories) if isinstance(story, tuple)
              for step in story[0]]
-    by_story = pl.DataFrame(steps, schema={"story": pl.Int64, "step_index": pl.Int32, "action": pl.String,
-                                           "args": pl.String, "kwargs": pl.String}, orient="row")
-    questions = pl.DataFrame(traced, schema={"stimulus": pl.String, "story": pl.Int64}, orient="row")
-    return (questions.with_row_index("question")
-            .join(by_story, on="story", how="inner")
-            .sort("question", "step_index")
-            .select("stimulus", "step_index", "action", "args", "kwargs"))
+    return pl.DataFrame(steps, schema={"story": pl.Int64, "step_index": pl.Int32, "action": pl.String,
+                                       "args": pl.String, "kwargs": pl.String}, orient="row")
 
 
 def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Replay] | StoryParseError | TraceError:

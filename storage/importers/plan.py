@@ -44,6 +44,11 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
     # model NULL: the task's reference trace; otherwise the trace of that run's prediction
     "trace_steps": {"stimulus": pl.String, **RUN_KEY, "step_index": pl.Int32, "action": pl.String,
                     "args": pl.String, "kwargs": pl.String},
+    # an ExploreToM story's steps, once for all its questions: `story` numbers the plan's stories, and
+    # `story_questions` names each question's story (`storage.story_steps`)
+    "story_steps": {"story": pl.Int64, "step_index": pl.Int32, "action": pl.String, "args": pl.String,
+                    "kwargs": pl.String},
+    "story_questions": {"stimulus": pl.String, "story": pl.Int64},
     "goal_atoms": {"stimulus": pl.String, "ord": pl.Int32, "holders": pl.String, "entity": pl.String,
                    "property": pl.String, "value": pl.String, "text": pl.String},
     "aggregate_results": {"model": pl.String, "source": pl.String, "metric_group": pl.String,

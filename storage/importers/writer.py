@@ -19,6 +19,7 @@ from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, REFERRING, STIMULUS_FIELDS, FrameViews,
                                       PlanEffect, StimuliWouldChange, plan_effect)
 from storage.importers.plan import ImportPlan
+from storage.story_steps import write_story_steps
 from storage.store import Store
 from storage.validation import check_values
 
@@ -410,6 +411,10 @@ class _Writer:
         self.written["annotations"] = len(added)
 
     def trace_steps(self) -> None:
+        if self.plan.frame("story_questions").height:
+            written = write_story_steps(self.cur, self.view("story_steps"), self.view("story_questions"))
+            if written:
+                self.written["story_steps"] = written
         frame = self.plan.frame("trace_steps")
         if not frame.height:
             return

@@ -1,0 +1,94 @@
+"""An ExploreToM story's steps are stored once for all its questions, and every question still reads them as its
+reference trace: in a store the importer of version 9 wrote (one copy per question), after a second import of
+the same release, and in the counts `thinslice info` prints."""
+from __future__ import annotations
+
+import datetime
+import json
+
+import polars as pl
+
+from app.import_service import run_import
+from storage.importers.common import ImportOptions
+from storage.queries import info_summary, trace_steps
+from storage.store import Store
+from tests.exploretom_import_cases import SAMPLE_CSV, load_snapshot
+from tests.store_rows import changed_rows, store_rows
+
+_CLOCK = datetime.datetime(2026, 1, 1)
+
+
+def _version_9_store(path, rows: dict[str, list[list]]) -> Store:
+    """A store at version 9 holding `rows` (a golden case's rows: what the importer of that version wrote)."""
+    store = Store.open(path, migrate_to=9)
+    cur = store.cursor()
+    for table, table_rows in rows.items():
+        if table == "schema_version" or not table_rows:
+            continue
+        columns = [c for (c,) in cur.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = ?"
+            " ORDER BY ordinal_position", [table]).fetchall()]
+        if table == "trace_step":
+            columns = columns[1:]   # the case lists a step without its own id
+        values = [[_CLOCK if v == "<time>" else v for v in row] for row in table_rows]
+        frame = pl.DataFrame(values, schema=columns, orient="row", infer_schema_length=None)
+        cur.register("incoming", frame)
+        cur.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM incoming")
+        cur.unregister("incoming")
+    return store
+
+
+def test_a_store_of_version_9_with_stories_opens_with_every_question_steps(tmp_path):
+    case = next(c for c in load_snapshot() if c["name"] == "awkward")   # stories, unreadable ones, refusals
+    rows = case["expected"]["rows"]
+    questions = sorted({row[0] for row in rows["trace_step"]})
+    old = _version_9_store(tmp_path / "old.duckdb", rows)
+    cur = old.cursor()
+    # a model's attempt on a task, which stays where it is
+    cur.execute("INSERT INTO trace_step (stimulus_id, prediction_id, step_index, action, args, kwargs)"
+                " VALUES (?, 7, 0, 'enter_room', '[\"Anne\", \"hall\"]', '{}')", [questions[0]])
+    before = store_rows(old)
+    old.close()
+
+    store = Store.open(tmp_path / "old.duckdb")
+    cur = store.cursor()
+    assert store.version >= 10
+    read = {sid: trace_steps(cur, sid) for sid in questions}
+    for sid in questions:
+        steps = sorted(row[1:] for row in rows["trace_step"] if row[0] == sid)
+        assert [(s.step_index, s.action, s.args, s.kwargs) for s in read[sid].pop(None)] == [
+            (index, action, json.loads(args), json.loads(kwargs)) for _p, index, action, args, kwargs in steps]
+    assert [(s.action, s.args) for s in read[questions[0]].pop(7)] == [("enter_room", ["Anne", "hall"])]
+    assert not any(read.values())
+    after = store_rows(store)
+    changed = changed_rows(before, after)
+    assert set(changed) == {"schema_version", "trace_step", "story_step", "story_question"}
+    gone, came = changed["trace_step"]
+    assert not came and {row[1:] for row in gone} == {tuple(row) for row in rows["trace_step"]}
+    assert len(after["story_question"]) == len(questions)
+    # each story once: as many steps as the distinct stories of its questions have
+    stories = {tuple(map(tuple, [r[2:] for r in rows["trace_step"] if r[0] == sid])) for sid in questions}
+    assert len(after["story_step"]) == sum(len(steps) for steps in stories) < len(gone)
+    store.close()
+
+
+def test_a_second_import_of_a_release_adds_no_steps_and_changes_nothing(tmp_path):
+    store = Store.open(tmp_path / "s.duckdb")
+    first = run_import(store, "exploretom", SAMPLE_CSV, ImportOptions(dataset_name="stories"))
+    assert first.written["story_steps"] == store.cursor().execute("SELECT count(*) FROM story_step").fetchone()[0]
+    before = store_rows(store)
+    again = run_import(store, "exploretom", SAMPLE_CSV, ImportOptions(dataset_name="stories"))
+    assert "story_steps" not in again.written
+    assert changed_rows(before, store_rows(store)) == {}
+    store.close()
+
+
+def test_info_counts_a_question_steps_as_its_trace(tmp_path):
+    """Ten questions of two stories of five steps: fifty steps, as before the stories were stored once."""
+    store = Store.open(tmp_path / "s.duckdb")
+    run_import(store, "exploretom", SAMPLE_CSV, ImportOptions(dataset_name="stories"))
+    cur = store.cursor()
+    assert cur.execute("SELECT count(*) FROM story_step").fetchone()[0] == 10
+    [dataset] = info_summary(cur)["datasets"]
+    assert dataset["counts"]["trace_steps"] == 50
+    store.close()

@@ -44,21 +44,16 @@ def write_story_steps(cur: duckdb.DuckDBPyConnection, steps: str, questions: str
     cur.execute(
         "CREATE OR REPLACE TEMP TABLE story_asked AS SELECT s.stimulus_id, q.story FROM " + questions + " q"
         " JOIN stim_map s ON s.external_id = q.stimulus")
+    # the dataset's stored stories (none for a new dataset, whose stories are all new)
     cur.execute(
-        "CREATE OR REPLACE TEMP TABLE story_in AS SELECT story, list(struct_pack(i := step_index, a := action,"
-        " g := args, k := kwargs) ORDER BY step_index) AS steps FROM " + steps +
-        " WHERE story IN (SELECT story FROM story_asked) GROUP BY story")
-    # the dataset's stored stories, each as its steps, to find the incoming ones already there
-    cur.execute(
-        "CREATE OR REPLACE TEMP TABLE story_kept AS SELECT t.story_id, list(struct_pack(i := t.step_index,"
-        " a := t.action, g := CAST(t.args AS VARCHAR), k := CAST(t.kwargs AS VARCHAR)) ORDER BY t.step_index)"
-        " AS steps FROM story_step t WHERE t.story_id IN (SELECT q.story_id FROM story_question q"
+        "CREATE OR REPLACE TEMP TABLE story_kept AS SELECT DISTINCT q.story_id FROM story_question q"
         " JOIN stimulus s ON s.id = q.stimulus_id WHERE s.dataset_id IN (SELECT st.dataset_id FROM stimulus st"
-        " JOIN story_asked a ON a.stimulus_id = st.id)) GROUP BY t.story_id")
-    cur.execute(
-        "CREATE OR REPLACE TEMP TABLE story_ids AS SELECT i.story, min(k.story_id) AS story_id FROM story_in i"
-        " LEFT JOIN story_kept k ON k.steps = i.steps GROUP BY i.story")
-    cur.execute("UPDATE story_ids SET story_id = nextval('seq_story') WHERE story_id IS NULL")
+        " JOIN story_asked a ON a.stimulus_id = st.id)")
+    if cur.execute("SELECT count(*) FROM story_kept").fetchall()[0][0]:
+        _match_kept_stories(cur, steps)
+    else:
+        cur.execute("CREATE OR REPLACE TEMP TABLE story_ids AS SELECT story, nextval('seq_story') AS story_id"
+                    " FROM (SELECT DISTINCT story FROM story_asked)")
     written = cur.execute(
         "INSERT INTO story_step (story_id, step_index, action, args, kwargs) SELECT m.story_id, f.step_index,"
         " f.action, f.args, f.kwargs FROM " + steps + " f JOIN story_ids m ON m.story = f.story"
@@ -68,9 +63,27 @@ def write_story_steps(cur: duckdb.DuckDBPyConnection, steps: str, questions: str
         " FROM story_asked a JOIN story_ids m ON m.story = a.story")
     cur.execute("DELETE FROM story_step WHERE story_id IN (SELECT story_id FROM story_kept)"
                 " AND story_id NOT IN (SELECT story_id FROM story_question)")
-    for table in ("story_asked", "story_in", "story_kept", "story_ids"):
+    for table in ("story_asked", "story_kept", "story_ids"):
         cur.execute(f"DROP TABLE {table}")
     return int(written)
+
+
+def _match_kept_stories(cur: duckdb.DuckDBPyConnection, steps: str) -> None:
+    """`story_ids`: each asked story of the plan as the stored story with the same steps, else a new id."""
+    cur.execute(
+        "CREATE OR REPLACE TEMP TABLE story_in AS SELECT story, list(struct_pack(i := step_index, a := action,"
+        " g := args, k := kwargs) ORDER BY step_index) AS steps FROM " + steps +
+        " WHERE story IN (SELECT story FROM story_asked) GROUP BY story")
+    cur.execute(
+        "CREATE OR REPLACE TEMP TABLE story_kept_steps AS SELECT t.story_id, list(struct_pack(i := t.step_index,"
+        " a := t.action, g := CAST(t.args AS VARCHAR), k := CAST(t.kwargs AS VARCHAR)) ORDER BY t.step_index)"
+        " AS steps FROM story_step t WHERE t.story_id IN (SELECT story_id FROM story_kept) GROUP BY t.story_id")
+    cur.execute(
+        "CREATE OR REPLACE TEMP TABLE story_ids AS SELECT i.story, min(k.story_id) AS story_id FROM story_in i"
+        " LEFT JOIN story_kept_steps k ON k.steps = i.steps GROUP BY i.story")
+    cur.execute("UPDATE story_ids SET story_id = nextval('seq_story') WHERE story_id IS NULL")
+    cur.execute("DROP TABLE story_in")
+    cur.execute("DROP TABLE story_kept_steps")
 
 
 def _loaded(value: str | None, default: object) -> object:

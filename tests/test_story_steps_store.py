@@ -83,6 +83,29 @@ def test_a_second_import_of_a_release_adds_no_steps_and_changes_nothing(tmp_path
     store.close()
 
 
+def test_more_questions_of_a_stored_story_name_that_story(tmp_path):
+    """The release's first question of each story, then the whole release: the later questions name the stories
+    already stored, whose steps (and their row order) stay as they were."""
+    lines = SAMPLE_CSV.read_text(encoding="utf-8").splitlines(keepends=True)
+    first = tmp_path / "questions.csv"
+    first.write_text(lines[0] + lines[1] + lines[6], encoding="utf-8")   # ids 000001 and 000002
+    store = Store.open(tmp_path / "s.duckdb")
+    run_import(store, "exploretom", first, ImportOptions(dataset_name="stories"))
+    cur = store.cursor()
+    steps = cur.execute("SELECT * FROM story_step ORDER BY story_id, step_index").fetchall()
+    assert len({row[0] for row in steps}) == 2
+    first.write_text(lines[0] + lines[1] + lines[6] + "".join(lines[2:6] + lines[7:]), encoding="utf-8")
+    summary = run_import(store, "exploretom", first, ImportOptions(dataset_name="stories"))
+    assert "story_steps" not in summary.written and summary.written["stimuli"] == 8
+    assert cur.execute("SELECT * FROM story_step ORDER BY story_id, step_index").fetchall() == steps
+    by_story = cur.execute("SELECT q.story_id, list(s.title ORDER BY s.title) FROM story_question q"
+                           " JOIN stimulus s ON s.id = q.stimulus_id GROUP BY 1 ORDER BY 1").fetchall()
+    sample = pl.read_csv(SAMPLE_CSV)
+    assert sorted(titles for _story, titles in by_story) == sorted(
+        sorted(group.get_column("question").to_list()) for group in sample.partition_by("story_structure"))
+    store.close()
+
+
 def test_info_counts_a_question_steps_as_its_trace(tmp_path):
     """Ten questions of two stories of five steps: fifty steps, as before the stories were stored once."""
     store = Store.open(tmp_path / "s.duckdb")

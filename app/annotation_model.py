@@ -22,7 +22,7 @@ from app.annotations import (GRID_S, LABEL_SETS_SCOPE, NOTE_SET, AddLabel, BulkR
                              SetWholeLabel, nudge)
 from app.changes import ChangeChannel, Topic
 from storage.annotations import (Annotation, AnnotationError, AnnotationEvent, AnnotationStore, Label, LabelSet,
-                                 read_label_set_file)
+                                 WrittenLabels, read_label_set_file)
 
 if TYPE_CHECKING:  # an import's labels come as a frame; the window does not load polars to show labels
     import polars as pl
@@ -321,23 +321,23 @@ class AnnotationModel:
                                  note=text))
 
     # -- imports ---------------------------------------------------------------------------------
-    def import_rows(self, rows: Sequence[Mapping[str, Any]] | pl.DataFrame, source: str) -> list[Annotation]:
+    def import_rows(self, rows: Sequence[Mapping[str, Any]] | pl.DataFrame, source: str) -> WrittenLabels:
         """Add the labels of one annotation file (rows with stimulus_id, annotator, label set, label, times,
-        value, note, media role; or a frame of them, see `AnnotationStore.create_many`) in one transaction,
-        leaving out any the store already has (natural key). Each stimulus gets one undo step for its share. Returns the labels added."""
-        added = self.store.create_many(None, self.annotator, rows, skip_existing=True)
-        by_stimulus: dict[int, list[Annotation]] = {}
-        for item in added:
-            by_stimulus.setdefault(item.stimulus_id, []).append(item)
-        for share in by_stimulus.values():
-            command = ImportedLabels(self.store, self.annotator or share[0].annotator, share, source)
+        value, note, media role; or a frame of them, see `AnnotationStore.insert_many`) in one transaction,
+        leaving out any the store already has (natural key). Each stimulus gets one undo step for its share.
+        Returns the labels added."""
+        added = self.store.insert_many(None, self.annotator, rows, skip_existing=True)
+        shares = added.by_stimulus()
+        for stimulus_id, share in shares.items():
+            command = ImportedLabels(self.store, self.annotator or share[0].annotator, stimulus_id, share.ids(),
+                                     source)
             self.stack.push(command)
             for send in self.outbound:
                 send(command, share)
         if added:  # one notice for the whole file, however many stimuli it touched
-            self._absorb(added)
+            self._absorb(shares.get(self.stimulus_id, ()))
             self._notify()
-            self.changes.publish({Topic.ANNOTATIONS, Topic.ROWS}, stimulus_ids=by_stimulus, source="annotations")
+            self.changes.publish({Topic.ANNOTATIONS, Topic.ROWS}, stimulus_ids=shares, source="annotations")
         return added
 
     # -- label sets ------------------------------------------------------------------------------

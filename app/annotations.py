@@ -323,9 +323,10 @@ class ImportedLabels(EditCommand):
     """The labels one import added to one stimulus (written before the command is made, in one transaction
     for the whole file); undo deletes them and redo brings them back."""
 
-    def __init__(self, store: AnnotationStore, annotator: str, added: Sequence[Annotation], source: str) -> None:
-        self.store, self.annotator, self.scope = store, annotator, added[0].stimulus_id
-        self.ids = [a.id for a in added]
+    def __init__(self, store: AnnotationStore, annotator: str, stimulus_id: int, ids: Sequence[int],
+                 source: str) -> None:
+        self.store, self.annotator, self.scope = store, annotator, stimulus_id
+        self.ids = list(ids)
         self.text = f"Import {len(self.ids)} labels from {source}"
 
     def redo(self) -> list[Annotation]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -129,7 +129,7 @@ def _representable(exporter: Exporter, rows: list[Row], out: Path, report: Trans
     return [r for r in rows if id(r) not in dropped]
 
 
-def import_prepared(model: AnnotationModel, labels: pl.DataFrame, source: str) -> list[Annotation]:
+def import_prepared(model: AnnotationModel, labels: pl.DataFrame, source: str) -> Sequence[Annotation]:
     """Add the labels `read_annotation_file` read (`ImportReading.labels`) through the annotation model, all
     or nothing; labels the store already has are left out, so importing the same file twice adds nothing.
     Returns the labels added."""
@@ -157,7 +157,7 @@ def import_annotations(store: Store, format: str, path: Path | str, dataset: str
     return len(added)
 
 
-def land_reading(model: AnnotationModel, reading: ImportReading, source: str) -> list[Annotation]:
+def land_reading(model: AnnotationModel, reading: ImportReading, source: str) -> Sequence[Annotation]:
     """Add what `read_annotation_file` read (labels, then its controlled vocabularies) through `model`, all
     or nothing, and tally in the reading's report what was written and what the store already had."""
     with without_cycle_collection():
@@ -167,7 +167,7 @@ def land_reading(model: AnnotationModel, reading: ImportReading, source: str) ->
     return added
 
 
-def count_imported(reading: ImportReading, added: list[Annotation]) -> None:
+def count_imported(reading: ImportReading, added: Sequence[Annotation]) -> None:
     """Tally in the reading's report which rows were written and which were already in the store."""
     labels = reading.labels
     if len(added) == labels.height:  # a new file: every row was written, counted per file and tier at once

@@ -180,6 +180,51 @@ class LabelSetSnapshot:
     labels: tuple[Label, ...]
 
 
+class WrittenLabels(Sequence[Annotation]):
+    """Labels as a write handed them back, in id order: one Arrow table of `_COLUMNS`. An `Annotation` is made
+    only for a label looked at (all of them once iterated), so a 100,000-label import builds none that nothing
+    reads; `ids` and `by_stimulus` answer from the table."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+        self._items: list[Annotation] | None = None
+
+    def __len__(self) -> int:
+        return self._table.num_rows
+
+    def __getitem__(self, index: Any) -> Any:
+        if self._items is not None:
+            return self._items[index]
+        if isinstance(index, slice):
+            import pyarrow as pa
+
+            return WrittenLabels(self._table.take(pa.array(range(len(self))[index], pa.int64())))
+        if not -len(self) <= index < len(self):
+            raise IndexError(index)
+        return _annotations(self._table.slice(index % len(self), 1))[0]
+
+    def __iter__(self) -> Iterator[Annotation]:
+        if self._items is None:
+            self._items = _annotations(self._table)
+        return iter(self._items)
+
+    def ids(self) -> list[int]:
+        return self._table.column("id").to_pylist()
+
+    def by_stimulus(self) -> dict[int, WrittenLabels]:
+        """The labels of each stimulus, in the order each stimulus is first met."""
+        import polars as pl
+
+        groups = pl.DataFrame({"stimulus": pl.from_arrow(self._table.column("stimulus_id"))}).with_row_index() \
+            .group_by("stimulus", maintain_order=True).agg("index")
+        return {int(stimulus): WrittenLabels(self._table.take(rows)) for stimulus, rows in groups.iter_rows()}
+
+
+def _annotations(table: Any) -> list[Annotation]:
+    """An Arrow table of `_COLUMNS` rows as `Annotation`s."""
+    return list(map(Annotation, *(_python_values(table.column(i)) for i in range(table.num_columns))))
+
+
 def _row_to_annotation(row: Sequence[Any]) -> Annotation:
     return Annotation(int(row[0]), int(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8],
                       row[9], int(row[10]), row[11], row[12], row[13])
@@ -385,7 +430,7 @@ class AnnotationStore:
     def know(self, rows: Iterable[Annotation]) -> None:
         """Take `rows` as read from the store just now (say, a stimulus shown in the window), so the next
         edit of one of them is written without reading it back first (see `_update_as_known`)."""
-        self._remember(rows)
+        self._remember(list(rows))
 
     def create(self, stimulus_id: int, annotator: str, label_set: str, label: str | None,
                start_s: float | None = None, end_s: float | None = None, *, value: str | None = None,
@@ -397,11 +442,17 @@ class AnnotationStore:
 
     def create_many(self, stimulus_id: int | None, annotator: str, rows: Sequence[Mapping[str, Any]] | pl.DataFrame,
                     *, skip_existing: bool = False) -> list[Annotation]:
+        """Add several labels in one transaction (see `insert_many`) and return each as an `Annotation`."""
+        return list(self.insert_many(stimulus_id, annotator, rows, skip_existing=skip_existing))
+
+    def insert_many(self, stimulus_id: int | None, annotator: str, rows: Sequence[Mapping[str, Any]] | pl.DataFrame,
+                    *, skip_existing: bool = False) -> WrittenLabels:
         """Add several labels in one transaction. A row may carry its own `stimulus_id` and `annotator`; a
         frame (an import's labels) carries every `NEW_ROW_COLUMNS` field itself, `meta` as JSON text.
 
         With `skip_existing` (an import), a row whose natural key (`NATURAL_KEY`) a live annotation or an
-        earlier row already has is left out, so importing the same file twice adds nothing."""
+        earlier row already has is left out, so importing the same file twice adds nothing. Returns the labels
+        written as `WrittenLabels`, which makes an `Annotation` only for a label looked at."""
         import polars as pl
 
         if isinstance(rows, pl.DataFrame):
@@ -493,10 +544,10 @@ class AnnotationStore:
         self._remember([after])
         return after
 
-    def _remember(self, written: Iterable[Annotation]) -> None:
+    def _remember(self, written: Sequence[Annotation]) -> None:
         # only the newest rows can stay: remembering all of a 100,000-label import, then forgetting them one
-        # by one from the front of the dict, took seconds
-        for item in list(written)[-_REMEMBERED_ROWS:]:
+        # by one from the front of the dict, took seconds (and only they are made into `Annotation`s)
+        for item in written[-_REMEMBERED_ROWS:]:
             self._written.pop(item.id, None)
             self._written[item.id] = item
         while len(self._written) > _REMEMBERED_ROWS:
@@ -888,8 +939,9 @@ def write_events(cur: duckdb.DuckDBPyConnection,
 
 
 def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
-                       skip_existing: bool = True) -> list[Annotation]:
-    """Add labels (a frame with `NEW_ROW_COLUMNS`, see `new_row_schema`) with a 'create' event each; returns them by id.
+                       skip_existing: bool = True) -> WrittenLabels:
+    """Add labels (a frame with `NEW_ROW_COLUMNS`, see `new_row_schema`) with a 'create' event each; returns them
+    in id order.
 
     The one way labels enter the store: edits, annotation-file imports and release imports. With
     `skip_existing`, a row whose `NATURAL_KEY` a live annotation or an earlier row has is left out.
@@ -916,11 +968,10 @@ def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
                                   f" RETURNING {_COLUMNS}").to_arrow_table()
     finally:
         cur.unregister("annotations_in_")
-    if not written.num_rows:
-        return []
-    _write_create_events(cur, written)
-    values = [_python_values(written.column(i)) for i in range(written.num_columns)]
-    return sorted(map(Annotation, *values), key=lambda a: a.id)
+    written = written.sort_by("id")
+    if written.num_rows:
+        _write_create_events(cur, written)
+    return WrittenLabels(written)
 
 
 def _python_values(column: Any) -> list[Any]:

@@ -39,6 +39,7 @@ def test_values_read_the_same_way_in_every_table():
     assert plain(0.123456) == "0.123" and plain(3) == "3" and plain("a") == "a"
     assert plain(None) == plain(float("nan")) == plain(math.inf) == MISSING == "—"
     assert number(2)(1.0) == "1.00" and number(2)(float("nan")) == MISSING
+    assert plain(-0.0) == plain(-0.0001) == "0.000" and number(2)(-0.004) == "0.00" and plain(-0.25) == "-0.250"
     assert percent()(0.754) == "75%" and percent(signed=True)(0.12) == "+12%" and percent(signed=True)(-0.1) == "-10%"
     assert as_written(None) == "" and as_written(0.5) == "0.5"
 
@@ -51,6 +52,8 @@ def test_numbers_sit_right_text_left_and_a_column_may_say_otherwise(qtbot):
     assert align[0] & Qt.AlignmentFlag.AlignLeft and align[1] & Qt.AlignmentFlag.AlignRight
     assert align[2] == Qt.AlignmentFlag.AlignCenter
     assert view.shown_rows() == [["a", "1", "two"]]
+    view.set_rows([("a", None), ("b", 2)], [Column("text"), Column("n")])   # an empty number sits with the numbers
+    assert model.index(0, 1).data(Qt.ItemDataRole.TextAlignmentRole) & Qt.AlignmentFlag.AlignRight
 
 
 def test_a_header_click_sorts_numbers_as_numbers_empty_last_and_a_third_restores_the_order(qtbot):
@@ -148,3 +151,26 @@ def test_a_polars_frame_shows_the_columns_named(qtbot):
                    ["model", "accuracy"])
     assert view.frame_model.titles() == ["model", "accuracy"]
     assert view.shown_rows() == [["m", "0.500"], ["n", "—"]]
+
+
+def test_a_cell_cut_off_by_its_column_shows_whole_on_hover(qtbot):
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    long = "1 cut to the stimulus (0-20 s); written without speaker (3), note (2)"
+    view = _view(qtbot, [("short", long)], [Column("a"), Column("why")])
+    view.setColumnWidth(1, 60)
+
+    def hover(column: int) -> None:
+        at = view.visualRect(view.model().index(0, column)).center()
+        QApplication.sendEvent(view.viewport(), QHelpEvent(QEvent.Type.ToolTip, at, view.viewport().mapToGlobal(at)))
+
+    hover(1)
+    qtbot.waitUntil(QToolTip.isVisible, timeout=3000)
+    assert QToolTip.text() == long
+    QToolTip.hideText()
+    qtbot.waitUntil(lambda: not QToolTip.isVisible(), timeout=3000)
+    hover(0)   # a text that fits needs no tooltip
+    qtbot.wait(200)
+    assert not QToolTip.isVisible()

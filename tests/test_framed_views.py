@@ -84,10 +84,11 @@ def test_the_scene_scores_show_each_judged_score_on_its_colour_with_its_reason(q
 
 
 def _dashboard_text(value) -> str:
-    """The dashboard tables' reading of a value, as they were filled by hand."""
+    """The dashboard tables' reading of a value, as they were filled by hand; except that a value rounding to
+    zero reads "0.000" in every framed table, where these tables wrote "-0.000" for a criterion of -0.0."""
     if value is None or (isinstance(value, float) and value != value):
         return "—"
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    return f"{value:.3f}".replace("-0.000", "0.000") if isinstance(value, float) else str(value)
 
 
 def test_every_dashboard_table_shows_its_frame(qtbot, window_for, sample_store_copy):
@@ -107,11 +108,15 @@ def test_every_dashboard_table_shows_its_frame(qtbot, window_for, sample_store_c
             assert panel.grid.frame_model.titles() == columns, key
             assert panel.grid.shown_rows() == [[_dashboard_text(v) for v in row]
                                                for row in frame.select(columns).iter_rows()], key
+            numeric = [frame[c].dtype.is_numeric() for c in columns]
             for r, row in enumerate(frame.select(columns).iter_rows()):
                 for c, value in enumerate(row):
                     right = bool(_roles(panel.grid, r, c, Qt.ItemDataRole.TextAlignmentRole)
                                  & Qt.AlignmentFlag.AlignRight)
-                    assert right == (isinstance(value, (int, float)) and not isinstance(value, bool)), (key, r, c)
+                    # numbers sit right; an empty value among numbers now sits with them (it sat left)
+                    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+                    assert right == (number or (value is None and numeric[c] and frame[columns[c]].drop_nulls().len()
+                                                > 0)), (key, r, c)
             checked += frame.height
     assert checked > 20
 

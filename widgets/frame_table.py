@@ -1,7 +1,7 @@
 """One read-only table for every framed table of the window: its columns declared once (title, how a value
 reads, alignment), its rows given as values or as a polars frame, and the same behaviour wherever it is shown.
 
-Numbers are right-aligned and sort as numbers, text sorts naturally ("clip 2" before "clip 10"), an empty
+Numbers (and an empty value among them) are right-aligned and sort as numbers, text sorts naturally ("clip 2" before "clip 10"), an empty
 value reads "—" and sorts last either way. A click on a header sorts by that column, a second click the other
 way, a third puts the rows back in the order they were given. Ctrl+C copies the selected cells as
 tab-separated text (a spreadsheet pastes it as cells); a cell's text cut off by its column shows whole on
@@ -43,11 +43,17 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 
 
+def _fixed(value: float, digits: int) -> str:
+    text = f"{value:.{digits}f}"
+    # a value that rounds to zero reads 0, not "-0.000": the minus would claim a direction it does not have
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
 def plain(value: Any) -> str:
     """A value as it reads when its column says nothing else: a float to three decimals, missing as "—"."""
     if is_missing(value):
         return MISSING
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    return _fixed(value, 3) if isinstance(value, float) else str(value)
 
 
 def as_written(value: Any) -> str:
@@ -57,7 +63,7 @@ def as_written(value: Any) -> str:
 
 def number(digits: int) -> Callable[[Any], str]:
     """A number to `digits` decimals, missing as "—"."""
-    return lambda value: MISSING if is_missing(value) else f"{value:.{digits}f}"
+    return lambda value: MISSING if is_missing(value) else _fixed(value, digits)
 
 
 def percent(signed: bool = False) -> Callable[[Any], str]:
@@ -112,6 +118,7 @@ class FrameTableModel(QAbstractTableModel):
         self._rows: list[Sequence[Any]] = []
         self._row_titles: list[str] = []
         self._order: list[int] = []
+        self._numeric: list[bool] = []   # per column: holds a number, so an empty value sits where numbers do
         self._sort: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
         self._fonts: dict[tuple[bool, bool], QFont] = {}
 
@@ -125,7 +132,8 @@ class FrameTableModel(QAbstractTableModel):
             self._columns = [_column(c) for c in columns]
         self._rows = list(rows)
         self._row_titles = list(row_titles)
-        self._order = list(range(len(self._rows)))
+        self._numeric = [any(is_number(v.value if isinstance(v, Cell) else v) for v in (row[c] for row in self._rows))
+                         for c in range(len(self._columns))]
         if self._sort[0] >= len(self._columns):
             self._sort = (-1, Qt.SortOrder.AscendingOrder)
         self._order = self._sorted(*self._sort)
@@ -205,7 +213,8 @@ class FrameTableModel(QAbstractTableModel):
             align = self._columns[column].align
             if align is not None:
                 return align
-            return _RIGHT if is_number(cell.value if cell is not None else raw) else _LEFT
+            value = cell.value if cell is not None else raw
+            return _RIGHT if is_number(value) or (value is None and self._numeric[column]) else _LEFT
         if cell is None:
             return None
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -1,5 +1,6 @@
-"""What the window reads from the store to browse it: datasets, the filter bar's facets, the table's ids and
-pages, one stimulus in full, a task's traces beside the models' attempts, a dataset's stimulus names.
+"""What the window reads from the store to browse it: datasets, the filter bar's facets, the table's count,
+pages and the row of a stimulus, one stimulus in full, a task's traces beside the models' attempts, a
+dataset's stimulus names.
 
 The window composes views and never runs SQL: it asks this service, on its worker for anything that scans a
 dataset, and takes the records it returns. Qt-free; each call reads through the calling thread's own cursor,
@@ -42,12 +43,24 @@ class Browser:
         return queries.dataset_facets(self.store.cursor(), dataset_id)
 
     def stimulus_ids(self, wanted: StimulusFilter, sort: str = "id", descending: bool = False) -> np.ndarray:
-        """The ordered ids a filter admits (the whole-table query: call on the worker)."""
+        """The ordered ids a filter admits (the whole-table query: call on the worker, and only for work over
+        every one of them, such as a batch of live questions)."""
         return queries.stimulus_ids(self.store.cursor(), wanted, sort, descending)
 
-    def stimulus_rows(self, ids: list[int], models: list[str], modality: str | None) -> list[StimulusRow]:
-        """One page of the table."""
-        return queries.stimulus_rows(self.store.cursor(), ids, models, modality)
+    def stimulus_count(self, wanted: StimulusFilter) -> int:
+        """How many stimuli a filter admits (counted in the store: call on the worker)."""
+        return queries.stimulus_count(self.store.cursor(), wanted)
+
+    def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
+                      models: list[str]) -> list[StimulusRow]:
+        """One page of the table in its order, with the compared models' outcomes (call on the worker)."""
+        return queries.stimulus_page(self.store.cursor(), wanted, sort, descending, offset, limit, models,
+                                     wanted.modality)
+
+    def stimulus_position(self, wanted: StimulusFilter, sort: str, descending: bool, stimulus_id: int) -> int | None:
+        """The table row of a stimulus (None when the filter leaves it out; ranks the whole table: call on
+        the worker)."""
+        return queries.stimulus_position(self.store.cursor(), wanted, sort, descending, stimulus_id)
 
     def stimulus_in_full(self, stimulus_id: int, annotation_count: int) -> StimulusInFull | None:
         """Everything the detail area shows for one stimulus (None once it is gone)."""

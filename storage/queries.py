@@ -1,7 +1,8 @@
 """Typed read queries for the browser: datasets, the filtered stimulus list, one stimulus in full, a summary.
 
-The stimulus table never holds a whole table in Qt: `stimulus_ids` returns the ordered ids of a filter (a
-numpy array, cheap even for a million rows) and `stimulus_rows` fetches one page of them.
+The stimulus table never holds a whole table in Qt: `stimulus_count` counts what a filter admits and
+`stimulus_page` reads one page of it in the table's order, both in the store, whatever the number of stimuli
+and predictions; `stimulus_position` finds the row of one stimulus.
 """
 from __future__ import annotations
 
@@ -25,15 +26,11 @@ OUTCOMES = ("correct", "incorrect")
 TRACE_KINDS = (TASK_KIND, STORY_KIND)
 
 
-# An id in natural order: each run of digits compares as the number it writes (0, 1, 2, 10, 100; clip-9 before
-# clip-10), text runs as text, and a number before text at the same place. A digit run becomes a mark (chr(1),
-# below any character of text), its length without leading zeros, then those digits, so that comparing the keys
-# as text compares the numbers, however many digits they have; ids equal as numbers ("01", "1") are then
-# ordered by their text.
-NATURAL_ID = ("array_to_string(list_transform(regexp_extract_all(s.external_id, '[0-9]+|[^0-9]+'), lambda p:"
-              " CASE WHEN p[1] BETWEEN '0' AND '9' THEN chr(1) || lpad(CAST(length(ltrim(p, '0')) AS VARCHAR),"
-              " 6, '0') || ltrim(p, '0') ELSE p END), '')")
-SORT_COLUMNS = {"id": NATURAL_ID, "kind": "s.kind", "truth": "s.ground_truth", "title": "s.title"}
+# the id column sorts by the stored natural key (see storage.natural_order); the others by their text
+SORT_COLUMNS = {"id": "s.sort_key", "kind": "s.kind", "truth": "s.ground_truth", "title": "s.title"}
+# ids equal as numbers ("01", "1") keep one order, by their text, and the store id settles the rest: every
+# order is total, so a page read now and the next page read later never share or skip a row
+NATURAL_ORDER = ("s.sort_key", "s.external_id", "s.id")
 
 
 def dataset_models(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> list[str]:
@@ -101,17 +98,69 @@ def _filter_sql(f: StimulusFilter) -> tuple[str, list[Any]]:
     return " AND ".join(where), params
 
 
+def _order_terms(sort: str, descending: bool) -> list[tuple[str, str]]:
+    """(expression, direction) of each ORDER BY term of a table column: the column, then natural id order
+    (in the column's direction when the column is the id, else ascending). Missing values come last."""
+    column = SORT_COLUMNS.get(sort, SORT_COLUMNS["id"])
+    direction = "DESC" if descending else "ASC"
+    if column == SORT_COLUMNS["id"]:
+        return [(term, direction) for term in NATURAL_ORDER]
+    return [(column, direction)] + [(term, "ASC") for term in NATURAL_ORDER]
+
+
+def _order_sql(sort: str, descending: bool) -> str:
+    return ", ".join(f"{term} {direction} NULLS LAST" for term, direction in _order_terms(sort, descending))
+
+
 def stimulus_ids(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str = "id",
                  descending: bool = False) -> np.ndarray:
     """Ordered ids of every stimulus the filter admits (the whole-table query: run it off the GUI thread)."""
     where, params = _filter_sql(f)
-    order = SORT_COLUMNS.get(sort, "s.external_id")
-    direction = "DESC" if descending else "ASC"
-    # ids equal as numbers ("01", "1") keep one order: by their text
-    tie = f"s.external_id {direction}, " if order == NATURAL_ID else ""
-    rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} {direction} NULLS LAST,"
-                       f" {tie}s.id", params).fetchnumpy()
+    rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending)}",
+                       params).fetchnumpy()
     return np.asarray(rows["id"], dtype=np.int64)
+
+
+def stimulus_count(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> int:
+    """How many stimuli the filter admits, counted in the store."""
+    where, params = _filter_sql(f)
+    return int(cur.execute(f"SELECT count(*) FROM stimulus s WHERE {where}", params).fetchall()[0][0])
+
+
+def stimulus_page(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool, offset: int,
+                  limit: int, models: list[str], modality: str | None = None) -> list[StimulusRow]:
+    """Rows `offset` to `offset + limit` of the table in this order (as `stimulus_rows` makes them): the store
+    sorts, and only the page reaches Python, however many stimuli the filter admits."""
+    where, params = _filter_sql(f)
+    ids = [int(r[0]) for r in cur.execute(
+        f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending)} LIMIT ? OFFSET ?",
+        params + [limit, offset]).fetchall()]
+    return stimulus_rows(cur, ids, models, modality)
+
+
+def stimulus_position(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool,
+                      stimulus_id: int) -> int | None:
+    """The row of a stimulus in the table of this filter and order (0 first), or None when the filter leaves
+    it out: the stimuli that come before it, counted in one pass, without sorting the table."""
+    where, params = _filter_sql(f)
+    terms = _order_terms(sort, descending)
+    found = cur.execute(f"SELECT {', '.join(term for term, _ in terms)} FROM stimulus s WHERE {where} AND s.id = ?",
+                        params + [stimulus_id]).fetchall()
+    if not found:
+        return None
+    # before it: equal on the first terms and before it on the next; a missing value is after every value
+    before, before_params, equal, equal_params = [], [], [], []
+    for (term, direction), value in zip(terms, found[0]):
+        if value is None:
+            before.append(" AND ".join(equal + [f"{term} IS NOT NULL"]))
+            before_params += equal_params
+            equal, equal_params = equal + [f"{term} IS NULL"], equal_params
+        else:
+            before.append(" AND ".join(equal + [f"{term} {'<' if direction == 'ASC' else '>'} ?"]))
+            before_params += equal_params + [value]
+            equal, equal_params = equal + [f"{term} = ?"], equal_params + [value]
+    sql = f"SELECT count(*) FROM stimulus s WHERE {where} AND (({') OR ('.join(before)}))"
+    return int(cur.execute(sql, params + before_params).fetchall()[0][0])
 
 
 def stimulus_listing(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, batch: int = 50_000
@@ -120,7 +169,7 @@ def stimulus_listing(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, batch: i
     in batches of at most `batch`: a listing of any length never holds more than one batch in Python."""
     where, params = _filter_sql(f)
     result = cur.execute(f"SELECT s.external_id, s.kind FROM stimulus s WHERE {where}"
-                         f" ORDER BY {NATURAL_ID}, s.external_id, s.id", params)
+                         f" ORDER BY {', '.join(NATURAL_ORDER)}", params)
     while rows := result.fetchmany(batch):
         yield rows
 

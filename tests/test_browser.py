@@ -123,6 +123,8 @@ def test_a_saved_live_answer_refreshes_the_table_facets_and_dashboard(qtbot, mai
     from storage.live_runs import store_live_prediction
 
     win = main_window
+    with qtbot.waitSignal(win.dashboard.dashboardShown, timeout=10000):
+        win.show_dock(win.metrics_dock)   # a hidden dashboard is computed when it is next shown
     win.session.set_compared_models(("alpha", "live-model"))
     model = win.table_model
     qtbot.waitUntil(lambda: model.headerData(4, Qt.Orientation.Horizontal) == "live-model"

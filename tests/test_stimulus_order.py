@@ -53,3 +53,79 @@ def test_list_prints_300000_ids_in_natural_order(tmp_path, capsys):
     assert lines[:4] == ["0\tgeneric\tD", "1\tgeneric\tD", "2\tgeneric\tD", "3\tgeneric\tD"]
     assert lines[10] == "10\tgeneric\tD" and lines[100] == "100\tgeneric\tD"
     assert [line.split("\t")[0] for line in lines] == [str(i) for i in range(n)]
+
+
+def _mixed_store(path):
+    """The ids above, shuffled, with truths that tie and some missing, and two kinds."""
+    shuffled = [i for i in IDS_IN_ORDER if i]
+    random.Random(11).shuffle(shuffled)
+    store = Store.open(path)
+    plan = ImportPlan(DatasetInfo(name="D", benchmark="generic", root=path.parent, source="t"), importer="generic")
+    plan.add("stimuli", pl.DataFrame({
+        "external_id": shuffled,
+        "kind": ["dyad" if n % 3 else "generic" for n in range(len(shuffled))],
+        "ground_truth": [None if n % 4 == 0 else ("familiar" if n % 2 else "stranger") for n in range(len(shuffled))]}))
+    write_plan(store, plan)
+    return store
+
+
+def test_pages_read_one_at_a_time_make_the_whole_table_and_each_stimulus_is_found_at_its_row(tmp_path):
+    store = _mixed_store(tmp_path / "s.duckdb")
+    cur = store.cursor()
+    dataset = lookups.datasets(cur, "D")[0].id
+    try:
+        for wanted in (queries.StimulusFilter(dataset_id=dataset),
+                       queries.StimulusFilter(dataset_id=dataset, kind="dyad"),
+                       queries.StimulusFilter(dataset_id=dataset, text="clip")):
+            for sort in ("id", "kind", "truth"):
+                for descending in (False, True):
+                    whole = [int(i) for i in queries.stimulus_ids(cur, wanted, sort, descending)]
+                    assert queries.stimulus_count(cur, wanted) == len(whole)
+                    paged = [row.id for offset in range(0, len(whole) + 3, 3) for row in
+                             queries.stimulus_page(cur, wanted, sort, descending, offset, 3, [])]
+                    assert paged == whole, (wanted, sort, descending)
+                    assert [queries.stimulus_position(cur, wanted, sort, descending, sid)
+                            for sid in whole] == list(range(len(whole)))
+        dyads = queries.StimulusFilter(dataset_id=dataset, kind="dyad")
+        generic = cur.execute("SELECT id FROM stimulus WHERE kind = 'generic' LIMIT 1").fetchall()[0][0]
+        assert queries.stimulus_position(cur, dyads, "id", False, generic) is None
+        # a truth sort: missing truths last either way, and ids in natural order among equal truths
+        by_truth = queries.stimulus_page(cur, queries.StimulusFilter(dataset_id=dataset), "truth", True, 0, 100, [])
+        truths = [row.ground_truth for row in by_truth]
+        assert truths == sorted(t for t in truths if t)[::-1] + [None] * truths.count(None)
+        stranger = [row.external_id for row in by_truth if row.ground_truth == "stranger"]
+        assert stranger == [i for i in IDS_IN_ORDER if i in stranger]
+    finally:
+        store.close()
+
+
+def test_a_store_of_the_previous_version_gets_every_ids_sort_key_and_keeps_everything_else(tmp_path):
+    from storage.schema import migrate
+    from store_rows import changed_rows, store_rows
+
+    path = tmp_path / "old.duckdb"
+    con = __import__("duckdb").connect(str(path))
+    migrate(con, target=10)
+    con.execute("INSERT INTO dataset (id, name, benchmark, root, source) VALUES (1, 'D', 'generic', '.', 't')")
+    shuffled = [i for i in IDS_IN_ORDER if i]
+    random.Random(2).shuffle(shuffled)
+    for external_id in shuffled:
+        con.execute("INSERT INTO stimulus (dataset_id, external_id, kind) VALUES (1, ?, 'generic')", [external_id])
+    before = {table: rows for table, rows in _rows(con).items()}
+    con.close()
+    store = Store.open(path)
+    try:
+        assert store.version >= 11
+        assert _table_ids(store) == [i for i in IDS_IN_ORDER if i]
+        after = store_rows(store)
+        stimuli_after = [row[:-1] for row in after.pop("stimulus")]   # without the new key
+        assert stimuli_after == before.pop("stimulus")
+        assert set(changed_rows(before, after)) <= {"schema_version"} | (set(after) - set(before))
+    finally:
+        store.close()
+
+
+def _rows(con):
+    tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+                                        " AND table_type = 'BASE TABLE'").fetchall()]
+    return {t: sorted(con.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables}

@@ -23,7 +23,7 @@ from app.browser import Browser, StimulusInFull
 from app.annotation_model import AnnotationModel
 from storage.annotations import AnnotationStore
 from storage.errors import ThinsliceError
-from storage.records import StimulusDetail, StimulusFilter
+from storage.records import StimulusDetail
 from storage.store import Store
 from widgets.change_relay import ChangeRelay
 from widgets.compare_view import CompareView
@@ -108,7 +108,7 @@ class MainWindow(QMainWindow):
         self.dataset_combo.setToolTip("Dataset")
         self.annotator_label = QLabel()
         self.filter_bar = FilterBarView()
-        self.table_model = StimulusTableModel(self.runner, self._fetch_ids, self._fetch_rows, self)
+        self.table_model = StimulusTableModel(self.runner, self.browser, self._kept_stimulus, self)
         self.table = StimulusTableView(self.table_model)
         self.stimulus_view = StimulusView()
         self.scene_view = SceneView()
@@ -255,8 +255,11 @@ class MainWindow(QMainWindow):
         self.live_dock.visibilityChanged.connect(self._live_dock_shown)
         # a stored live answer (a batch's too) reaches the table, facets, dashboard and detail through the
         # change channel the service publishes on (see _changed)
-        self.table_model.idsLoaded.connect(lambda _n: self._live is not None and self._live.set_batch_ids(
-            [int(i) for i in self.table_model.ids]))
+        self.table_model.idsLoaded.connect(lambda _n: self._send_batch_ids())
+        # the dashboard's frames hold a dataset's predictions: computed only while it or the failures are shown
+        self._dashboard_for: int | None = None
+        for dock in (self.metrics_dock, self.failures_dock):
+            dock.visibilityChanged.connect(lambda shown: shown and self._refresh_dashboard(stale_only=True))
 
     @property
     def live(self) -> LivePanel:
@@ -271,9 +274,30 @@ class MainWindow(QMainWindow):
         self._live = LivePanel(LiveService(self.store, self.changes), settings=self.settings_store, runner=self.runner)
         self._live.statusMessage.connect(self.show_status)
         self._live_host.layout().addWidget(self._live)
-        self._live.set_batch_ids([int(i) for i in self.table_model.ids])
+        self._send_batch_ids()
         self._live.set_detail(self.stimulus_view.detail)
         return self._live
+
+    def _send_batch_ids(self) -> None:
+        """The live panel's batch is the table's stimuli; their ids are read (on a worker) only once it exists."""
+        if self._live is None:
+            return
+        live, f = self._live, self.table_model.filter
+        key, desc = self.table_model.sort_key, self.table_model.descending
+        self.runner.submit("live-batch-ids", lambda: [int(i) for i in self.browser.stimulus_ids(f, key, desc)],
+                           live.set_batch_ids)
+
+    def _refresh_dashboard(self, stale_only: bool = False) -> None:
+        """Compute the dashboard of the shown dataset if the Metrics or Failures panel is in view (else when
+        one is next shown); `stale_only` leaves one already computed for this dataset as it is."""
+        dataset_id = self.session.dataset_id
+        if stale_only and dataset_id == self._dashboard_for:
+            return
+        if self.metrics_dock.isVisible() or self.failures_dock.isVisible():
+            self._dashboard_for = dataset_id
+            self.dashboard.set_dataset(dataset_id)
+        else:
+            self._dashboard_for = None
 
     def _race_service(self):
         from app.live.service import LiveService
@@ -455,14 +479,12 @@ class MainWindow(QMainWindow):
         self.compare.set_available_models(facets["model"])
         self.session.set_compared_models(tuple(facets["model"][:MAX_COMPARED_MODELS]))
         self.session.set_dataset(dataset_id)
-        self.dashboard.set_dataset(dataset_id)
+        self._refresh_dashboard()
 
     # -- table and detail -----------------------------------------------------------------------
-    def _fetch_ids(self, f: StimulusFilter, sort: str, desc: bool):
-        return self.browser.stimulus_ids(f, sort, desc)
-
-    def _fetch_rows(self, ids: list[int], models: list[str], modality: str | None):
-        return self.browser.stimulus_rows(ids, models, modality)
+    def _kept_stimulus(self) -> int | None:
+        """The stimulus a reloaded table keeps selected: the one asked for, else the one shown."""
+        return self._pending_select if self._pending_select is not None else self.session.stimulus_id
 
     def _ids_loaded(self, count: int) -> None:
         self.filter_bar.set_count(count)
@@ -480,6 +502,7 @@ class MainWindow(QMainWindow):
         if not self.table.select_stimulus(stimulus_id):
             self._pending_select = stimulus_id
             self.session.select_stimulus(stimulus_id)
+            self.table.find_stimulus(stimulus_id)   # its row may be past the pages the table holds
 
     def _load_detail(self, stimulus_id: int | None) -> None:
         if stimulus_id is None:
@@ -788,7 +811,7 @@ class MainWindow(QMainWindow):
                 self.runner.submit("facets-refresh", lambda: self.browser.facets(dataset_id),
                                    self._facets_refreshed)
             if change.concerns(Topic.METRICS):
-                self.dashboard.set_dataset(dataset_id)
+                self._refresh_dashboard()
         if this_stimulus and change.concerns(Topic.DETAIL):
             self._load_detail(shown)
         if this_stimulus and change.concerns(Topic.ANNOTATIONS):

@@ -1,16 +1,16 @@
 """The stimulus table: a windowed view over a DuckDB query that never loads the whole table into Qt.
 
-The ordered ids of the current filter arrive from a worker; rows are fetched a page at a time, on a worker,
-only when the view asks for them, and only a bounded number of pages is kept.
+The store counts what the filter admits and sorts it; the model holds that count and a bounded number of
+pages, each read on a worker when the view first shows one of its rows. Nothing here grows with the number
+of stimuli or predictions.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
@@ -18,48 +18,61 @@ from app.benchmarks import kind_label
 from storage.records import StimulusFilter, StimulusRow
 from widgets.tasks import TaskRunner
 
-FetchIds = Callable[[StimulusFilter, str, bool], np.ndarray]
-FetchRows = Callable[[list[int], list[str], str | None], list[StimulusRow]]
-
 PAGE_SIZE = 100
-# short names for the narrow kind column; the full kind is in the tooltip and the detail header
 MAX_PAGES = 40
 LOADING = "…"
 RIGHT = QColor("#2e7d32")
 WRONG = QColor("#c62828")
 
 
-class StimulusTableModel(QAbstractTableModel):
-    """Columns: id, kind, truth, one per compared model (✓/✗), humans (% correct of n), predictions."""
+class TableSource(Protocol):
+    """What the table reads (`app.browser.Browser` is one); every call runs on a worker."""
 
-    idsLoaded = Signal(int)
+    def stimulus_count(self, wanted: StimulusFilter) -> int: ...
+
+    def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
+                      models: list[str]) -> list[StimulusRow]: ...
+
+    def stimulus_position(self, wanted: StimulusFilter, sort: str, descending: bool,
+                          stimulus_id: int) -> int | None: ...
+
+
+class StimulusTableModel(QAbstractTableModel):
+    """Columns: id, kind, truth, one per compared model (✓/✗), humans (% correct of n), predictions.
+
+    `keep` names the stimulus a reload keeps in reach (the selected one): the worker that counts the new
+    table also finds that stimulus's row and reads its page, so the row can be selected the moment the
+    table is shown (`row_of`)."""
+
+    idsLoaded = Signal(int)   # the new table's row count, once it is shown
 
     FIXED = [("id", "ID"), ("kind", "Kind"), ("truth", "Truth")]
 
-    def __init__(self, runner: TaskRunner, fetch_ids: FetchIds, fetch_rows: FetchRows,
+    def __init__(self, runner: TaskRunner, source: TableSource, keep: Callable[[], int | None] = lambda: None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.runner = runner
-        self.fetch_ids = fetch_ids
-        self.fetch_rows = fetch_rows
+        self.source = source
+        self.keep = keep
         self.filter = StimulusFilter()
         self.models: list[str] = []
         self.sort_key = "id"
         self.descending = False
-        self.ids = np.zeros(0, dtype=np.int64)
+        self._reload_queued = False
+        self.count = 0
         self._pages: OrderedDict[int, list[StimulusRow]] = OrderedDict()
         self._pending: set[int] = set()
-        self._epoch = 0       # the latest id query asked for
-        self._ids_epoch = 0   # the id list shown: pages fetched for an older list are dropped
+        self._epoch = 0         # the latest table asked for
+        self._shown_epoch = 0   # the table shown: pages read for an older one are dropped
         self.pages_fetched = 0
         self.rows_fetched = 0
 
     # -- loading -------------------------------------------------------------------------------
     def set_query(self, f: StimulusFilter, models: list[str]) -> None:
-        """Run the filter on a worker; the table empties now and fills when the ids arrive."""
+        """Run the filter on a worker; the table shows the new rows when their count and first page arrive."""
         self.filter = f
         if list(models) != self.models:
-            # the columns change now, not when the ids arrive: a view must never ask for a column that is gone
+            # the columns change now, not when the rows arrive: a view must never ask for a column that is gone
             self.beginResetModel()
             self.models = list(models)
             self._pages.clear()
@@ -67,36 +80,55 @@ class StimulusTableModel(QAbstractTableModel):
         self.reload()
 
     def reload(self) -> None:
+        """Count and read the table again (after a filter, sort or store change), keeping `keep()` in reach.
+        Reloads asked for in one turn of the event loop (a new dataset changes the models and the filter)
+        run once, on the last state."""
         self._epoch += 1
-        epoch = self._epoch
-        f, key, desc = self.filter, self.sort_key, self.descending
-        self.runner.submit("stimulus-ids", lambda: self.fetch_ids(f, key, desc),
-                           lambda ids: self._ids_arrived(epoch, ids))
+        if not self._reload_queued:
+            self._reload_queued = True
+            QTimer.singleShot(0, self._start_reload)
 
-    def _ids_arrived(self, epoch: int, ids: np.ndarray) -> None:
+    def _start_reload(self) -> None:
+        self._reload_queued = False
+        epoch = self._epoch
+        source, f, key, desc, models, kept = (self.source, self.filter, self.sort_key, self.descending,
+                                              list(self.models), self.keep())
+
+        def load() -> tuple[int, dict[int, list[StimulusRow]]]:
+            count = source.stimulus_count(f)
+            pages = {0: source.stimulus_page(f, key, desc, 0, PAGE_SIZE, models)} if count else {}
+            row = source.stimulus_position(f, key, desc, kept) if kept is not None and count else None
+            if row is not None and row // PAGE_SIZE not in pages:
+                pages[row // PAGE_SIZE] = source.stimulus_page(f, key, desc, row // PAGE_SIZE * PAGE_SIZE,
+                                                               PAGE_SIZE, models)
+            return count, pages
+
+        self.runner.submit("stimulus-ids", load, lambda loaded: self._loaded(epoch, *loaded))
+
+    def _loaded(self, epoch: int, count: int, pages: dict[int, list[StimulusRow]]) -> None:
         if epoch != self._epoch:
             return
         self.beginResetModel()
-        self._ids_epoch += 1
-        self.ids = ids
-        self._pages.clear()
+        self._shown_epoch += 1
+        self.count = count
+        self._pages = OrderedDict(pages)
         self._pending.clear()
         self.endResetModel()
-        self.idsLoaded.emit(len(ids))
+        self.idsLoaded.emit(count)
 
     def _request_page(self, page: int) -> None:
         if page in self._pending:
             return
         self._pending.add(page)
-        epoch = self._ids_epoch
-        ids = [int(i) for i in self.ids[page * PAGE_SIZE:(page + 1) * PAGE_SIZE]]
-        models, modality = list(self.models), self.filter.modality
-        self.runner.submit(f"page-{page}", lambda: self.fetch_rows(ids, models, modality),
+        epoch = self._shown_epoch
+        source, f, key, desc, models = self.source, self.filter, self.sort_key, self.descending, list(self.models)
+        self.runner.submit(f"page-{page}", lambda: source.stimulus_page(f, key, desc, page * PAGE_SIZE, PAGE_SIZE,
+                                                                        models),
                            lambda rows: self._page_arrived(epoch, page, rows))
 
     def _page_arrived(self, epoch: int, page: int, rows: list[StimulusRow]) -> None:
         self._pending.discard(page)
-        if epoch != self._ids_epoch:
+        if epoch != self._shown_epoch:
             return
         self._pages[page] = rows
         self.pages_fetched += 1
@@ -104,11 +136,33 @@ class StimulusTableModel(QAbstractTableModel):
         while len(self._pages) > MAX_PAGES:
             self._pages.popitem(last=False)
         first = page * PAGE_SIZE
-        last = min(first + len(rows), len(self.ids)) - 1
+        last = min(first + len(rows), self.count) - 1
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, self.columnCount() - 1))
 
+    def locate(self, stimulus_id: int, found: Callable[[int], None]) -> None:
+        """Find a stimulus's row in the shown table and read its page, on a worker; `found(row)` follows once
+        the model holds that row (never, if the filter leaves the stimulus out)."""
+        epoch = self._shown_epoch
+        source, f, key, desc, models = self.source, self.filter, self.sort_key, self.descending, list(self.models)
+
+        def work() -> tuple[int, list[StimulusRow]] | None:
+            row = source.stimulus_position(f, key, desc, stimulus_id)
+            if row is None:
+                return None
+            return row, source.stimulus_page(f, key, desc, row // PAGE_SIZE * PAGE_SIZE, PAGE_SIZE, models)
+
+        def done(result: tuple[int, list[StimulusRow]] | None) -> None:
+            if result is None or epoch != self._shown_epoch:
+                return
+            row, rows = result
+            self._page_arrived(epoch, row // PAGE_SIZE, rows)
+            found(row)
+
+        self.runner.submit("stimulus-locate", work, done)
+
     def row_record(self, row: int) -> StimulusRow | None:
+        """The row's record if its page is held (and that page is then the last to be dropped), else None."""
         page = self._pages.get(row // PAGE_SIZE)
         if page is None:
             return None
@@ -117,18 +171,25 @@ class StimulusTableModel(QAbstractTableModel):
         return page[offset] if offset < len(page) else None
 
     def stimulus_id(self, row: int) -> int | None:
-        return int(self.ids[row]) if 0 <= row < len(self.ids) else None
+        """The store id of the stimulus on this row, None while its page is still being read."""
+        record = self.row_record(row) if 0 <= row < self.count else None
+        return record.id if record is not None else None
 
     def row_of(self, stimulus_id: int) -> int | None:
-        hits = np.nonzero(self.ids == stimulus_id)[0]
-        return int(hits[0]) if len(hits) else None
+        """The row of a stimulus among the pages held (the shown rows, and `kept` after a reload)."""
+        for page, rows in self._pages.items():
+            for offset, record in enumerate(rows):
+                if record.id == stimulus_id:
+                    return page * PAGE_SIZE + offset
+        return None
 
     def cached_rows(self) -> int:
+        """How many rows the model holds (at most MAX_PAGES pages, whatever the table's size)."""
         return sum(len(p) for p in self._pages.values())
 
     # -- Qt model ------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.ids)
+        return 0 if parent.isValid() else self.count
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.FIXED) + len(self.models) + 2
@@ -216,7 +277,9 @@ class StimulusTableView(QTableView):
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self._awaited_row: int | None = None   # the current row, while its page is being read
         model.modelReset.connect(self._after_reset)
+        model.dataChanged.connect(self._rows_arrived)
         self.selectionModel().currentRowChanged.connect(self._current_changed)
 
     def table_model(self) -> StimulusTableModel:
@@ -225,6 +288,7 @@ class StimulusTableView(QTableView):
         return model
 
     def _after_reset(self) -> None:
+        self._awaited_row = None
         self.setColumnWidth(0, 128)
         self.setColumnWidth(1, 92)
         self.setColumnWidth(2, 68)
@@ -236,13 +300,32 @@ class StimulusTableView(QTableView):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         sid = self.table_model().stimulus_id(current.row())
+        # a row whose page is not read yet (End, Page Down, a dragged scroll bar) is selected when it arrives
+        self._awaited_row = current.row() if sid is None and current.isValid() else None
         if sid is not None:
             self.stimulusSelected.emit(sid)
 
+    def _rows_arrived(self, first: QModelIndex, last: QModelIndex) -> None:
+        row = self._awaited_row
+        if row is not None and first.row() <= row <= last.row() and row == self.currentIndex().row():
+            self._awaited_row = None
+            sid = self.table_model().stimulus_id(row)
+            if sid is not None:
+                self.stimulusSelected.emit(sid)
+
     def select_stimulus(self, stimulus_id: int) -> bool:
+        """Select a stimulus whose row the model holds (see `StimulusTableModel.row_of`); False if it does not."""
         row = self.table_model().row_of(stimulus_id)
         if row is None:
             return False
+        self._select_row(row)
+        return True
+
+    def find_stimulus(self, stimulus_id: int) -> None:
+        """Select a stimulus wherever its row is: now if the model holds it, else once a worker has found it."""
+        if not self.select_stimulus(stimulus_id):
+            self.table_model().locate(stimulus_id, self._select_row)
+
+    def _select_row(self, row: int) -> None:
         self.selectRow(row)
         self.scrollTo(self.table_model().index(row, 0))
-        return True

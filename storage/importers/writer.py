@@ -19,6 +19,7 @@ from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, REFERRING, STIMULUS_FIELDS, FrameViews,
                                       PlanEffect, StimuliWouldChange, plan_effect)
 from storage.importers.plan import ImportPlan
+from storage.natural_order import natural_key_sql
 from storage.story_steps import write_story_steps
 from storage.store import Store
 from storage.validation import check_values
@@ -198,9 +199,10 @@ class _Writer:
             # new ids become stimuli; a field the plan leaves empty was not stated (a results table names
             # its stimuli without describing them), so a new stimulus gets the generic kind
             self.cur.execute(
-                "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta)"
-                " SELECT ?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title, f.text,"
-                f" f.meta FROM {stimuli} f WHERE NOT EXISTS (SELECT 1 FROM stimulus s"
+                "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta,"
+                " sort_key) SELECT ?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title,"
+                f" f.text, f.meta, {natural_key_sql('f.external_id')} FROM {stimuli} f WHERE NOT EXISTS (SELECT 1"
+                " FROM stimulus s"
                 " WHERE s.dataset_id=? AND s.external_id=f.external_id)", [dataset_id, dataset_id])
             self.written["stimuli"] = effect.new_stimuli
         if effect.changes:

@@ -1,100 +1,29 @@
 """A fifth benchmark is one module and one registration: a toy benchmark of riddles, written in a temporary
 package (a module and its `*.dist-info/entry_points.txt` on the path, as pip installs it), is found through
 the `thinslice.benchmarks` entry point with no edit to the app, and its datasets are imported through the
-generic reader, interpreted and scored by its own rules, listed, scored on the dashboard and asked live
-against a local server with its own question. Each step runs in a fresh interpreter with the package on
-its path, as an installed copy would."""
+generic reader, interpreted and scored by its own rules, listed, scored on the dashboard, asked live against
+a local server with its own question and its labels exported. Each step runs in a fresh interpreter with the
+package on its path, as an installed copy would (the window's part: `test_toy_benchmark_gui.py`)."""
 from __future__ import annotations
 
+import csv
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
-
-MODULE = '''
-"""Riddles: a one-word answer, right when it is the riddle's answer."""
-import polars as pl
-
-from app.benchmarks import generic
-from app.benchmarks.profile import BenchmarkProfile, KindProfile
-from app.prompt_template import PromptTemplate
-
-PROMPT = PromptTemplate("riddles.answer", "Riddles", "Answer a riddle in one word.",
-                        "You solve riddles.", "Answer the riddle with one word.")
-
-
-def answer_of(text):
-    return (text or "").strip().strip(".!").lower() or None
-
-
-def score_reply(detail, text):
-    answer = answer_of(text)
-    truth = (detail.ground_truth or "").lower()
-    return answer, (answer == truth if answer and truth else None)
-
-
-def interpret(plan, log):
-    predictions = plan.frame("predictions")
-    if not predictions.height or plan.known_stimuli is None:
-        return
-    truths = dict(plan.known_stimuli.select("external_id", "ground_truth").iter_rows())
-    answers = [answer_of(a if a is not None else r) for a, r in predictions.select("answer", "raw_output").iter_rows()]
-    plan.frames["predictions"] = predictions.with_columns(
-        pl.Series("answer", answers, dtype=pl.String),
-        pl.Series("correct", [a == (truths.get(s) or "").lower() if a else None
-                              for a, s in zip(answers, predictions["stimulus"])], dtype=pl.Boolean))
-
-
-PROFILE = BenchmarkProfile("riddles", "Riddles", interpret, score_reply, generic.dashboard_tables,
-                           kinds=(KindProfile("riddle", "riddle", template=PROMPT),), asks_unknown_kinds=True)
-'''
+from toy_benchmark import make_store, run, write_toy
 
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory) -> Path:
-    """A folder holding the toy benchmark's module and its distribution's entry points."""
-    folder = tmp_path_factory.mktemp("toy_package")
-    (folder / "toy_riddles.py").write_text(textwrap.dedent(MODULE))
-    info = folder / "toy_riddles-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-riddles\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[thinslice.benchmarks]\nriddles = toy_riddles:PROFILE\n")
-    return folder
-
-
-def run(toy: Path, *argv: str, code: str | None = None) -> subprocess.CompletedProcess:
-    """`thinslice ARGV` (or a script) in a fresh interpreter with the toy package on its path."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(toy), str(ROOT), str(TESTS)])}
-    command = [sys.executable, "-c", code] if code is not None else [sys.executable, str(ROOT / "main.py"), *argv]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    return done
+    return write_toy(tmp_path_factory.mktemp("toy_package"))
 
 
 @pytest.fixture(scope="module")
 def store(toy, tmp_path_factory) -> Path:
-    """A store holding the riddles dataset (three riddles) and one model's answers to them."""
-    folder = tmp_path_factory.mktemp("riddles")
-    (folder / "riddles.csv").write_text(
-        "id,text,label\n"
-        "r1,What has keys but cannot open locks?,piano\n"
-        "r2,What gets wetter the more it dries?,towel\n"
-        "r3,What has hands but cannot clap?,clock\n")
-    (folder / "answers.csv").write_text(
-        "id,model,raw\nr1,tiny,Piano.\nr2,tiny,A sponge\nr3,tiny,clock\n")
-    db = folder / "store.duckdb"
-    run(toy, "import", "generic", str(folder / "riddles.csv"), "--db", str(db), "--create", "--dataset", "Riddles",
-        "--map", "stimulus=id", "--map", "text=text", "--map", "label=label", "--set", "benchmark=riddles")
-    run(toy, "import", "generic", str(folder / "answers.csv"), "--db", str(db), "--dataset", "Riddles",
-        "--map", "stimulus=id", "--map", "model=model", "--map", "raw=raw")
-    return db
+    return make_store(toy, tmp_path_factory.mktemp("riddles"))
 
 
 def test_the_toy_profile_is_found_through_its_entry_point_beside_the_built_ins(toy):
@@ -152,3 +81,17 @@ def test_a_riddle_is_asked_live_with_the_toy_s_question_and_scored_by_its_rules(
     assert (answer, correct) == ("towel", True)
     assert messages[0] == {"role": "system", "content": "You solve riddles."}
     assert messages[1]["content"] == "Answer the riddle with one word.\n\nWhat gets wetter the more it dries?"
+
+
+def test_a_riddle_s_labels_are_exported_as_written(toy, store, tmp_path):
+    copy = tmp_path / "labelled.duckdb"
+    copy.write_bytes(store.read_bytes())
+    labels = tmp_path / "labels.csv"
+    labels.write_text("stimulus,annotator,label_set,label,value,note\nr2,ana,difficulty,hard,,a pun\n")
+    run(toy, "annotations", "import", "csv", str(labels), "--db", str(copy), "--dataset", "Riddles")
+    out = tmp_path / "out.csv"
+    run(toy, "export", "csv", str(out), "--db", str(copy), "--dataset", "Riddles")
+    with out.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["stimulus"], r["annotator"], r["label_set"], r["label"], r["note"]) for r in rows] == [
+        ("r2", "ana", "difficulty", "hard", "a pun")]

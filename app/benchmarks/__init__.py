@@ -16,6 +16,7 @@ built-in takes its place.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
@@ -50,9 +51,19 @@ def _load(target: str) -> object:
     return getattr(import_module(module), attribute)
 
 
+@dataclass(frozen=True)
+class Registry:
+    """Every registered benchmark by name, and every kind of stimulus they declare (the first to declare one
+    holds it)."""
+
+    profiles: dict[str, BenchmarkProfile]
+    kinds: dict[str, KindProfile]
+
+
 @cache
-def profiles() -> dict[str, BenchmarkProfile]:
-    """Every registered benchmark by name: the built-ins, then those the installed packages declare."""
+def registry() -> Registry:
+    """The built-ins, then the profiles the installed packages declare, read once per process (a test that
+    puts a package on the path reads them again after `registry.cache_clear()`)."""
     found = {name: _load(target) for name, target in BUILT_INS.items()}
     for point in entry_points(group=GROUP):
         found[point.name] = point.load()
@@ -60,16 +71,16 @@ def profiles() -> dict[str, BenchmarkProfile]:
         if not isinstance(profile, BenchmarkProfile) or profile.name != name:
             raise BenchmarkProfileError(f"the {GROUP} entry point {name!r} is {profile!r}, not the "
                                         f"BenchmarkProfile named {name!r}")
-    return found   # type: ignore[return-value]
-
-
-@cache
-def _kinds() -> dict[str, KindProfile]:
     kinds: dict[str, KindProfile] = {}
-    for profile in profiles().values():
-        for kind in profile.kinds:
+    for profile in found.values():
+        for kind in profile.kinds:   # type: ignore[union-attr]
             kinds.setdefault(kind.name, kind)
-    return kinds
+    return Registry(found, kinds)   # type: ignore[arg-type]
+
+
+def profiles() -> dict[str, BenchmarkProfile]:
+    """Every registered benchmark by name: the built-ins, then those the installed packages declare."""
+    return registry().profiles
 
 
 def profile_for(benchmark: str | None) -> BenchmarkProfile:
@@ -80,13 +91,13 @@ def profile_for(benchmark: str | None) -> BenchmarkProfile:
 
 def kinds() -> tuple[KindProfile, ...]:
     """Every registered kind of stimulus, each once."""
-    return tuple(_kinds().values())
+    return tuple(registry().kinds.values())
 
 
 def kind_profile(kind: str | None, benchmark: str | None = None) -> KindProfile:
     """The profile of a stimulus's kind. A kind no benchmark declares (a generic table's stimuli) is its
     benchmark's first kind when that benchmark asks such kinds as its own, else the undeclared stimulus."""
-    known = _kinds().get(kind or "")
+    known = registry().kinds.get(kind or "")
     if known is not None:
         return known
     profile = profile_for(benchmark)
@@ -102,7 +113,7 @@ def kinds_on(page: Page) -> list[str]:
 
 def kind_label(kind: str) -> str:
     """What the stimulus table says for a kind: its short label (the kind itself when none is registered)."""
-    known = _kinds().get(kind)
+    known = registry().kinds.get(kind)
     return known.short_label if known is not None else kind
 
 

@@ -119,3 +119,14 @@ def test_any_question_table_imports_or_fails_clearly(tmp_path, shared_store, row
     except ImportFailed as exc:
         assert "exploretom.csv" in str(exc)
         assert counts(shared_store) == before
+
+
+def test_a_story_or_question_of_white_space_alone_is_refused_as_python_reads_white_space(tmp_path):
+    """Controls Python takes for spaces (\\x1c..\\x1f) and wide spaces are blank; a zero-width space is not."""
+    rows = [[story, question, "box"] for story, question in [
+        ("\x1c\x1f", "Where is the ball?"), ("Ann walked in.", "\u3000 \u2028"),
+        ("\u200b", "Where is the cup?"), ("Ann walked in.", "Where is the key?")]]
+    path = write_csv(tmp_path / "exploretom.csv", rows, ["infilled_story", "question", "expected_answer"])
+    plan = ExploreToMImporter().plan(path, ImportOptions(skip_bad=True))
+    assert [(p.line, p.field) for p in plan.problems] == [(2, "infilled_story"), (3, "question")]
+    assert plan.frame("stimuli").get_column("external_id").to_list() == ["000003", "000004"]

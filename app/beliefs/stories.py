@@ -139,10 +139,12 @@ def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Rep
         replay = replay_steps(steps)
     except (StoryParseError, TraceError) as exc:
         return exc
-    return [(i, s["action"], _step_json(s["args"]), _step_json(s["kwargs"])) for i, s in enumerate(steps)], replay
+    return [(i, s["action"], _step_json(s["args"]), _step_json(s["kwargs"]) if s["kwargs"] else "{}")
+            for i, s in enumerate(steps)], replay
 
 
-# json.dumps(value, ensure_ascii=False) with its encoder made once, not for each of a release's steps
+# json.dumps(value, ensure_ascii=False) with its encoder made once, not for each of a release's steps (most of
+# whose keyword arguments are none: "{}")
 _step_json = json.JSONEncoder(ensure_ascii=False).encode
 
 

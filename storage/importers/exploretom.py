@@ -103,25 +103,26 @@ class ExploreToMImporter:
                          and c not in ("qprop=nth_order", "qprop=params")]
         plan.mapping.update({"stimulus": id_column or "<row number>", "text": story, "title": "question",
                              "label": "expected_answer"})
-        lines = frame.get_column(LINE).to_list()
-        ids = ([prefix + (v or "").strip() for v in frame.get_column(id_column).to_list()] if id_column
-               else [f"{prefix}{line - 1:06d}" for line in lines])
+        lines = frame.get_column(LINE)
         # Each row's first problem, in the order the checks are made; a row's id counts as used once it is
         # read, even if the row is refused for something else.
         problems: dict[int, tuple[str | None, Any, str]] = {}
-        for index, external in enumerate(ids):
-            if not external.strip(":"):
-                problems[index] = (id_column, "<empty>", "a question id")
-            elif external in seen:
-                problems[index] = (id_column or "row", external, f"a new id (first used at {seen[external]})")
-            else:
-                seen[external] = f"{file.name}:{lines[index]}"
-        for index, found in enumerate(_blank(frame, story)):
-            if found and index not in problems:
-                problems[index] = (story, "<empty>", "a story and a question")
-        for index, found in enumerate(_blank(frame, "question")):
-            if found and index not in problems:
-                problems[index] = ("question", "<empty>", "a story and a question")
+        if id_column:
+            ids = [prefix + (v or "").strip() for v in frame.get_column(id_column).to_list()]
+            for index, external in enumerate(ids):
+                if not external.strip(":"):
+                    problems[index] = (id_column, "<empty>", "a question id")
+                elif external in seen:
+                    problems[index] = (id_column, external, f"a new id (first used at {seen[external]})")
+                else:
+                    seen[external] = f"{file.name}:{lines[index]}"
+            external_ids: pl.Series | pl.Expr = pl.Series("external_id", ids, dtype=pl.String)
+        else:
+            # the row's number: never empty, and unique, the file's name setting apart those of other files
+            external_ids = (pl.lit(prefix) + (pl.col(LINE) - 1).cast(pl.String).str.zfill(6)).alias("external_id")
+        for column in (story, "question"):
+            for index in _blank_rows(frame, column):
+                problems.setdefault(index, (column, "<empty>", "a story and a question"))
         orders = _distinct_values(frame, "qprop=nth_order", _order)
         flags = _distinct_values(frame, belief_column, _flag)
         for column, values, expected in (("qprop=nth_order", orders, "a whole number (-1, 1 or 2)"),
@@ -138,7 +139,7 @@ class ExploreToMImporter:
             log.add(file.name, lines[index], *problems[index])
         if len(problems) == frame.height:
             return
-        kept = frame.with_columns(pl.Series("external_id", ids, dtype=pl.String))
+        kept = frame.with_columns(external_ids)
         if problems:
             kept = kept.filter(~pl.int_range(pl.len()).is_in(sorted(problems)))
         # the tracker's sentences, kept as written for the app to read into a trace: the first column of them
@@ -177,9 +178,15 @@ def _stated(text: pl.Expr) -> pl.Expr:
 _BAD = object()   # a value a column's check refuses
 
 
-def _blank(frame: pl.DataFrame, column: str) -> list[bool]:
-    """Whether each row's value is missing or only spaces (as Python reads spaces)."""
-    return [not (v or "").strip() for v in frame.get_column(column).to_list()]
+# Every character Python's str.strip() takes for white space (polars' own list leaves out a few controls).
+_SPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+          "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def _blank_rows(frame: pl.DataFrame, column: str) -> list[int]:
+    """The rows whose value is missing or only spaces (as Python reads spaces)."""
+    value = pl.col(column)
+    return frame.select((value.is_null() | value.str.strip_chars(_SPACE).eq("")).arg_true()).to_series().to_list()
 
 
 def _distinct_values(frame: pl.DataFrame, column: str | None, read: Any) -> dict[str, Any] | None:

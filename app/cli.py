@@ -5,6 +5,7 @@
     thinslice list [--db PATH] [--dataset NAME] [--kind KIND] [--filter K=V ...]   stimulus ids (for --stimulus)
     thinslice import KIND PATH [--db PATH] [--dataset NAME] [--map F=C ...] [--dry-run] [--skip-bad]
     thinslice import --list
+    thinslice attach PATH [--db PATH] [--dataset NAME] [--map F=C ...]    a Parquet release read in place
     thinslice export FORMAT OUT [--db PATH] [--dataset NAME] [--annotator NAME] [--filter K=V ...] [--skip-unrepresentable]
     thinslice annotations import FORMAT PATH [--db PATH] [--dataset NAME] [--annotator NAME] [--label-set NAME]
                                  [--stimulus ID] [--clip] [--skip-unrepresentable]
@@ -41,8 +42,8 @@ from app.cli_store import (EXIT_MISSING_STORE, ReaderRun, db_argument, hand_to_w
 from storage.errors import StoreLockedError, StoreMissingError, ThinsliceError
 from storage.store import Store, database_error, default_store_path
 
-VERBS = ("info", "list", "import", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup", "check",
-         "recover", "team")
+VERBS = ("info", "list", "import", "attach", "export", "annotations", "metrics", "cues", "ncp", "sample", "backup",
+         "check", "recover", "team")
 def _fail(message: str, code: int = 1) -> int:
     print(f"thinslice: {message}", file=sys.stderr)
     return code
@@ -183,6 +184,9 @@ def dispatch(argv: list[str]) -> int | None:
         if verb == "import":
             from app.cli_import import import_main
             return import_main(rest)
+        if verb == "attach":
+            from app.cli_attach import attach_main
+            return attach_main(rest)
         if verb == "export":
             from app.cli_annotations import export_main
             return export_main(rest)

@@ -56,6 +56,15 @@ def _parse_pairs(pairs: list[str], what: str) -> dict[str, str]:
     return result
 
 
+def parse_map(pairs: list[str]) -> dict[str, str]:
+    """The --map FIELD=COLUMN options as a map, refusing a field the generic importer does not know."""
+    mapping = _parse_pairs(pairs, "map")
+    unknown = sorted(set(mapping) - set(MAP_FIELDS))
+    if unknown:
+        raise ImportFailed(f"unknown field(s) in --map: {', '.join(unknown)}; known: {', '.join(MAP_FIELDS)}")
+    return mapping
+
+
 def _option_value(text: str) -> object:
     try:
         return json.loads(text)
@@ -74,10 +83,7 @@ def import_main(argv: list[str]) -> int:
         _parser().print_usage(sys.stderr)
         print("thinslice import: KIND and PATH are required (or --list)", file=sys.stderr)
         return 2
-    mapping = _parse_pairs(args.map, "map")
-    unknown = sorted(set(mapping) - set(MAP_FIELDS))
-    if unknown:
-        raise ImportFailed(f"unknown field(s) in --map: {', '.join(unknown)}; known: {', '.join(MAP_FIELDS)}")
+    mapping = parse_map(args.map)
     extra = {k: _option_value(v) for k, v in _parse_pairs(args.set, "set").items()}
     options = ImportOptions(dataset_name=args.dataset, mapping=mapping, skip_bad=args.skip_bad,
                             allow_outside_root=args.allow_outside_root, extra=extra,

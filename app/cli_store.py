@@ -34,7 +34,10 @@ def open_cli_store(db: Path | str | None, *, create: bool = False, read_only: bo
         if db is not None and not create:
             raise StoreMissingError(Path(path).expanduser().resolve())
         return Store.open(path)
-    return Store.open(path, read_only=read_only, create=False)
+    store = Store.open(path, read_only=read_only, create=False)
+    for line in store.notes:   # attached files that moved or changed
+        print(line, file=sys.stderr)
+    return store
 
 
 def open_store(db: Path | None, *, with_sample: bool = True, create: bool = False,

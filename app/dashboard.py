@@ -43,6 +43,7 @@ from app.dashboard_tables import CORRECTION_NAMES, ChartSpec, DashboardTable, Ro
 from app.metrics import CORRECTIONS
 from app.ncp import NcpAttempt, dataset_attempts
 from storage import analysis, lookups
+from storage.attached import attachment_problems
 from storage.records import Dataset
 from storage.store import Store
 
@@ -79,6 +80,7 @@ def load_frames(store: Store, dataset_id: int, imported: ImportedFrames | None =
     dataset = imported.dataset
     frames = AnalysisFrames(dataset, imported.ratings, store, aggregates=imported.aggregates,
                             has_ncp_tasks=imported.has_ncp_tasks, _imported=imported)
+    frames.notes += attachment_problems(cur, dataset_id)   # its Parquet files moved or changed since attached
     if Frames.SPEECH in profile_for(dataset.benchmark).frames:
         frames.asr = analysis.asr_frame(cur, dataset_id)
         frames.conversation = analysis.conversation_frame(cur, dataset_id)

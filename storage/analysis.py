@@ -99,7 +99,7 @@ def predictions_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int, with_meta
     return cur.sql(
         "SELECT p.id AS prediction_id, p.stimulus_id, s.external_id, m.name AS model, r.modality,"
         " r.prompt_setting, r.vision_mode, r.context, p.answer, p.correct, s.ground_truth, r.is_live" + extra +
-        " FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
+        " FROM prediction_all p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
         f" JOIN stimulus s ON s.id = p.stimulus_id{flattened} WHERE {where}",
         params=([dataset_id] if select else []) + params).pl()
 
@@ -117,7 +117,7 @@ def prediction_answer_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, tr
     return _counts_frame(cur, (
         "WITH t AS (SELECT id, list_position(?, ground_truth)::UTINYINT AS truth FROM stimulus"
         "           WHERE dataset_id = ? AND list_contains(?, ground_truth)),"
-        " c AS (SELECT p.run_id, t.truth, p.answer, count(*) AS n FROM prediction p JOIN t ON t.id = p.stimulus_id"
+        " c AS (SELECT p.run_id, t.truth, p.answer, count(*) AS n FROM prediction_all p JOIN t ON t.id = p.stimulus_id"
         "       GROUP BY ALL)"
         " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality,"
         " (?::VARCHAR[])[c.truth] AS ground_truth, c.answer, c.n FROM c JOIN run r ON r.id = c.run_id"
@@ -132,7 +132,7 @@ def prediction_correct_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, l
     only in another condition give rows with the same model, modality and correct, which a reader per model and
     modality sums."""
     return _counts_frame(cur, (
-        "WITH c AS (SELECT run_id, correct, count(*) AS n FROM prediction"
+        "WITH c AS (SELECT run_id, correct, count(*) AS n FROM prediction_outcome"
         "           WHERE run_id IN (SELECT id FROM run WHERE dataset_id = ?) GROUP BY ALL)"
         " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.correct, c.n"
         " FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id"), [dataset_id, live_suffix],
@@ -154,7 +154,7 @@ def predicted_stimulus_ids(cur: duckdb.DuckDBPyConnection, dataset_id: int, mode
     """Sorted ids of the dataset's stimuli that `model` (a live run's model name followed by `live_suffix`)
     answered in `modality`; with `ground_truths`, only stimuli whose ground truth is one of them; with
     `scored_only`, only answers that are scored (correct or not)."""
-    sql = ("SELECT DISTINCT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id"
+    sql = ("SELECT DISTINCT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id"
            " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id"
            " WHERE r.dataset_id = ? AND (CASE WHEN r.is_live THEN m.name || ? ELSE m.name END) = ?"
            " AND r.modality IS NOT DISTINCT FROM ?" + (" AND p.correct IS NOT NULL" if scored_only else ""))

@@ -123,7 +123,7 @@ def outcomes_frame(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> pl.DataFr
         " WHERE s.dataset_id = ? AND h.correct IS NOT NULL GROUP BY ALL"
         " UNION ALL "
         "SELECT p.stimulus_id, m.name AS who, r.modality AS condition, count(*) AS n,"
-        " sum(CAST(p.correct AS INTEGER)) AS n_correct FROM prediction p JOIN run r ON r.id = p.run_id"
+        " sum(CAST(p.correct AS INTEGER)) AS n_correct FROM prediction_all p JOIN run r ON r.id = p.run_id"
         " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id"
         " WHERE s.dataset_id = ? AND p.correct IS NOT NULL GROUP BY ALL ORDER BY 1, 2, 3",
         params=[dataset_id, dataset_id]).pl()

@@ -79,7 +79,7 @@ def _filter_sql(f: StimulusFilter) -> tuple[str, list[Any]]:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
         where.append(
-            "s.id IN (SELECT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m"
+            "s.id IN (SELECT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id JOIN model m"
             f" ON m.id = r.model_id WHERE m.name = ?{modality_sql} GROUP BY p.stimulus_id"
             f" HAVING avg(CAST(p.correct AS INTEGER)) {'>= 0.5' if outcome == 'correct' else '< 0.5'})")
         params += [model] + ([f.modality] if f.modality else [])
@@ -87,12 +87,12 @@ def _filter_sql(f: StimulusFilter) -> tuple[str, list[Any]]:
         models = list(f.compared_models)
         model_sql = " AND list_contains(?, m.name)" if models else ""
         where.append(
-            "s.id IN (SELECT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m"
+            "s.id IN (SELECT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id JOIN model m"
             f" ON m.id = r.model_id WHERE p.answer IS NOT NULL{modality_sql}{model_sql}"
             " GROUP BY p.stimulus_id HAVING count(DISTINCT lower(trim(p.answer))) > 1)")
         params += ([f.modality] if f.modality else []) + ([models] if models else [])
     elif f.modality:
-        where.append("s.id IN (SELECT p.stimulus_id FROM prediction p JOIN run r ON r.id = p.run_id"
+        where.append("s.id IN (SELECT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id"
                      " WHERE r.modality = ?)")
         params.append(f.modality)
     return " AND ".join(where), params
@@ -184,7 +184,7 @@ def stimulus_rows(cur: duckdb.DuckDBPyConnection, ids: list[int], models: list[s
         " WHERE list_contains(?, s.id)", [ids]).fetchall()
     modality_sql = " AND r.modality = ?" if modality else ""
     outcome_rows = cur.execute(
-        "SELECT p.stimulus_id, m.name, avg(CAST(p.correct AS INTEGER)), count(*) FROM prediction p"
+        "SELECT p.stimulus_id, m.name, avg(CAST(p.correct AS INTEGER)), count(*) FROM prediction_all p"
         " JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
         f" WHERE list_contains(?, p.stimulus_id){modality_sql} GROUP BY ALL",
         [ids] + ([modality] if modality else [])).fetchall()
@@ -266,7 +266,7 @@ def stimulus_detail(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> Stimulu
     predictions = []
     for row in cur.execute(
             "SELECT p.id, m.name, r.modality, r.prompt_setting, r.vision_mode, r.context, p.answer, p.raw_output,"
-            " p.correct, p.latency_s, r.is_live FROM prediction p JOIN run r ON r.id = p.run_id"
+            " p.correct, p.latency_s, r.is_live FROM prediction_all p JOIN run r ON r.id = p.run_id"
             " JOIN model m ON m.id = r.model_id WHERE p.stimulus_id = ?"
             " ORDER BY m.name, r.modality, r.prompt_setting, r.vision_mode, r.context", [stimulus_id]).fetchall():
         pid = row[0]
@@ -317,7 +317,7 @@ SUMMARY_TABLES = {
     "segments": "SELECT count(*) FROM segment g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
     "models": "SELECT count(DISTINCT model_id) FROM run WHERE dataset_id = ?",
     "runs": "SELECT count(*) FROM run WHERE dataset_id = ?",
-    "predictions": "SELECT count(*) FROM prediction p JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
+    "predictions": "SELECT count(*) FROM prediction_outcome p JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
     "judgments": "SELECT count(*) FROM judgment j JOIN prediction p ON p.id = j.prediction_id"
                  " JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
     "human_ratings": "SELECT count(*) FROM human_rating h JOIN stimulus s ON s.id = h.stimulus_id"

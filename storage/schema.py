@@ -338,7 +338,33 @@ ALTER TABLE stimulus ADD COLUMN sort_key VARCHAR;
 UPDATE stimulus SET sort_key = {natural_key_sql('external_id')};
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11]
+# Version 12: a results release kept as Parquet can be read in place (storage/attached.py): `attachment` holds an
+# attached dataset's column map and how each mapped column is read, `attached_file` each of its files with the size
+# and modification time it had when attached. Every read of predictions goes through `prediction_all` (the stored
+# predictions and the attached files' rows) or `prediction_outcome` (their runs, answers and correctness alone),
+# which the store makes again each time it is opened for writing.
+V12 = """
+CREATE TABLE attachment (
+    dataset_id BIGINT PRIMARY KEY,
+    mapping JSON NOT NULL,               -- map field -> the files' column
+    columns JSON NOT NULL,               -- column -> {type, padded}
+    attached_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE attached_file (
+    dataset_id BIGINT NOT NULL,
+    ord INTEGER NOT NULL,
+    path VARCHAR NOT NULL,               -- absolute
+    size_bytes BIGINT NOT NULL,
+    mtime_ns BIGINT NOT NULL,
+    rows BIGINT NOT NULL,
+    PRIMARY KEY (dataset_id, ord)
+);
+CREATE VIEW prediction_all AS SELECT id, run_id, stimulus_id, raw_output, answer, correct, latency_s, meta, prompt,
+    tokens_in, tokens_out FROM prediction;
+CREATE VIEW prediction_outcome AS SELECT run_id, answer, correct, latency_s FROM prediction;
+"""
+
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12]
 LATEST_VERSION = len(MIGRATIONS)
 
 

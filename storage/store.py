@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from storage.attached import open_attached
 from storage.errors import (StoreDiskFull, StoreEditsMissing, StoreLockedError, StoreMissingError, StoreOpenError,
                             StoreReadFailed, StoreTooNewError, StoreWalDamaged, ThinsliceError)
 from storage.journal import TRIM_BYTES, EditJournal, gap, journal_path, read_records, sequence_value
@@ -103,6 +104,8 @@ class Store:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
+        # what opening found to say (attached Parquet files moved or changed), one line each
+        self.notes: list[str] = []
 
     @classmethod
     def open(cls, path: Path | str, *, migrate_to: int | None = LATEST_VERSION, read_only: bool = False,
@@ -131,7 +134,9 @@ class Store:
                 con = _connect(path, False)
             migrate(con, migrate_to)
         read_only = read_only and found >= (migrate_to or 0)
-        return cls(path, con, read_only=read_only, journal=_journal_for(path, con, read_only) if journal else None)
+        store = cls(path, con, read_only=read_only, journal=_journal_for(path, con, read_only) if journal else None)
+        store.notes = open_attached(con, writable=not read_only)
+        return store
 
     @property
     def version(self) -> int:

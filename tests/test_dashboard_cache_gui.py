@@ -15,6 +15,7 @@ def _models(win) -> list[str]:
 def test_the_dashboard_is_redrawn_only_after_a_change(main_window, qtbot):
     win = main_window
     dataset_id = win.session.dataset_id
+    win.show_dock(win.metrics_dock)   # the dashboard is computed while it is in view
     qtbot.waitUntil(lambda: win.dashboard.dashboard is not None and "friendbench.accuracy" in win.dashboard.panels,
                     timeout=20000)
     shown, panel = win.dashboard.dashboard, win.dashboard.panel("friendbench.accuracy")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from storage.exporters.common import (ATTACHED, ExportContext, Loss, Row, build_tiers, by_stimulus, fields_lost,
                                       files_to_read, per_stimulus_targets, write_text)
-from storage.exporters.report import Reading
+from storage.exporters.report import Reading, merged
 from storage.exporters.sniff import head, score
 from storage.exporters.textgrid_reader import decode, read_textgrid
 
@@ -99,12 +99,7 @@ class TextGridExporter:
         return Path(out_path)
 
     def read(self, path: Path) -> Reading:
-        reading = Reading([])
-        for file in files_to_read(path, self.extension):
-            found = read_textgrid(file)
-            reading.rows += found.rows
-            reading.report.merge(found.report)
-        return reading
+        return merged([read_textgrid(file) for file in files_to_read(path, self.extension)])
 
     def detect(self, path: Path) -> float:
         """Praat's header, in any of its encodings: a text file's `File type = "ooTextFile"` (or the

@@ -217,3 +217,18 @@ class Reading:
     @rows.setter
     def rows(self, rows: list[dict[str, Any]]) -> None:
         self._rows, self.labels = rows, None
+
+
+def merged(readings: list[Reading]) -> Reading:
+    """The readings of several files (each with its labels as a table) as one: their tables one after the
+    other, reports merged, vocabularies and media files in file order."""
+    import polars as pl
+
+    labels = pl.concat([found.labels for found in readings], how="vertical_relaxed") if readings else None
+    reading = Reading(labels=labels) if labels is not None else Reading([])
+    for found in readings:
+        reading.report.merge(found.report)
+        reading.media += found.media
+        for name, entries in found.vocabularies.items():
+            reading.vocabularies.setdefault(name, []).extend(entries)
+    return reading

@@ -18,16 +18,20 @@ Praat's number forms, so this reader is our own; the tests check it against praa
 """
 from __future__ import annotations
 
+import json
 import math
+from itertools import chain, repeat
 import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
+
 from storage.errors import ImportFailed, RowProblem
 from storage.files import read_regular_bytes
-from storage.exporters.common import ATTACHED, TierRows
-from storage.exporters.report import Origin, Reading, bad_item
+from storage.exporters.common import ATTACHED, ROW_FIELDS, TierRows
+from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, bad_item
 
 _BINARY_MAGIC = b"ooBinaryFile"
 # What Praat skips (white space, and words no value can start with: `xmin`, `=`, `item [1]:`) is consumed
@@ -51,11 +55,19 @@ class _Refused(Exception):
         self.line, self.found, self.expected = line, found, expected
 
 
+# A tier's items as columns: start, end (= start for a point), text, and the line of the text (None in binary)
+_ITEMS = {"start": pl.Float64, "end": pl.Float64, "text": pl.String, "line": pl.Int64}
+
+
 @dataclass
 class _Tier:
     kind: str                        # IntervalTier or TextTier
     name: str
-    items: list[tuple[float, float, str, int | None]]  # start, end (= start for a point), text, line
+    items: pl.DataFrame              # `_ITEMS`, one row per interval or point
+
+
+def _items(rows: list[tuple[float, float, str, int | None]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=_ITEMS, orient="row")
 
 
 def decode(raw: bytes) -> str:
@@ -120,33 +132,59 @@ def praat_number(word: str) -> float:
 
 
 class _TextStream:
-    """Praat's reading of a text file: the next number, string or <flag>, skipping what cannot be one."""
+    """Praat's reading of a text file: the next number, string or <flag>, skipping what cannot be one. Each value
+    is looked for from `offset` when it is wanted, so that a tier's plain items can be taken as a block of
+    lines (`_plain_items`) and the reading go on after them."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        # (string text, or None for a word; the word or, for a string, whether it was closed; offset)
-        self.tokens = [(m["text"], m["word"] if m["text"] is None else bool(m["close"]), m.start("value"))
-                       for m in _TOKEN.finditer(text) if m["comment"] is None]
-        self.position = 0
+        self.offset = 0   # where the next value is looked for
+        self._last = 0    # where the last value read starts
         self._newline = "\n" if "\n" in text else "\r"
         self._line, self._counted_to = 1, 0
+        self._lines: list[str] | None = None
 
     def line(self, offset: int | None = None) -> int:
         """The line of `offset` (of the last value read when None); counted on from the last call."""
         if offset is None:
-            offset = self.tokens[self.position - 1][2] if self.position else 0
+            offset = self._last
         if offset < self._counted_to:
             return self.text.count(self._newline, 0, offset) + 1
         self._line += self.text.count(self._newline, self._counted_to, offset)
         self._counted_to = offset
         return self._line
 
+    def lines(self) -> list[str] | None:
+        """The file's lines, when they end in a line feed (else None)."""
+        if self._lines is None and self._newline == "\n":
+            self._lines = self.text.split("\n")
+        return self._lines
+
+    def _peek(self) -> re.Match[str] | None:
+        """The next value (comments passed over), not yet taken."""
+        while True:
+            found = _TOKEN.search(self.text, self.offset)
+            if found is None or found["comment"] is None:
+                return found
+            self.offset = found.end()
+
+    def at_end(self) -> bool:
+        return self._peek() is None
+
+    def mark(self) -> tuple[int, int]:
+        """Where the reading is, for `restore` to go back to."""
+        return self.offset, self._last
+
+    def restore(self, mark: tuple[int, int]) -> None:
+        self.offset, self._last = mark
+
     def _next(self, wanted: str) -> tuple[str | None, str | bool, int]:
-        if self.position >= len(self.tokens):
+        found = self._peek()
+        if found is None:
             raise _Refused(self.line(len(self.text)), "the end of the file", wanted)
-        token = self.tokens[self.position]
-        self.position += 1
-        return token
+        self.offset, self._last = found.end(), found.start("value")
+        text = found["text"]
+        return text, found["word"] if text is None else bool(found["close"]), self._last
 
     def number(self) -> float:
         while True:
@@ -196,7 +234,7 @@ def _read_chronological(stream: _TextStream) -> tuple[list[_Tier], float, float]
         if kind not in ("IntervalTier", "TextTier"):
             raise _Refused(stream.line(), f"a tier of class {kind!r}", "IntervalTier or TextTier")
         tiers.append(_Tier(kind, name, []))
-    while stream.position < len(stream.tokens):
+    while not stream.at_end():
         number = stream.integer()
         if not 1 <= number <= len(tiers):
             raise _Refused(stream.line(), f"tier number {number}", f"a tier number from 1 to {len(tiers)}")
@@ -205,7 +243,7 @@ def _read_chronological(stream: _TextStream) -> tuple[list[_Tier], float, float]
         end = stream.number() if tier.kind == "IntervalTier" else start
         line = stream.line()
         tier.items.append((start, end, stream.string(), line))
-    return tiers, xmin, xmax
+    return [_Tier(tier.kind, tier.name, _items(tier.items)) for tier in tiers], xmin, xmax
 
 
 def _read_text(text: str) -> tuple[list[_Tier], float, float]:
@@ -228,37 +266,84 @@ def _read_text(text: str) -> tuple[list[_Tier], float, float]:
         if kind not in ("IntervalTier", "TextTier"):
             raise _Refused(stream.line(), f"a tier of class {kind!r}", "IntervalTier or TextTier")
         items = _plain_items(stream, count, kind == "IntervalTier")
+        if items is None:
+            items = _token_items(stream, count, kind == "IntervalTier")
         if items is None:  # something unusual among them: read them one value at a time, to say where
-            items = []
+            rows = []
             for _ in range(count):
                 start = stream.number()
                 end = stream.number() if kind == "IntervalTier" else start
                 line = stream.line()
-                items.append((start, end, stream.string(), line))
+                rows.append((start, end, stream.string(), line))
+            items = _items(rows)
         tiers.append(_Tier(kind, name, items))
     return tiers, xmin, xmax
 
 
-def _plain_items(stream: _TextStream, count: int, intervals: bool) -> list[tuple[float, float, str, int]] | None:
-    """A tier's items when they are plain (numbers, then a closed string, as Praat writes them), taken from
-    the token list in one pass; None, with nothing consumed, when any is not."""
-    width = 3 if intervals else 2
-    tokens = stream.tokens[stream.position:stream.position + width * count]
-    if len(tokens) < width * count:
+# A tier's item as Praat writes it in the long text form, from the end of the line before it: a line naming the
+# item, then one value a line (`key = value`: Praat passes over the key and '='), the last a string closed on
+# its line (each quote inside it doubled). Each number is in the form Python's `float` and Praat's `getReal`
+# read alike. An item holds as many line ends as it has lines.
+_NUMBER_LINE = r"[ \t\r]*\n[ \t]*{key} = ([-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
+_STRING_LINE = r'[ \t\r]*\n[ \t]*{key} = "((?:[^"\n]|"")*)"(?=[ \t\r]*(?:\n|\Z))'
+_PLAIN_ITEM = {
+    True: (re.compile(r"[ \t\r]*\n[ \t]*intervals \[[0-9]+\]:" + _NUMBER_LINE.format(key="xmin")
+                      + _NUMBER_LINE.format(key="xmax") + _STRING_LINE.format(key="text")), 4),
+    False: (re.compile(r"[ \t\r]*\n[ \t]*points \[[0-9]+\]:" + _NUMBER_LINE.format(key="number")
+                       + _STRING_LINE.format(key="mark")), 3)}
+
+
+def _plain_items(stream: _TextStream, count: int, intervals: bool) -> pl.DataFrame | None:
+    """A tier's items when every one is written on its own lines as Praat writes them (`_PLAIN_ITEM`), right
+    after the line of the count, read as columns at once; None, with nothing consumed, when any is not."""
+    text = stream.text
+    if stream.lines() is None or count == 0:
         return None
-    items = []
+    pattern, width = _PLAIN_ITEM[intervals]
+    end_of_count = text.find("\n", stream.offset)
+    if end_of_count < 0 or text[stream.offset:end_of_count].strip():
+        return None
+    first = stream.line(stream.offset)   # the count's line; the items' lines follow it (0-based index `first`)
+    block = stream.lines()[first:first + width * count]
+    if len(block) < width * count:
+        return None
+    end = end_of_count + sum(map(len, block)) + len(block)   # the end of the block's last line
+    # The block holds `width * count` line ends and each item as many: `count` items found in it are all of it.
+    found = pattern.findall(text, end_of_count, end)
+    if len(found) != count:
+        return None
+    values = list(zip(*found))
+    if max(map(len, values[0] + values[-2])) > _LONGEST_WORD:
+        return None   # Praat refuses so long a number: read one value at a time, to say where
+    starts = pl.Series(values[0], dtype=pl.String).cast(pl.Float64)
+    items = pl.DataFrame({"start": starts, "end": pl.Series(values[1], dtype=pl.String).cast(pl.Float64)
+                          if intervals else starts, "text": pl.Series(values[-1], dtype=pl.String),
+                          "line": pl.int_range(first + width, first + width * (count + 1), width, dtype=pl.Int64,
+                                               eager=True)})
+    if '""' in text:
+        items = items.with_columns(pl.col("text").str.replace_all('""', '"', literal=True))
+    stream.offset = end
+    return items
+
+
+def _token_items(stream: _TextStream, count: int, intervals: bool) -> pl.DataFrame | None:
+    """A tier's items when they are plain values (numbers, then a closed string) however they are laid out
+    (Praat's short form, comments between them), each with the line of its string; None, with nothing
+    consumed, when any is not."""
+    mark = stream.mark()
+    rows = []
     try:
-        for i in range(0, len(tokens), width):
-            first, *middle, (text, closed, offset) = tokens[i:i + width]
-            if first[0] is not None or text is None or not closed or (middle and middle[0][0] is not None):
-                return None
-            start = praat_number(first[1])
-            end = praat_number(middle[0][1]) if middle else start
-            items.append((start, end, text.replace('""', '"'), offset))
-    except ValueError:
+        for _ in range(count):
+            start_word, end_word, (text, closed, at) = (stream._next(""), stream._next("") if intervals else None,
+                                                        stream._next(""))
+            if start_word[0] is not None or text is None or not closed or (end_word and end_word[0] is not None):
+                raise ValueError
+            start = praat_number(start_word[1])
+            rows.append((start, praat_number(end_word[1]) if end_word else start, text.replace('""', '"'), at))
+    except (ValueError, _Refused):
+        stream.restore(mark)
         return None
-    stream.position += len(tokens)
-    return [(start, end, text, stream.line(offset)) for start, end, text, offset in items]
+    return _items([(start, end, text, stream.line(at)) for start, end, text, at in rows])
 
 
 def _read_binary(raw: bytes) -> tuple[list[_Tier], float, float]:
@@ -307,13 +392,13 @@ def _read_binary(raw: bytes) -> tuple[list[_Tier], float, float]:
             else:
                 raise _Refused(None, f"a tier of class {kind!r}", "IntervalTier or TextTier")
             items.append((start, end, string(), None))
-        tiers.append(_Tier("IntervalTier" if kind == "IntervalTier" else "TextTier", name, items))
+        tiers.append(_Tier("IntervalTier" if kind == "IntervalTier" else "TextTier", name, _items(items)))
     return tiers, xmin, xmax
 
 
 def read_textgrid(path: Path) -> Reading:
-    """The labels of one TextGrid (any form Praat writes), each with its tier and item; the file names
-    no stimulus, so `stimulus` is None (the importer places the file by its name)."""
+    """The labels of one TextGrid (any form Praat writes) as a table (`Reading.labels`), each with its tier,
+    item and line; the file names no stimulus, so `stimulus` is None (the importer places the file by its name)."""
     path = Path(path)
     raw = read_regular_bytes(path)
     try:
@@ -322,41 +407,80 @@ def read_textgrid(path: Path) -> Reading:
         raise ImportFailed(RowProblem(path.name, exc.line, None, exc.found, exc.expected)) from None
     except (UnicodeDecodeError, struct.error) as exc:
         raise ImportFailed(RowProblem(path.name, None, None, f"<{exc}>", "a Praat TextGrid")) from None
-    reading = Reading([])
     name = path.name
     names = {tier.name for tier in tiers}
     attached = {tier.name: (kind, tier.name[:-len(suffix)]) for tier in tiers for kind, suffix in ATTACHED.items()
                 if tier.name.endswith(suffix) and tier.name[:-len(suffix)] in names}
-    row_at: dict[tuple[str, float, float], dict] = {}   # a label by its tier and its times as the file gives them
-    read_rows = reading.rows
-    for tier in tiers:
-        make = TierRows(None, tier.name).row
-        before = len(read_rows)
-        intervals = tier.kind == "IntervalTier"
-        skipped = tier.name in attached
-        for number, (start, end, text, line) in enumerate(tier.items, start=1):
-            if not (math.isfinite(start) and math.isfinite(end)):
-                raise bad_item(Origin(name, tier.name, number, line), f"times {start!r}..{end!r}",
-                               "finite times in seconds")
-            if (intervals and text == "") or skipped:
-                continue
-            row = make(start, end, text, Origin(name, tier.name, number, line))
-            read_rows.append(row)
-            if attached:  # only a tier of notes or values looks a label up by its times
-                row_at[(tier.name, start, end)] = row
-        found = len(read_rows) - before
-        if tier.name not in attached:
+    heights = [tier.items.height for tier in tiers]
+    items = pl.concat([tier.items for tier in tiers] or [pl.DataFrame(schema=_ITEMS)]).with_columns(
+        tier=pl.Series(list(chain.from_iterable(map(repeat, range(len(tiers)), heights))), dtype=pl.Int64),
+        item=pl.Series(list(chain.from_iterable(range(1, height + 1) for height in heights)), dtype=pl.Int64))
+    # the first time that is not finite, in the file's order, refuses the file
+    for start, end, _, line, tier, item in items.filter(
+            ~(pl.col("start").is_finite() & pl.col("end").is_finite())).head(1).iter_rows():
+        raise bad_item(Origin(name, tiers[tier].name, item, line), f"times {start!r}..{end!r}",
+                       "finite times in seconds")
+    # a label is an item of a tier that is not a tier of notes or values, and not an empty interval (a gap)
+    kept = [tier.name not in attached for tier in tiers]
+    gaps_too = [tier.kind == "IntervalTier" for tier in tiers]
+    labels = items.filter(_by_tier(kept, pl.Boolean) & ~(_by_tier(gaps_too, pl.Boolean) & (pl.col("text") == "")))
+    reading = Reading(labels=_label_frame(labels, [TierRows(None, tier.name) for tier in tiers], name,
+                                          [tier.name for tier in tiers]))
+    counts = dict(labels.group_by("tier").len().iter_rows())
+    for index, tier in enumerate(tiers):
+        if kept[index]:
+            found = counts.get(index, 0)
             reading.report.count_read(name, tier.name, found)
-            reading.report.tally(name, tier.name).gaps += len(tier.items) - found
+            reading.report.tally(name, tier.name).gaps += tier.items.height - found
+    if attached:
+        _attach(reading, labels, tiers, attached, name)
+    return reading
+
+
+def _by_tier(values: list, dtype: pl.DataType) -> pl.Expr:
+    """Each item's tier's entry in `values` (one per tier, in the file's order)."""
+    return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col("tier"))
+
+
+def _label_frame(labels: pl.DataFrame, made: list[TierRows], file: str, names: list[str]) -> pl.DataFrame:
+    """The labels (items of `_ITEMS` with their tier's index and item number) as a reading's table: each tier's
+    annotator, label set, medium and `meta` as `TierRows` makes them; a whole tier's labels without times."""
+    whole = _by_tier([tier.whole for tier in made], pl.Boolean)
+    constant = {"annotator": [tier.annotator for tier in made], "label_set": [tier.label_set for tier in made],
+                "media_role": [tier.media_role for tier in made],
+                "meta": [json.dumps(tier.meta) if tier.meta else None for tier in made]}
+    fields = {"stimulus": pl.lit(None, pl.String), **{k: _by_tier(v, pl.String) for k, v in constant.items()},
+              "label": pl.col("text"), "start_s": pl.when(~whole).then(pl.col("start")),
+              "end_s": pl.when(~whole).then(pl.col("end")), "value": pl.lit(None, pl.String),
+              "note": pl.lit(None, pl.String)}
+    return labels.select(*(fields[name].alias(name) for name in ROW_FIELDS),
+                         pl.lit(file, pl.String).alias(ORIGIN_COLUMNS["file"]),
+                         _by_tier(names, pl.String).alias(ORIGIN_COLUMNS["tier"]),
+                         pl.col("item").alias(ORIGIN_COLUMNS["item"]), pl.col("line").alias(ORIGIN_COLUMNS["line"]))
+
+
+def _attach(reading: Reading, labels: pl.DataFrame, tiers: list[_Tier], attached: dict[str, tuple[str, str]],
+            file: str) -> None:
+    """Give each label (`labels`: the items the reading's rows were made of, in their order) the note (value) a
+    tier `<tier> :note` (`:value`) holds at its times; one at times where its tier has no label is left out,
+    and said so. (A rare tier: looked at item by item.)"""
+    frame = reading.labels.with_row_index("_at")
+    at: dict[tuple[str, float, float], int] = {}   # a label by its tier and its times as the file gives them
+    for index, (tier, start, end) in enumerate(labels.select("tier", "start", "end").iter_rows()):
+        at[(tiers[tier].name, start, end)] = index
+    given: dict[str, dict[int, str]] = {kind: {} for kind in ATTACHED}
     for tier in tiers:
         if tier.name not in attached:
             continue
         kind, labels = attached[tier.name]
-        for number, (start, end, text, line) in enumerate(tier.items, start=1):
-            row = row_at.get((labels, start, end)) if text != "" else None
-            if row is not None:
-                row[kind] = text
+        for number, (start, end, text, line) in enumerate(tier.items.iter_rows(), start=1):
+            index = at.get((labels, start, end)) if text != "" else None
+            if index is not None:
+                given[kind][index] = text
             elif text != "":
-                reading.report.leave_out(Origin(name, tier.name, number, line),
+                reading.report.leave_out(Origin(file, tier.name, number, line),
                                          f"a {kind} at times where the tier '{labels}' has no label", repr(text))
-    return reading
+    reading.labels = frame.with_columns(
+        **{kind: pl.col("_at").replace_strict(pl.Series(list(texts), dtype=pl.UInt32),
+                                              pl.Series(list(texts.values()), dtype=pl.String), default=None)
+           for kind, texts in given.items() if texts}).drop("_at")

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # what the first paint does not need
 DEFERRED = ("parselmouth", "app.cues.acoustics", "app.cues.tracks", "app.cues.measures", "app.cues.workers",
             "concurrent.futures.process", "storage.importers.label_sets", "polars", "app.dashboard", "app.metrics",
-            "app.benchmarks")
+            # the benchmarks' rules (their registry and profile types are light and load with the window)
+            "app.benchmarks.friendbench", "app.benchmarks.echomind", "app.benchmarks.agentviss",
+            "app.benchmarks.ncp", "app.benchmarks.generic")
 
 FIRST_PAINT = r"""
 import json, sys

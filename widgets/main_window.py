@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QFrame, QLabel, QMainWind
                                QSizePolicy, QTabBar, QToolBar, QVBoxLayout, QWidget)
 
 from app import keymap as keys
-from app.benchmarks import kinds_on
 from app.benchmarks.profile import Page
 from app.changes import Change, ChangeChannel, Topic
 from app.dashboard_cache import DashboardFrames
@@ -112,7 +111,7 @@ class MainWindow(QMainWindow):
         self.table = StimulusTableView(self.table_model)
         self.stimulus_view = StimulusView()
         self.scene_view = SceneView()
-        self.stimulus_view.register_page(kinds_on(Page.SCENE), self.scene_view)
+        self.stimulus_view.register_page(Page.SCENE, self.scene_view)
         self.annotations = AnnotationStore(store)
         # the one way annotations and label sets are written; it publishes what it wrote on `changes`
         self.annotation_model = AnnotationModel(self.annotations, self.changes)
@@ -120,9 +119,9 @@ class MainWindow(QMainWindow):
         self.scene_annotations = SceneAnnotationsPanel(AnnotationModel(self.annotations, self.changes), self.runner)
         self.scene_view.attach_annotations(self.scene_annotations)
         self.media_page = MediaStimulusPage(self.annotation_model, settings=self.settings_store)
-        self.stimulus_view.register_page(kinds_on(Page.MEDIA), self.media_page, needs_height=True)
+        self.stimulus_view.register_page(Page.MEDIA, self.media_page, needs_height=True)
         self.ncp_page = NcpTaskPage(_detail_traces)
-        self.stimulus_view.register_page(kinds_on(Page.TRACES), self.ncp_page)
+        self.stimulus_view.register_page(Page.TRACES, self.ncp_page)
         self.predictions = PredictionsPanel()
         self.status_message = QLabel()
         self.store_label = QLabel(f"store: {store.path.name}")

@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QLabel, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget, QHeaderView, QSplitter
 
 from app.benchmarks import kind_profile
+from app.benchmarks.profile import Page
 from storage.records import StimulusDetail
 from widgets.frame_table import Column, FrameTableView, as_written
 from widgets.mcq_view import McqView
@@ -77,7 +78,7 @@ class StimulusView(QWidget):
         self.pages = QStackedWidget()
         self.generic = GenericStimulusPage()
         self.pages.addWidget(self.generic)
-        self._kind_pages: dict[str, QWidget] = {}
+        self._pages: dict[Page, QWidget] = {}
         self._needs_height: set[QWidget] = set()  # pages that open with the metadata folded away
         # a multiple-choice question sits above its audio, whole: it wraps and scrolls, never cut off
         self.mcq = McqView()
@@ -99,14 +100,14 @@ class StimulusView(QWidget):
         self.detail: StimulusDetail | None = None
         self.set_detail(None)
 
-    def register_page(self, kinds: list[str], page: QWidget, *, needs_height: bool = False) -> None:
-        """Show `page` (which has `set_detail`) for stimuli of these kinds. A page that `needs_height` (a
-        player with its tracks and tiers) opens with the metadata folded to its handle, to be dragged open."""
+    def register_page(self, shows: Page, page: QWidget, *, needs_height: bool = False) -> None:
+        """Show `page` (which has `set_detail`) for stimuli whose kind is shown on `shows` (its profile's
+        `page`). A page that `needs_height` (a player with its tracks and tiers) opens with the metadata folded
+        to its handle, to be dragged open."""
         self.pages.addWidget(page)
         if needs_height:
             self._needs_height.add(page)
-        for kind in kinds:
-            self._kind_pages[kind] = page
+        self._pages[shows] = page
 
     def current_page(self) -> QWidget:
         return self.pages.currentWidget()
@@ -125,7 +126,7 @@ class StimulusView(QWidget):
         if detail.split:
             rows.insert(0, ("split", detail.split))
         self.meta.set_rows([(str(key), value) for key, value in rows])   # a value cut off shows whole on hover
-        page = self._kind_pages.get(detail.kind, self.generic)
+        page = self._pages.get(kind_profile(detail.kind).page, self.generic)
         page.set_detail(detail)  # type: ignore[attr-defined]
         if page is not self.pages.currentWidget():
             self._fold_metadata(page in self._needs_height)

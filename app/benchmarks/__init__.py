@@ -19,16 +19,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
-from app.benchmarks.generic import UNDECLARED
-from app.benchmarks.profile import BenchmarkProfile, KindProfile, Page
-from storage.importers.common import ProblemLog
-from storage.importers.plan import ImportPlan
+from app.benchmarks.profile import BenchmarkProfile, KindProfile
 from storage.records import StimulusDetail
+
+if TYPE_CHECKING:
+    from storage.importers.plan import ImportPlan
 
 GROUP = "thinslice.benchmarks"
 GENERIC = "generic"   # the benchmark of a dataset no profile names
+UNDECLARED = "app.benchmarks.generic:UNDECLARED"   # the kind of a stimulus no benchmark declares
 # name -> module:attribute of each built-in profile, in the order their kinds are looked up. Seamless
 # Interaction dyads are asked FriendBench's question, and ExploreToM's golden traces are NCP tasks.
 BUILT_INS: dict[str, str] = {
@@ -58,12 +59,16 @@ class Registry:
 
     profiles: dict[str, BenchmarkProfile]
     kinds: dict[str, KindProfile]
+    undeclared: KindProfile
 
 
 @cache
 def registry() -> Registry:
     """The built-ins, then the profiles the installed packages declare, read once per process (a test that
-    puts a package on the path reads them again after `registry.cache_clear()`)."""
+    puts a package on the path reads them again after `registry.cache_clear()`). Read on the first question,
+    not at import: the window paints before any benchmark's rules (and polars under them) are loaded."""
+    from importlib.metadata import entry_points
+
     found = {name: _load(target) for name, target in BUILT_INS.items()}
     for point in entry_points(group=GROUP):
         found[point.name] = point.load()
@@ -75,7 +80,7 @@ def registry() -> Registry:
     for profile in found.values():
         for kind in profile.kinds:   # type: ignore[union-attr]
             kinds.setdefault(kind.name, kind)
-    return Registry(found, kinds)   # type: ignore[arg-type]
+    return Registry(found, kinds, _load(UNDECLARED))   # type: ignore[arg-type]
 
 
 def profiles() -> dict[str, BenchmarkProfile]:
@@ -103,12 +108,7 @@ def kind_profile(kind: str | None, benchmark: str | None = None) -> KindProfile:
     profile = profile_for(benchmark)
     if profile.asks_unknown_kinds and profile.kinds:
         return profile.kinds[0]
-    return UNDECLARED
-
-
-def kinds_on(page: Page) -> list[str]:
-    """The kinds shown on `page`, in the registry's order."""
-    return [kind.name for kind in kinds() if kind.page is page]
+    return registry().undeclared
 
 
 def kind_label(kind: str) -> str:
@@ -119,6 +119,8 @@ def kind_label(kind: str) -> str:
 
 def interpret_plan(plan: ImportPlan, skip_bad: bool) -> ImportPlan:
     """Apply the plan's benchmark rules to what its reader read; bad rows fail the import unless skipped."""
+    from storage.importers.common import ProblemLog   # the readers' module: loaded with the first import
+
     log = ProblemLog(skip_bad)
     profile_for(plan.dataset.benchmark).interpret(plan, log)
     log.finish(plan)

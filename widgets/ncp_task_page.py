@@ -11,7 +11,7 @@ from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFrame, QHBoxLayout, QHeaderView, QLabel, QScrollArea,
                                QSplitter, QVBoxLayout, QWidget)
 
@@ -45,8 +45,8 @@ class StoryQuestions(QWidget):
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.table.setWordWrap(True)
         self.table.rowClicked.connect(self._clicked)
-        # a question wraps to the width its column gets once laid out, not the width it had when filled
-        self.table.viewport().installEventFilter(self)
+        # a question wraps to the width its column has once laid out, and again whenever that changes
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.hint = QLabel("Click a question to step to where the belief it asks about was last set.")
         self.hint.setWordWrap(True)
         self.hint.setStyleSheet("color:#555")
@@ -93,15 +93,9 @@ class StoryQuestions(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for c in range(1, len(headers)):
             header.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.resizeRowsToContents()
         index = next((i for i, row in enumerate(rows) if row.stimulus_id == current), -1)
         if index >= 0:
             self.table.select_source_row(index)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
-            self.table.resizeRowsToContents()
-        return super().eventFilter(watched, event)
 
     def pick(self, row: int) -> None:
         """As a click on question `row` (of the story's, however sorted) does."""

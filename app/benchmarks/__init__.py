@@ -60,6 +60,7 @@ class Registry:
     profiles: dict[str, BenchmarkProfile]
     kinds: dict[str, KindProfile]
     undeclared: KindProfile
+    condition_words: dict[str, dict[str, str]]
 
 
 @cache
@@ -80,7 +81,11 @@ def registry() -> Registry:
     for profile in found.values():
         for kind in profile.kinds:   # type: ignore[union-attr]
             kinds.setdefault(kind.name, kind)
-    return Registry(found, kinds, _load(UNDECLARED))   # type: ignore[arg-type]
+    words: dict[str, dict[str, str]] = {}
+    for profile in found.values():
+        for part, spelled in profile.condition_words.items():   # type: ignore[union-attr]
+            words.setdefault(part, {}).update(spelled)
+    return Registry(found, kinds, _load(UNDECLARED), words)   # type: ignore[arg-type]
 
 
 def profiles() -> dict[str, BenchmarkProfile]:
@@ -109,6 +114,12 @@ def kind_profile(kind: str | None, benchmark: str | None = None) -> KindProfile:
     if profile.asks_unknown_kinds and profile.kinds:
         return profile.kinds[0]
     return registry().undeclared
+
+
+def condition_words(part: str) -> dict[str, str]:
+    """Every benchmark's words for the codes of one part of a run condition (modality, prompt_setting,
+    vision_mode)."""
+    return registry().condition_words.get(part, {})
 
 
 def kind_label(kind: str) -> str:

@@ -138,4 +138,5 @@ SCENE = KindProfile(SCENE_KIND, "scene", Page.SCENE, None, ROLE_PLAY_PROMPT, sce
                     Asking.ROLE_PLAY, characters_of, modality=False)
 PROFILE = BenchmarkProfile(
     NAME, "AgentViSS", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=(SCENE,),
-    page_words=("agentviss",), vocabularies={"tasks": AGENTVISS_TASKS, "vision modes": VISION_MODES})
+    page_words=("agentviss",),
+    condition_words={"vision_mode": {"VV": "verbalized vision (VV)", "DV": "direct vision (DV)"}}, vocabularies={"tasks": AGENTVISS_TASKS, "vision modes": VISION_MODES})

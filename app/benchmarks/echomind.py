@@ -330,4 +330,7 @@ PROFILE = BenchmarkProfile(
     NAME, "EchoMind", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=(SCRIPT, MCQ),
     page_words=("echomind",), default_label_set="EchoMind vocal attributes", frames=frozenset({Frames.SPEECH}),
     has_voices=True,
+    condition_words={"modality": {"asr": "transcription (ASR)", "mcq_understanding": "MCQ, understanding",
+                                  "mcq_reasoning": "MCQ, reasoning"},
+                     "prompt_setting": {"no": "no prompt", "basic": "basic prompt", "enhance": "enhanced prompt"}},
     vocabularies={"criteria": ECHOMIND_JUDGE_CRITERIA, "prompt settings": tuple(SETTING_HINTS)})

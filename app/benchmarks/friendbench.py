@@ -333,6 +333,7 @@ PROFILE = BenchmarkProfile(
     NAME, "FriendBench", interpret, score_reply, dashboard_tables, RUN_KEY, kinds=(DYAD,),
     asks_unknown_kinds=True, page_words=("friendbench", "friend-bench"), shares_label_sets_with=("seamless",),
     default_label_set="vocal cues", has_voices=True,
+    condition_words={"modality": {"text": "text only", "audio": "audio", "video": "video"}},
     vocabularies={"labels": (FAMILIAR, STRANGER), "conditions": MODALITIES})
 # Seamless Interaction's dyads are asked FriendBench's question and read by its rules; their label sets are
 # shared both ways.

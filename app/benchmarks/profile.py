@@ -131,7 +131,9 @@ class BenchmarkProfile:
     """Everything that names one benchmark. `name` is the dataset's benchmark as stored; `kinds` the kinds of
     stimulus its releases hold (the first is what a stimulus of an unknown kind in its datasets is asked as,
     when `asks_unknown_kinds`); `page_words` mark a label set as its own and `shares_label_sets_with` names the
-    benchmarks whose sets its pages offer too; `vocabularies` its named lists (tasks, criteria, conditions)."""
+    benchmarks whose sets its pages offer too; `condition_words` spell its run conditions' codes in its
+    paper's words (by part: modality, prompt_setting, vision_mode); `vocabularies` its named lists (tasks,
+    criteria, conditions)."""
 
     name: str
     title: str
@@ -146,6 +148,7 @@ class BenchmarkProfile:
     default_label_set: str | None = None
     frames: frozenset[Frames] = frozenset()
     has_voices: bool = False
+    condition_words: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     vocabularies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def templates(self) -> tuple[PromptTemplate, ...]:

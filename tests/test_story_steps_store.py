@@ -30,7 +30,8 @@ def _version_9_store(path, rows: dict[str, list[list]]) -> Store:
             " ORDER BY ordinal_position", [table]).fetchall()]
         if table == "trace_step":
             columns = columns[1:]   # the case lists a step without its own id
-        values = [[_CLOCK if v == "<time>" else v for v in row] for row in table_rows]
+        # columns later versions add come last in a case's rows
+        values = [[_CLOCK if v == "<time>" else v for v in row[:len(columns)]] for row in table_rows]
         frame = pl.DataFrame(values, schema=columns, orient="row", infer_schema_length=None)
         cur.register("incoming", frame)
         cur.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM incoming")
@@ -50,17 +51,10 @@ def test_a_store_of_version_9_with_stories_opens_with_every_question_steps(tmp_p
     before = store_rows(old)
     old.close()
 
-    store = Store.open(tmp_path / "old.duckdb")
-    cur = store.cursor()
-    assert store.version >= 10
-    read = {sid: trace_steps(cur, sid) for sid in questions}
-    for sid in questions:
-        steps = sorted(row[1:] for row in rows["trace_step"] if row[0] == sid)
-        assert [(s.step_index, s.action, s.args, s.kwargs) for s in read[sid].pop(None)] == [
-            (index, action, json.loads(args), json.loads(kwargs)) for _p, index, action, args, kwargs in steps]
-    assert [(s.action, s.args) for s in read[questions[0]].pop(7)] == [("enter_room", ["Anne", "hall"])]
-    assert not any(read.values())
-    after = store_rows(store)
+    # version 10 moves the copies and changes nothing else
+    moved = Store.open(tmp_path / "old.duckdb", migrate_to=10)
+    after = store_rows(moved)
+    moved.close()
     changed = changed_rows(before, after)
     assert set(changed) == {"schema_version", "trace_step", "story_step", "story_question"}
     gone, came = changed["trace_step"]
@@ -69,6 +63,16 @@ def test_a_store_of_version_9_with_stories_opens_with_every_question_steps(tmp_p
     # each story once: as many steps as the distinct stories of its questions have
     stories = {tuple(map(tuple, [r[2:] for r in rows["trace_step"] if r[0] == sid])) for sid in questions}
     assert len(after["story_step"]) == sum(len(steps) for steps in stories) < len(gone)
+
+    store = Store.open(tmp_path / "old.duckdb")
+    cur = store.cursor()
+    read = {sid: trace_steps(cur, sid) for sid in questions}
+    for sid in questions:
+        steps = sorted(row[1:] for row in rows["trace_step"] if row[0] == sid)
+        assert [(s.step_index, s.action, s.args, s.kwargs) for s in read[sid].pop(None)] == [
+            (index, action, json.loads(args), json.loads(kwargs)) for _p, index, action, args, kwargs in steps]
+    assert [(s.action, s.args) for s in read[questions[0]].pop(7)] == [("enter_room", ["Anne", "hall"])]
+    assert not any(read.values())
     store.close()
 
 

@@ -7,6 +7,7 @@ dry run is a plan that is never written, and every importer gets the same all-or
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,10 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
+@functools.cache
 def empty_frame(table: str) -> pl.DataFrame:
+    """The table's frame without rows: one made once and shared (a frame is replaced, never changed in place),
+    as a plan is asked for its absent frames dozens of times on the way to the store."""
     return pl.DataFrame(schema=FRAME_SCHEMAS[table])
 
 
@@ -115,7 +119,8 @@ class ImportPlan:
     known_stimuli: pl.DataFrame | None = None
 
     def frame(self, table: str) -> pl.DataFrame:
-        return self.frames.get(table, empty_frame(table))
+        frame = self.frames.get(table)
+        return empty_frame(table) if frame is None else frame
 
     def add(self, table: str, frame: pl.DataFrame | list[dict[str, Any]]) -> None:
         """Append rows to `table`; rows given as dicts (read from JSON and the like) must hold values of

@@ -82,12 +82,21 @@ def test_text_sorts_naturally_and_a_cells_value_sorts_not_its_text(qtbot):
     assert _column(ranked, 0) == ["[-9%, +4%]", "[+1%, +5%]", "[+12%, +30%]"]
 
 
+def test_rows_that_tie_keep_their_given_order_either_way(qtbot):
+    view = _view(qtbot, [("b", 1), ("a", 2), ("c", 1), ("d", 2)], [Column("id"), Column("n")])
+    _click_header(qtbot, view, 1)
+    assert _column(view, 0) == ["b", "c", "a", "d"]
+    _click_header(qtbot, view, 1)
+    assert _column(view, 0) == ["a", "d", "b", "c"]
+
+
 def test_a_click_names_the_row_as_given_however_sorted_and_a_sort_keeps_the_selection(qtbot):
     view = _view(qtbot)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     _click_header(qtbot, view, 1)   # shown: 2.5 (given 3), 9 (1), 10 (0), 100 (2)
     with qtbot.waitSignal(view.rowClicked) as clicked:
-        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(view.model().index(0, 0)).center())
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton,
+                         pos=view.visualRect(view.model().index(0, 0)).center())
     assert clicked.args == [3]
     assert view.selected_rows() == [3]
     _click_header(qtbot, view, 0)

@@ -1,12 +1,12 @@
 """One read-only table for every framed table of the window: its columns declared once (title, how a value
 reads, alignment), its rows given as values or as a polars frame, and the same behaviour wherever it is shown.
 
-Numbers (and an empty value among them) are right-aligned and sort as numbers, text sorts naturally ("clip 2" before "clip 10"), an empty
-value reads "—" and sorts last either way. A click on a header sorts by that column, a second click the other
-way, a third puts the rows back in the order they were given. Ctrl+C copies the selected cells as
-tab-separated text (a spreadsheet pastes it as cells); a cell's text cut off by its column shows whole on
-hover. A row keeps its place in the given rows (`source_row`), so a view's clicks name the row the caller
-gave, however the user sorted.
+Numbers (and an empty value among them) sit right and sort as numbers, text sorts naturally ("clip 2" before
+"clip 10"), an empty value reads "—" and sorts last either way, rows that tie keep their given order. A click
+on a header sorts by that column, a second click the other way, a third puts the rows back in the order they
+were given. Ctrl+C copies the selected cells as tab-separated text (a spreadsheet pastes it as cells); a cell's
+text cut off by its column shows whole on hover. A row keeps its place in the given rows (`source_row`), so a
+view's clicks name the row the caller gave, however the user sorted.
 """
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt,
-                            Signal)
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QHelpEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QTableView, QToolTip, QWidget
 
@@ -152,14 +151,6 @@ class FrameTableModel(QAbstractTableModel):
     def view_row(self, source_row: int) -> int:
         """Where the given row `source_row` is shown now."""
         return self._order.index(source_row)
-
-    def column(self, column: int) -> Column:
-        return self._columns[column]
-
-    def value(self, row: int, column: int) -> Any:
-        """The value (what sorts) of the cell shown at (`row`, `column`)."""
-        cell = self._rows[self._order[row]][column]
-        return cell.value if isinstance(cell, Cell) else cell
 
     def text(self, row: int, column: int) -> str:
         """The text shown (and copied) at (`row`, `column`)."""

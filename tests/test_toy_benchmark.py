@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from toy_benchmark import make_store, run, write_toy
+from toy_benchmark import ROOT, make_store, run, write_toy
 
 
 @pytest.fixture(scope="module")
@@ -95,3 +98,21 @@ def test_a_riddle_s_labels_are_exported_as_written(toy, store, tmp_path):
         rows = list(csv.DictReader(handle))
     assert [(r["stimulus"], r["annotator"], r["label_set"], r["label"], r["note"]) for r in rows] == [
         ("r2", "ana", "difficulty", "hard", "a pun")]
+
+
+def test_an_entry_point_that_is_no_profile_is_refused_in_one_line_naming_it(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "broken_bench.py").write_text("PROFILE = 'not a profile'\n")
+    info = broken / "broken_bench-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-bench\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[thinslice.benchmarks]\nbroken = broken_bench:PROFILE\n")
+    done = subprocess.run(
+        [sys.executable, "-c", "from app.benchmarks import BenchmarkProfileError, profiles\n"
+                               "try:\n    profiles()\nexcept BenchmarkProfileError as exc:\n    print(exc)"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(ROOT)])},
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ("the thinslice.benchmarks entry point 'broken' is 'not a profile', not the "
+                                   "BenchmarkProfile named 'broken'")

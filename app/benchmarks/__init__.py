@@ -22,6 +22,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from app.benchmarks.profile import BenchmarkProfile, KindProfile
+from storage.errors import ThinsliceError
 from storage.records import StimulusDetail
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ BUILT_INS: dict[str, str] = {
 }
 
 
-class BenchmarkProfileError(TypeError):
+class BenchmarkProfileError(ThinsliceError):
     """An entry point of `thinslice.benchmarks` that is not a benchmark profile of its own name."""
 
 

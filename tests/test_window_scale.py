@@ -111,3 +111,35 @@ def test_end_and_a_jump_select_stimuli_whose_rows_were_never_read(qtbot, big_sto
     win.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
     qtbot.waitUntil(lambda: win.table.currentIndex().row() == N_STIMULI - 1 - 12345, timeout=20000)
     assert win.session.stimulus_id == far
+
+
+def test_right_and_wrong_marks_stay_readable_in_a_dark_palette(qtbot, big_store, window_for):
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    before = QApplication.palette()
+    dark = QPalette(before)
+    for role, value in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.Base, "#1e1e1e"),
+                        (QPalette.ColorRole.Text, "#e6e6e6"), (QPalette.ColorRole.WindowText, "#e6e6e6")):
+        dark.setColor(role, QColor(value))
+    QApplication.setPalette(dark)
+    try:
+        win = window_for(big_store)
+        model = win.table_model
+        wait_for_rows(qtbot, win, ["0", "1"])
+        marks = {model.data(model.index(row, 3)): model.data(model.index(row, 3), Qt.ItemDataRole.ForegroundRole)
+                 for row in range(40)}
+        assert set(marks) == {"✓", "✗"}
+        for brush in marks.values():
+            assert contrast(brush.color(), QColor("#1e1e1e")) >= 4.5
+    finally:
+        QApplication.setPalette(before)
+
+
+def contrast(a, b) -> float:
+    """WCAG contrast ratio of two colours."""
+    def luminance(c) -> float:
+        parts = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in (c.redF(), c.greenF(), c.blueF())]
+        return 0.2126 * parts[0] + 0.7152 * parts[1] + 0.0722 * parts[2]
+    light, deep = sorted((luminance(a), luminance(b)), reverse=True)
+    return (light + 0.05) / (deep + 0.05)

@@ -11,18 +11,17 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.benchmarks import kind_label
 from storage.records import StimulusFilter, StimulusRow
+from widgets.palette import qcolour
 from widgets.tasks import TaskRunner
 
 PAGE_SIZE = 100
 MAX_PAGES = 40
 LOADING = "…"
-RIGHT = QColor("#2e7d32")
-WRONG = QColor("#c62828")
 
 
 class TableSource(Protocol):
@@ -240,7 +239,8 @@ class StimulusTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and n_fixed <= col < n_fixed + len(self.models):
             outcome = record.outcomes.get(self.models[col - n_fixed])
             if outcome is not None:
-                return QBrush(RIGHT if outcome else WRONG)
+                # the palette's own shades: the light theme's dark red is unreadable on a dark table
+                return QBrush(qcolour("right" if outcome else "wrong"))
         if role == Qt.ItemDataRole.ToolTipRole and col == 1:
             return record.kind
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= n_fixed:

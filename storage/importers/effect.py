@@ -17,7 +17,7 @@ import duckdb
 import polars as pl
 
 from storage.errors import ImportFailed
-from storage.importers.plan import ImportPlan
+from storage.importers.plan import REFERRING, ImportPlan
 
 # The fields of a stimulus an import may state, compared with what is stored (JSON compared as text).
 STIMULUS_FIELDS = ("kind", "ground_truth", "split", "title", "text", "meta")
@@ -110,11 +110,6 @@ def _text(column: str, alias: str) -> str:
     return f"CAST({alias}.{column} AS VARCHAR)" if column in JSON_COLUMNS else f"{alias}.{column}"
 
 
-# the plan's frames that refer to stimuli by their external id, in the column `stimulus`
-REFERRING = ("media", "segments", "predictions", "judgments", "human_ratings", "annotations", "trace_steps",
-             "goal_atoms")
-
-
 class FrameViews:
     """Polars frames registered on a cursor as views for SQL (the comparison here, the writer's inserts), and
     forgotten afterwards with `release`."""
@@ -139,13 +134,16 @@ class FrameViews:
         """The view `plan_named` of every stimulus id the plan names, once each (`external_id`), and whether
         the plan's stimuli describe it (`described`) or other rows only refer to it, found once and shared by
         the comparison and the writer. Referring rows mostly name the plan's own stimuli: each is looked up
-        among them (a hash lookup per row, however many millions) and only the others are gathered."""
+        among them (a hash lookup per row, however many millions) and only the others are gathered, unless
+        the reader knows them all to be among them (`ImportPlan.names_only_described`)."""
         name = "plan_named"
         if name in self.names:
             return name
         described = plan.frame("stimuli").get_column("external_id").drop_nulls().unique()
         others = pl.Series("external_id", [], dtype=pl.String)
-        referring = [plan.frame(table).get_column("stimulus") for table in REFERRING if plan.frame(table).height]
+        # a frame the reader knows names only the plan's own stimuli (a results table's) is not looked up
+        referring = [plan.frame(table).get_column("stimulus") for table in REFERRING
+                     if plan.frame(table).height and not plan.names_only_described(table)]
         if referring:
             ids = pl.concat(referring, rechunk=False).drop_nulls()
             others = ids.filter(~ids.is_in(described.implode())).unique()

@@ -24,7 +24,7 @@ from storage.errors import ImportFailed, RowProblem
 from storage.files import check_regular
 from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, check_cancel, read_annotation_sidecar,
                                       resolve_media)
-from storage.importers.plan import DatasetInfo, ImportPlan
+from storage.importers.plan import REFERRING, DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
 from storage.tables import LINE, TABLE_SUFFIXES, read_table
 from storage.validation import TIMES_EXPECTED, bad_values
@@ -282,6 +282,13 @@ def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str],
         exprs.append(pl.col("split"))
     _add(plan, "stimuli", typed.select(pl.col(LINE), *exprs).filter(pl.col("external_id").is_first_distinct()),
          mapping, file, log)
+    stimuli = plan.frames["stimuli"]
+    if plan.values_checked.get("stimuli") is stimuli:
+        # no id was left out: every id of the table is a stimulus of the plan, so every row the plan took from
+        # the table names one
+        for table in REFERRING:
+            if table in plan.frames:
+                plan.described_by[table] = (plan.frames[table], stimuli)
 
 
 def _correct(typed: pl.DataFrame) -> pl.Expr:

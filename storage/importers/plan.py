@@ -56,6 +56,10 @@ FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
                           "metric": pl.String, "value": pl.Float64, "value_text": pl.String},
 }
 
+# the frames that refer to stimuli by their external id, in the column `stimulus`
+REFERRING = ("media", "segments", "predictions", "judgments", "human_ratings", "annotations", "trace_steps",
+             "goal_atoms")
+
 
 @functools.cache
 def empty_frame(table: str) -> pl.DataFrame:
@@ -107,6 +111,11 @@ class ImportPlan:
     # row with lines, and found good; `check_values` passes over a frame that is still that very object
     # (frames are replaced, never changed in place, so one interpreted or filtered since is checked again)
     values_checked: dict[str, pl.DataFrame] = field(default_factory=dict)
+    # frames whose every stimulus id the reader knows to be among the plan's stimuli (the results of a table
+    # whose stimuli are its own distinct ids), each with the stimuli frame that holds them: while both are
+    # still those very objects, the comparison with the store need not look each row's id up (see
+    # `names_only_described`)
+    described_by: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = field(default_factory=dict)
     # where a stimulus was read (file, line or record, field), for problems found only when the plan is
     # interpreted (an answer key naming no option, a goal sentence of no known form)
     origins: dict[str, tuple[str, int | None, str | None]] = field(default_factory=dict)
@@ -157,6 +166,14 @@ class ImportPlan:
         if origin:
             return origin[0], origin[1], about
         return Path(self.dataset.source).name or str(self.dataset.root), None, about
+
+    def names_only_described(self, table: str) -> bool:
+        """Whether every stimulus id of `table` is known to be an external id of the plan's stimuli: true while
+        its frame and the stimuli frame are the very ones the reader recorded in `described_by` (a frame
+        filtered or interpreted since is a new object, and is looked at again)."""
+        recorded = self.described_by.get(table)
+        return (recorded is not None and recorded[0] is self.frames.get(table)
+                and recorded[1] is self.frames.get("stimuli"))
 
     def drop_stimuli(self, external_ids: set[str]) -> None:
         """Leave out these stimuli and every row that belongs to them (media, answers, steps, goals ...)."""

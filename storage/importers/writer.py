@@ -16,9 +16,9 @@ import polars as pl
 
 from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, REFERRING, STIMULUS_FIELDS, FrameViews,
-                                      PlanEffect, StimuliWouldChange, plan_effect)
-from storage.importers.plan import ImportPlan
+from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, STIMULUS_FIELDS, FrameViews, PlanEffect,
+                                      StimuliWouldChange, plan_effect)
+from storage.importers.plan import REFERRING, ImportPlan
 from storage.natural_order import natural_key_sql
 from storage.story_steps import write_story_steps
 from storage.store import Store
@@ -30,6 +30,11 @@ ShouldCancel = Callable[[], bool]
 RUN_COLS = ["model", "modality", "prompt_setting", "vision_mode", "context"]
 # the plan's frames that name runs (a model and its conditions)
 _RUN_FRAMES = ("predictions", "judgments", "trace_steps")
+_PREDICTION_COLUMNS = "run_id, stimulus_id, raw_output, answer, correct, latency_s, meta"
+# those columns' values for a plan's answer `f` joined to its run `r` and stimulus `s`
+_ANSWER_VALUES = "r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
+# the sequence each table's ids come from (storage.schema), for inserts that draw them beforehand
+_ID_SEQUENCES = {"prediction": "seq_prediction", "stimulus": "seq_stimulus"}
 
 
 @dataclass
@@ -147,6 +152,25 @@ class _Writer:
                          f" SEMI JOIN groups_differing d ON {match}")
         return int(self.scalar(f"SELECT count(*) FROM {incoming} t SEMI JOIN groups_differing d ON {match}"))
 
+    def insert_numbered(self, sql_table: str, columns: str, values: str, table: str, tail: str = "",
+                        params: list | None = None) -> None:
+        """INSERT INTO `sql_table` (`columns`) SELECT `values` FROM the plan's frame of `table` as f, then
+        `tail` (joins that find a row for each of the frame's rows), each row with the id the table's sequence
+        would give it in the frame's order: the ids are drawn from the sequence in one go beforehand, because
+        a sequence drawn row by row as rows are inserted holds the whole insert to one thread. Should another
+        writer draw from the sequence at the same time (the ids drawn are then not consecutive), each row
+        draws its own id as it is inserted."""
+        frame = self.plan.frame(table)
+        first, last = self.cur.execute(f"SELECT min(v), max(v) FROM (SELECT nextval('{_ID_SEQUENCES[sql_table]}')"
+                                       " AS v FROM range(?))", [frame.height]).fetchall()[0]
+        if last - first + 1 != frame.height:
+            self.cur.execute(f"INSERT INTO {sql_table} ({columns}) SELECT {values} FROM {self.view(table)} f {tail}",
+                             params or [])
+            return
+        numbered = self.views.register(f"plan_{table}_numbered", frame.with_row_index("row"))
+        self.cur.execute(f"INSERT INTO {sql_table} (id, {columns}) SELECT ? + f.row, {values} FROM {numbered} f"
+                         f" {tail}", [first, *(params or [])])
+
     def upsert_keyed(self, incoming: str, sql_table: str, keys: list[str], values: list[str]) -> int:
         """Store each incoming row by its key: a stored row with the same key and other values is replaced, a
         stored row with the same values is left as it is (its id kept). Returns how many rows were written."""
@@ -195,15 +219,18 @@ class _Writer:
                 f"ids of stimuli already in {self.plan.dataset.name!r} (stimuli_exist=true)"))
         frame = self.plan.frame("stimuli")
         if frame.height:
-            stimuli = self.view("stimuli")
             # new ids become stimuli; a field the plan leaves empty was not stated (a results table names
             # its stimuli without describing them), so a new stimulus gets the generic kind
-            self.cur.execute(
-                "INSERT INTO stimulus (dataset_id, external_id, kind, ground_truth, split, title, text, meta,"
-                " sort_key) SELECT ?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title,"
-                f" f.text, f.meta, {natural_key_sql('f.external_id')} FROM {stimuli} f WHERE NOT EXISTS (SELECT 1"
-                " FROM stimulus s"
-                " WHERE s.dataset_id=? AND s.external_id=f.external_id)", [dataset_id, dataset_id])
+            columns = "dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key"
+            values = ("?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title, f.text,"
+                      f" f.meta, {natural_key_sql('f.external_id')}")
+            if not effect.dataset_exists:   # a new dataset's stimuli are all new: their ids are drawn beforehand
+                self.insert_numbered("stimulus", columns, values, "stimuli", params=[dataset_id])
+            else:
+                self.cur.execute(
+                    f"INSERT INTO stimulus ({columns}) SELECT {values} FROM {self.view('stimuli')} f WHERE NOT EXISTS"
+                    " (SELECT 1 FROM stimulus s WHERE s.dataset_id=? AND s.external_id=f.external_id)",
+                    [dataset_id, dataset_id])
             self.written["stimuli"] = effect.new_stimuli
         if effect.changes:
             # asked for (replace_stimuli): the stated values replace the stored ones, the rest stay
@@ -306,10 +333,9 @@ class _Writer:
         join = self._RUN_JOIN if same is None else (
             "JOIN run_map r ON r.model = f.model AND r.modality = ? AND r.prompt_setting = ? AND r.vision_mode = ?"
             " AND r.context = ? JOIN stim_map s ON s.external_id = f.stimulus")
-        incoming = ("SELECT r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
-                    f" FROM {self.view('predictions')} f {join}")
+        incoming = f"SELECT {_ANSWER_VALUES} FROM {self.view('predictions')} f {join}"
         params = same or []
-        columns = "prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta)"
+        columns = f"prediction ({_PREDICTION_COLUMNS})"
         # the plan's runs are few: whether any of them already has answers is asked of them alone
         existing = self.scalar(
             "SELECT count(*) FROM prediction WHERE run_id IN (SELECT r.run_id FROM plan_run_keys f"
@@ -319,7 +345,7 @@ class _Writer:
         unique = "predictions" in self.plan.unique_checked
         if not existing and unique:
             # new runs whose keys the reader proved unique: one pass from the plan into the table
-            self.cur.execute(f"INSERT INTO {columns} {incoming}", params)
+            self.insert_numbered("prediction", _PREDICTION_COLUMNS, _ANSWER_VALUES, "predictions", join, params)
             self.written["predictions"] = frame.height
             return
         self.cur.execute(f"CREATE OR REPLACE TEMP TABLE pred_in AS {incoming}", params)

@@ -25,6 +25,7 @@ from app.beliefs.questions import (KNOWS, STATE, Question, QuestionError, answer
 from app.beliefs.replay import Replay, TraceError, replay_steps
 from app.beliefs.story import StoryParseError, parse_story
 from storage import analysis, lookups
+from storage.exporters.report import without_cycle_collection
 from storage.importers.common import dumps, json_objects, json_values
 from storage.importers.exploretom import ExploreToMImporter
 from storage.importers.plan import ImportPlan
@@ -42,6 +43,13 @@ def interpret_stories(plan: ImportPlan) -> None:
     whole columns: reading each question's structure and params from its meta, and adding the engine's
     answers to the meta as `storage.importers.common.dumps` would write them.
     """
+    # the replays' hundreds of thousands of cells and changes hold no cycles, yet each collection while they
+    # live would walk them all again: a sixth of an import's time
+    with without_cycle_collection():
+        _interpret_stories(plan)
+
+
+def _interpret_stories(plan: ImportPlan) -> None:
     stimuli = plan.frame("stimuli")
     if not stimuli.height or not stimuli.select(pl.col("kind").eq(STORY_KIND).any()).item():
         return
@@ -61,10 +69,10 @@ def interpret_stories(plan: ImportPlan) -> None:
     # each distinct structure once, in the order the questions first name it, and each question's story by
     # its place in that order: the structures stay in polars, not copied into Python for every question
     distinct = read.select(pl.col("structure").filter(pl.col("structure").ne("")).unique(maintain_order=True))
-    stories = [_read(structure, state_types.get(structure, {})) for structure in distinct.to_series().to_list()]
     questions = read.join(distinct.with_row_index("story"), on="structure", how="left", maintain_order="left")
     traced: list[tuple[str, int]] = []   # (a question's stimulus, the number of its story)
     answers: list[dict[str, Any] | None] = []   # per stimulus, the engine's answer (`_answer`) if it was asked
+    stories = [_read(structure, state_types.get(structure, {})) for structure in distinct.to_series().to_list()]
     for external, title, expected, params, number in questions.select(
             "external_id", "title", "ground_truth", "params", "story").iter_rows():
         story = stories[number] if number is not None else None

@@ -7,8 +7,9 @@ file with the size and modification time it had when attached. Reads of predicti
 - `prediction_all`: the stored `prediction` table with, for each attached dataset, its files read by DuckDB
   (`read_parquet`) with every column a stored prediction has (`id` negative: made from the dataset, the file
   and the row, so it names one row and is never a stored prediction's);
-- `prediction_outcome`: `run_id`, `answer`, `correct` and `latency_s` of the same rows without looking up their
-  stimuli, which counts per run read at the speed of the files themselves.
+- `prediction_outcome`: `run_id`, `answer`, `correct`, `latency_s` and `dataset_id` of the same rows without
+  looking up their stimuli, which counts per run read at nearly the speed of the files themselves; an attached
+  dataset's rows carry its id as a constant, so a count of another dataset does not open its files.
 
 Writes go to `prediction` alone. The views are made again each time the store is opened for writing
 (`refresh_views`): a dataset whose files are gone is left out of them, one whose files changed is read as they are
@@ -28,7 +29,12 @@ from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 # every column of the stored predictions, in the table's order: the union view has the same
 PREDICTION_COLUMNS = ("id", "run_id", "stimulus_id", "raw_output", "answer", "correct", "latency_s", "meta",
                       "prompt", "tokens_in", "tokens_out")
-OUTCOME_COLUMNS = ("run_id", "answer", "correct", "latency_s")
+OUTCOME_COLUMNS = ("run_id", "answer", "correct", "latency_s", "dataset_id")
+# the stored predictions as the union views take them
+STORED_SQL = {
+    "all": "SELECT " + ", ".join(PREDICTION_COLUMNS) + " FROM prediction",
+    "outcome": "SELECT p.run_id, p.answer, p.correct, p.latency_s, r.dataset_id FROM prediction p"
+               " JOIN run r ON r.id = p.run_id"}
 # the column DuckDB names each row's file in (one a results table is unlikely to have)
 FILE_COLUMN = "_thinslice_file"
 # the map fields a predictions table read in place may use
@@ -176,7 +182,7 @@ def branch_sql(attachment: Attachment, *, outcome: bool) -> str:
     paths = [f.path for f in attachment.files]
     raw, answer = value_sql(attachment, "raw") or "NULL", value_sql(attachment, "answer") or "NULL"
     latency = value_sql(attachment, "latency") or "NULL"
-    values = {"run_id": "r.id", "answer": f"CAST({answer} AS VARCHAR)",
+    values = {"run_id": "r.id", "answer": f"CAST({answer} AS VARCHAR)", "dataset_id": str(attachment.dataset_id),
               "correct": correct_sql(attachment),
               "latency_s": f"CAST({latency} AS DOUBLE)"}
     if outcome:
@@ -195,9 +201,9 @@ def branch_sql(attachment: Attachment, *, outcome: bool) -> str:
             f" AND s.external_id = {value_sql(attachment, 'stimulus')}")
 
 
-def union_sql(branches: list[str], columns: tuple[str, ...]) -> str:
-    """The stored predictions' `columns` and every branch's rows."""
-    return " UNION ALL ".join([f"SELECT {', '.join(columns)} FROM prediction", *branches])
+def union_sql(stored: str, branches: list[str]) -> str:
+    """The stored predictions (`STORED_SQL`) and every branch's rows."""
+    return " UNION ALL ".join([stored, *branches])
 
 
 def refresh_views(cur: duckdb.DuckDBPyConnection) -> None:
@@ -214,8 +220,8 @@ def refresh_views(cur: duckdb.DuckDBPyConnection) -> None:
             continue   # the files no longer hold the mapped columns: said by `attachment_problems`
         full.append(branch)
         outcome.append(branch_sql(attachment, outcome=True))
-    cur.execute(f"CREATE OR REPLACE VIEW prediction_all AS {union_sql(full, PREDICTION_COLUMNS)}")
-    cur.execute(f"CREATE OR REPLACE VIEW prediction_outcome AS {union_sql(outcome, OUTCOME_COLUMNS)}")
+    cur.execute(f"CREATE OR REPLACE VIEW prediction_all AS {union_sql(STORED_SQL['all'], full)}")
+    cur.execute(f"CREATE OR REPLACE VIEW prediction_outcome AS {union_sql(STORED_SQL['outcome'], outcome)}")
 
 
 

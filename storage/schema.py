@@ -341,7 +341,7 @@ UPDATE stimulus SET sort_key = {natural_key_sql('external_id')};
 # Version 12: a results release kept as Parquet can be read in place (storage/attached.py): `attachment` holds an
 # attached dataset's column map and how each mapped column is read, `attached_file` each of its files with the size
 # and modification time it had when attached. Every read of predictions goes through `prediction_all` (the stored
-# predictions and the attached files' rows) or `prediction_outcome` (their runs, answers and correctness alone),
+# predictions and the attached files' rows) or `prediction_outcome` (their runs, answers, correctness and dataset),
 # which the store makes again each time it is opened for writing.
 V12 = """
 CREATE TABLE attachment (
@@ -361,10 +361,12 @@ CREATE TABLE attached_file (
 );
 CREATE VIEW prediction_all AS SELECT id, run_id, stimulus_id, raw_output, answer, correct, latency_s, meta, prompt,
     tokens_in, tokens_out FROM prediction;
-CREATE VIEW prediction_outcome AS SELECT run_id, answer, correct, latency_s FROM prediction;
+CREATE VIEW prediction_outcome AS SELECT p.run_id, p.answer, p.correct, p.latency_s, r.dataset_id FROM prediction p
+    JOIN run r ON r.id = p.run_id;
 """
 
-MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12]
+MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
+                                                                       V12]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -29,6 +29,8 @@ class ImportBackend:
     preview: Callable[[Path, dict[str, Any]], dict[str, Any]] | None = None
     # results whose stimuli another dataset holds: {"dataset", "matched", "total"} or None
     attach_offer: Callable[[str, Path, dict[str, Any]], dict[str, Any] | None] | None = None
+    # a Parquet file or folder attached as a new dataset whose predictions stay in the files -> the dataset's name
+    attach_in_place: Callable[[Path, dict[str, Any], Callable[[float, str], None]], str] | None = None
 
 
 class ImportDialog(QDialog):
@@ -62,6 +64,10 @@ class ImportDialog(QDialog):
         self.attach.setVisible(False)
         self.attach.setToolTip("Add these results to the dataset that already holds their stimuli")
         self._attach_to: str | None = None
+        self.in_place = QCheckBox("Read Parquet in place (a new dataset; its predictions stay in the files)")
+        self.in_place.setVisible(backend.attach_in_place is not None)
+        self.in_place.setToolTip("For a large release kept as Parquet (a file or a folder of parts): every row is "
+                                 "checked, nothing is copied, and a move or change of the files is reported")
         self.replace = QCheckBox("replace the stored values listed below (otherwise the import is refused)")
         self.replace.setVisible(False)
         self.replace.setToolTip("The file states values of stored stimuli that differ from the store's; "
@@ -97,6 +103,7 @@ class ImportDialog(QDialog):
         form.addRow("Kind", self.kind)
         form.addRow("Dataset", self.dataset)
         form.addRow("", self.skip_bad)
+        form.addRow("", self.in_place)
         form.addRow("", self.attach)
         form.addRow("", self.replace)
         tables = QHBoxLayout()
@@ -247,7 +254,11 @@ class ImportDialog(QDialog):
         self.progress.setVisible(True)
         self.progress.setValue(0)
 
+        in_place = self.backend.attach_in_place if self.in_place.isChecked() else None
+
         def work(token: CancelToken, progress: Callable[[float, str], None]) -> str:
+            if in_place is not None:
+                return in_place(path, options, progress)
             chosen = self.backend.detect(path) if kind == "auto" else kind
             return self.backend.run(chosen, path, options, token, progress)
 

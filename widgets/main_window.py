@@ -590,6 +590,7 @@ class MainWindow(QMainWindow):
 
     # -- import ---------------------------------------------------------------------------------
     def import_backend(self) -> ImportBackend:
+        from app.attach_service import attach_dataset
         from app.import_service import attach_offer, dry_run_report, run_import, table_preview
         from storage.importers.common import MAP_FIELDS, ImportOptions
         from storage.importers.registry import detect_importer, importers
@@ -608,7 +609,9 @@ class MainWindow(QMainWindow):
                 self.store, kind, path, options(values, token), progress, self.changes),
             map_fields=MAP_FIELDS,
             preview=lambda path, values: table_preview(path, options(values)),
-            attach_offer=lambda kind, path, values: attach_offer(self.store, kind, path, options(values)))
+            attach_offer=lambda kind, path, values: attach_offer(self.store, kind, path, options(values)),
+            attach_in_place=lambda path, values, progress: attach_dataset(
+                self.store, path, values["dataset_name"], values["mapping"] or None, progress, self.changes).dataset)
 
     def open_import(self) -> ImportDialog:
         dialog = ImportDialog(self.import_backend(), self.runner, self)

@@ -49,7 +49,8 @@ def write_story_steps(cur: duckdb.DuckDBPyConnection, steps: str, questions: str
         "CREATE OR REPLACE TEMP TABLE story_kept AS SELECT DISTINCT q.story_id FROM story_question q"
         " JOIN stimulus s ON s.id = q.stimulus_id WHERE s.dataset_id IN (SELECT st.dataset_id FROM stimulus st"
         " JOIN story_asked a ON a.stimulus_id = st.id)")
-    if cur.execute("SELECT count(*) FROM story_kept").fetchall()[0][0]:
+    kept = cur.execute("SELECT count(*) FROM story_kept").fetchall()[0][0]
+    if kept:
         _match_kept_stories(cur, steps)
     else:
         cur.execute("CREATE OR REPLACE TEMP TABLE story_ids AS SELECT story, nextval('seq_story') AS story_id"
@@ -58,11 +59,13 @@ def write_story_steps(cur: duckdb.DuckDBPyConnection, steps: str, questions: str
         "INSERT INTO story_step (story_id, step_index, action, args, kwargs) SELECT m.story_id, f.step_index,"
         " f.action, f.args, f.kwargs FROM " + steps + " f JOIN story_ids m ON m.story = f.story"
         " WHERE m.story_id NOT IN (SELECT story_id FROM story_kept)").fetchall()[0][0]
+    # in a dataset without stories no question names one yet: nothing to replace or drop
     cur.execute(
-        "INSERT OR REPLACE INTO story_question (stimulus_id, story_id) SELECT a.stimulus_id, m.story_id"
-        " FROM story_asked a JOIN story_ids m ON m.story = a.story")
-    cur.execute("DELETE FROM story_step WHERE story_id IN (SELECT story_id FROM story_kept)"
-                " AND story_id NOT IN (SELECT story_id FROM story_question)")
+        f"INSERT {'OR REPLACE ' if kept else ''}INTO story_question (stimulus_id, story_id)"
+        " SELECT a.stimulus_id, m.story_id FROM story_asked a JOIN story_ids m ON m.story = a.story")
+    if kept:
+        cur.execute("DELETE FROM story_step WHERE story_id IN (SELECT story_id FROM story_kept)"
+                    " AND story_id NOT IN (SELECT story_id FROM story_question)")
     for table in ("story_asked", "story_kept", "story_ids"):
         cur.execute(f"DROP TABLE {table}")
     return int(written)

@@ -47,9 +47,13 @@ class Browser:
         every one of them, such as a batch of live questions)."""
         return queries.stimulus_ids(self.store.cursor(), wanted, sort, descending)
 
-    def stimulus_count(self, wanted: StimulusFilter) -> int:
-        """How many stimuli a filter admits (counted in the store: call on the worker)."""
-        return queries.stimulus_count(self.store.cursor(), wanted)
+    def stimulus_table_start(self, wanted: StimulusFilter, sort: str, descending: bool, limit: int,
+                             models: list[str], keep: int | None) -> tuple[int, list[StimulusRow], int | None]:
+        """What the table shows first for a filter and order: the count, the first `limit` rows, and the row of
+        the stimulus `keep` (None when the filter leaves it out or none is asked; call on the worker)."""
+        cur = self.store.cursor()
+        count, ids, row = queries.stimulus_table_start(cur, wanted, sort, descending, limit, keep)
+        return count, queries.stimulus_rows(cur, ids, models, wanted.modality), row
 
     def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
                       models: list[str]) -> list[StimulusRow]:

@@ -1,8 +1,8 @@
 """Typed read queries for the browser: datasets, the filtered stimulus list, one stimulus in full, a summary.
 
-The stimulus table never holds a whole table in Qt: `stimulus_count` counts what a filter admits and
-`stimulus_page` reads one page of it in the table's order, both in the store, whatever the number of stimuli
-and predictions; `stimulus_position` finds the row of one stimulus.
+The stimulus table never holds a whole table in Qt: `stimulus_table_start` counts what a filter admits and
+reads its first page, `stimulus_page` any later page in the table's order, all in the store, whatever the
+number of stimuli and predictions; `stimulus_position` finds the row of one stimulus.
 """
 from __future__ import annotations
 
@@ -180,8 +180,9 @@ def stimulus_table_start(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort
     where, params = _filter_sql(f)
     terms, order = _order_terms(sort, descending), _order_sql(sort, descending)
     if not _reads_predictions(f):
-        first = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} LIMIT ?", params + [limit])
-        return (stimulus_count(cur, f), [int(r[0]) for r in first.fetchall()],
+        first = [int(r[0]) for r in cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} LIMIT ?",
+                                                params + [limit]).fetchall()]
+        return (stimulus_count(cur, f), first,
                 None if keep is None else stimulus_position(cur, f, sort, descending, keep))
     count, ids, row = cur.execute(
         f"WITH admitted AS MATERIALIZED (SELECT {_order_columns(terms)} FROM stimulus s WHERE {where})"

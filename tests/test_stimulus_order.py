@@ -129,3 +129,27 @@ def _rows(con):
     tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
                                         " AND table_type = 'BASE TABLE'").fetchall()]
     return {t: sorted(con.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr) for t in tables}
+
+
+def test_a_filter_on_the_models_answers_starts_the_table_with_its_count_first_rows_and_the_kept_row(tmp_path):
+    from fixtures_store import friendbench_like_plan, make_store
+
+    store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path, n_stimuli=40))
+    cur = store.cursor()
+    dataset = lookups.datasets(cur)[0].id
+    try:
+        for wanted in (queries.StimulusFilter(dataset_id=dataset),
+                       queries.StimulusFilter(dataset_id=dataset, model_outcomes=(("alpha", "incorrect"),)),
+                       queries.StimulusFilter(dataset_id=dataset, model_outcomes=(("beta", "correct"),),
+                                              ground_truth="familiar"),
+                       queries.StimulusFilter(dataset_id=dataset, models_disagree=True)):
+            admitted = set(int(i) for i in queries.stimulus_ids(cur, wanted))
+            for sort, descending in (("id", True), ("truth", False)):
+                whole = [int(i) for i in queries.stimulus_ids(cur, wanted, sort, descending)]
+                assert 0 < len(whole) < 40 or not wanted.model_outcomes
+                for keep in [None] + [int(i) for i in queries.stimulus_ids(cur, queries.StimulusFilter(dataset))]:
+                    count, first, row = queries.stimulus_table_start(cur, wanted, sort, descending, 7, keep)
+                    assert (count, first) == (len(whole), whole[:7])
+                    assert row == (whole.index(keep) if keep in admitted else None)
+    finally:
+        store.close()

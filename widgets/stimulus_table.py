@@ -27,7 +27,8 @@ LOADING = "…"
 class TableSource(Protocol):
     """What the table reads (`app.browser.Browser` is one); every call runs on a worker."""
 
-    def stimulus_count(self, wanted: StimulusFilter) -> int: ...
+    def stimulus_table_start(self, wanted: StimulusFilter, sort: str, descending: bool, limit: int,
+                             models: list[str], keep: int | None) -> tuple[int, list[StimulusRow], int | None]: ...
 
     def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
                       models: list[str]) -> list[StimulusRow]: ...
@@ -94,9 +95,8 @@ class StimulusTableModel(QAbstractTableModel):
                                               list(self.models), self.keep())
 
         def load() -> tuple[int, dict[int, list[StimulusRow]]]:
-            count = source.stimulus_count(f)
-            pages = {0: source.stimulus_page(f, key, desc, 0, PAGE_SIZE, models)} if count else {}
-            row = source.stimulus_position(f, key, desc, kept) if kept is not None and count else None
+            count, first, row = source.stimulus_table_start(f, key, desc, PAGE_SIZE, models, kept)
+            pages = {0: first} if count else {}
             if row is not None and row // PAGE_SIZE not in pages:
                 pages[row // PAGE_SIZE] = source.stimulus_page(f, key, desc, row // PAGE_SIZE * PAGE_SIZE,
                                                                PAGE_SIZE, models)

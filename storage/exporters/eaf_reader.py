@@ -19,15 +19,21 @@ check it against pympi-ling where both give times.
 """
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import add, is_, itemgetter, methodcaller, truediv
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
+
+import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
 from storage.files import open_regular
 from storage.exporters.common import ATTACHED, TierRows, parse_tier_name
-from storage.exporters.report import Origin, Reading, bad_item, refused
+from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, bad_item, refused
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
 ATTACHED_TYPE = "attached-lt"  # the linguistic type of a Symbolic Association tier of notes or values
@@ -95,22 +101,184 @@ def read_eaf(path: Path) -> Reading:
             raise _problem(path, "MEDIA_DESCRIPTOR TIME_ORIGIN", repr(media.get("TIME_ORIGIN")),
                            "an offset in milliseconds") from None
 
-    order: dict[str, int] = {}
-    slot_ms: dict[str, float] = {}
-    for index, slot in enumerate(root.iter("TIME_SLOT")):
-        attrs = slot.attrib
-        slot_id, value = attrs.get("TIME_SLOT_ID", ""), attrs.get("TIME_VALUE")
-        order[slot_id] = index
-        if value:
-            try:
-                slot_ms[slot_id] = float(value)
-            except ValueError:
-                raise _problem(path, f"TIME_SLOT {slot_id}", repr(value), "a time in milliseconds") from None
-
+    order, slot_ms = _time_slots(root, path)
     types = {t.get("LINGUISTIC_TYPE_ID"): t for t in root.iter("LINGUISTIC_TYPE")}
+    elements = list(root.iter("TIER"))
+    attached = {tier_id: kind for tier_id, attrs in ((e.get("TIER_ID", ""), e.attrib) for e in elements)
+                for kind, suffix in ATTACHED.items()
+                if tier_id.endswith(suffix) and attrs.get("PARENT_REF") == tier_id[:-len(suffix)]
+                and types.get(attrs.get("LINGUISTIC_TYPE_REF")) is not None
+                and types[attrs["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS") == "Symbolic_Association"}
+    file = _File(path, root, elements, types, attached, stimulus, origin_ms, order, slot_ms)
+    reading = _read_aligned(file)
+    if reading is None:
+        reading = _read_annotations(file)
+    if header is not None:
+        reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
+                         for m in header.iter("MEDIA_DESCRIPTOR")]
+    if origin_ms:
+        reading.report.note(f"{path.name}: the medium's TIME_ORIGIN of {origin_ms:g} ms was added to every time")
+    return reading
+
+
+@dataclass
+class _File:
+    """What every reading of one file's annotations needs: its tiers (`elements`), linguistic types, the
+    tiers of notes and values (`attached`: tier -> 'note' or 'value'), and its time slots (`order`: each
+    slot's place in TIME_ORDER, `slot_ms`: the time of each that has one)."""
+
+    path: Path
+    root: ET.Element
+    elements: list[ET.Element]
+    types: dict[str | None, ET.Element]
+    attached: dict[str, str]
+    stimulus: str | None
+    origin_ms: float
+    order: dict[str, int]
+    slot_ms: dict[str, float]
+
+    def seconds(self, ms: float) -> float:
+        """A time of the file (in ms) in the stimulus's seconds."""
+        return round((ms + self.origin_ms) / 1000.0, 9)
+
+    def all_seconds(self, ms: Iterable[float]) -> list[float]:
+        """`seconds` of each time, computed alike."""
+        return list(map(round, map(truediv, map(add, ms, repeat(self.origin_ms)), repeat(1000.0)), repeat(9)))
+
+    def tier_rows(self, tier_id: str, attrs: dict[str, str]) -> tuple[TierRows, ET.Element | None]:
+        """How a tier's labels are made, and its linguistic type."""
+        ling = self.types.get(attrs.get("LINGUISTIC_TYPE_REF"))
+        tier_meta = {"speaker": attrs.get("PARTICIPANT"), "parent_tier": attrs.get("PARENT_REF"),
+                     "tier_type": ling.get("CONSTRAINTS") if ling is not None else None,
+                     "linguistic_type": attrs.get("LINGUISTIC_TYPE_REF")}
+        return TierRows(self.stimulus, tier_id, annotator=attrs.get("ANNOTATOR"), meta=tier_meta), ling
+
+    def vocabulary(self, reading: Reading, tier_id: str, ling: ET.Element | None) -> None:
+        """The controlled vocabulary of a tier's linguistic type, kept under the tier's label set."""
+        if ling is not None and ling.get("CONTROLLED_VOCABULARY_REF"):
+            label_set = parse_tier_name(tier_id)[1] or tier_id
+            reading.vocabularies.setdefault(label_set, []).extend(
+                _vocabulary(self.root, ling.get("CONTROLLED_VOCABULARY_REF")))
+
+    def missing_slot(self, tier_id: str, number: int, slots: tuple[str, str]) -> ImportFailed:
+        missing = slots[0] if slots[0] not in self.order else slots[1]
+        return bad_item(Origin(self.path.name, tier_id, number), f"the time slot {missing!r}",
+                        "a TIME_SLOT_ID of the file's TIME_ORDER")
+
+
+def _time_slots(root: ET.Element, path: Path) -> tuple[dict[str, int], dict[str, float]]:
+    """Each TIME_SLOT's place in the file, and the time (ms) of each that has one; the first time that is no
+    number refuses the file."""
+    slots = [slot.attrib for slot in root.iter("TIME_SLOT")]
+    ids = list(map(dict.get, slots, repeat("TIME_SLOT_ID"), repeat("")))
+    values = list(map(dict.get, slots, repeat("TIME_VALUE")))
+    try:
+        return dict(zip(ids, range(len(ids)))), dict(zip(compress(ids, values), map(float, compress(values, values))))
+    except ValueError:
+        slot_id, value = next((i, v) for i, v in zip(ids, values) if v and not _is_float(v))
+        raise _problem(path, f"TIME_SLOT {slot_id}", repr(value), "a time in milliseconds") from None
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# the columns of a reading's table, as `Reading.labels` holds them
+_LABEL_SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
+                 "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
+                 "media_role": pl.String, "meta": pl.String, ORIGIN_COLUMNS["file"]: pl.String,
+                 ORIGIN_COLUMNS["tier"]: pl.String, ORIGIN_COLUMNS["item"]: pl.Int64, ORIGIN_COLUMNS["line"]: pl.Int64}
+
+
+def _read_aligned(file: _File) -> Reading | None:
+    """Every annotation as a table, read a tier at a time, when every annotation of every tier is aligned to
+    two time slots with times (as ELAN writes a file without dependent tiers) and the tiers of notes and values
+    hold references only; None when any is not (`_read_annotations` reads such a file)."""
+    name = file.path.name
+    columns: dict[str, list] = {column: [] for column in _LABEL_SCHEMA}
+    ids: list[str] = []
+    reading = Reading(labels=pl.DataFrame(schema=_LABEL_SCHEMA))
+    for element in file.elements:
+        tier_id = element.get("TIER_ID", "")
+        wrappers = element.findall("ANNOTATION")
+        aligned = list(element.iter("ALIGNABLE_ANNOTATION"))
+        if tier_id in file.attached:
+            if aligned:
+                return None
+            continue
+        # each ANNOTATION holds one element, an ALIGNABLE_ANNOTATION
+        if not set(map(len, wrappers)) <= {1} or len(aligned) != len(wrappers) \
+                or not all(map(is_, map(itemgetter(0), wrappers), aligned)):
+            return None
+        attrs = [item.attrib for item in aligned]
+        first = list(map(dict.get, attrs, repeat("TIME_SLOT_REF1"), repeat("")))
+        second = list(map(dict.get, attrs, repeat("TIME_SLOT_REF2"), repeat("")))
+        used = {*first, *second}
+        if not used <= file.order.keys():
+            number, slots = next((n, slots) for n, slots in enumerate(zip(first, second), start=1)
+                                 if not {*slots} <= file.order.keys())
+            raise file.missing_slot(tier_id, number, slots)
+        if not used <= file.slot_ms.keys():
+            return None
+        made, ling = file.tier_rows(tier_id, element.attrib)
+        count = len(aligned)
+        ms = file.slot_ms
+        columns["start_s"] += [None] * count if made.whole else file.all_seconds(map(ms.__getitem__, first))
+        columns["end_s"] += [None] * count if made.whole else file.all_seconds(map(ms.__getitem__, second))
+        columns["label"] += map(methodcaller("findtext", "ANNOTATION_VALUE", ""), aligned)
+        meta = json.dumps(made.meta) if made.meta else None
+        columns["meta"] += _metas(made, list(map(dict.get, attrs, repeat("CVE_REF"))),
+                                  list(map(dict.get, attrs, repeat("LANG_REF"))), meta)
+        for column, value in (("stimulus", made.stimulus), ("annotator", made.annotator),
+                              ("label_set", made.label_set), ("media_role", made.media_role), ("value", None),
+                              ("note", None), (ORIGIN_COLUMNS["file"], name), (ORIGIN_COLUMNS["tier"], tier_id),
+                              (ORIGIN_COLUMNS["line"], None)):
+            columns[column] += [value] * count
+        columns[ORIGIN_COLUMNS["item"]] += range(1, count + 1)
+        if file.attached:
+            ids += map(dict.get, attrs, repeat("ANNOTATION_ID"), repeat(""))
+        reading.report.count_read(name, tier_id, count)
+        file.vocabulary(reading, tier_id, ling)
+    if file.attached:
+        row_of = dict(zip(ids, range(len(ids))))
+        for element in file.elements:
+            kind = file.attached.get(element.get("TIER_ID", ""))
+            for wrapper in element.findall("ANNOTATION") if kind else ():
+                item = next(iter(wrapper), None)
+                row = row_of.get(item.get("ANNOTATION_REF")) if item is not None else None
+                if row is not None:
+                    columns[kind][row] = item.findtext("ANNOTATION_VALUE") or ""
+    reading.labels = pl.DataFrame(columns, schema=_LABEL_SCHEMA)
+    return reading
+
+
+def _metas(made: TierRows, cves: list[str | None], languages: list[str | None], meta: str | None) -> list[str | None]:
+    """Each label's `meta` as JSON text: its tier's (`meta`), with its controlled-vocabulary entry and language
+    where it has them, as `TierRows.row` makes it and the store encodes it."""
+    if not any(cves) and not any(languages):
+        return [meta] * len(cves)
+    texts: dict[tuple[str | None, str | None], str | None] = {}
+    out = []
+    for cve, language in zip(cves, languages):
+        key = (cve, language)
+        if key not in texts:
+            texts[key] = json.dumps(made.row(0.0, 0.0, "", None, {"times": None, "cve": cve, "language": language})
+                                    ["meta"]) if cve or language else meta
+        out.append(texts[key])
+    return out
+
+
+def _read_annotations(file: _File) -> Reading:
+    """Every annotation of the file as a row, whatever its times depend on: each annotation an object, its
+    times worked out from its slots, its tier's neighbours or its parent."""
+    path, order, slot_ms, attached = file.path, file.order, file.slot_ms, file.attached
     tiers: list[_Tier] = []
     by_id: dict[str, _Annotation] = {}
-    for element in root.iter("TIER"):
+    for element in file.elements:
         tier = _Tier(element.get("TIER_ID", ""), dict(element.attrib))
         for number, wrapper in enumerate(element.findall("ANNOTATION"), start=1):
             item = next(iter(wrapper), None)
@@ -121,9 +289,7 @@ def read_eaf(path: Path) -> Reading:
             if item.tag == "ALIGNABLE_ANNOTATION":
                 slots = (attrs.get("TIME_SLOT_REF1", ""), attrs.get("TIME_SLOT_REF2", ""))
                 if slots[0] not in order or slots[1] not in order:
-                    missing = slots[0] if slots[0] not in order else slots[1]
-                    raise bad_item(Origin(path.name, tier.id, number), f"the time slot {missing!r}",
-                                   "a TIME_SLOT_ID of the file's TIME_ORDER")
+                    raise file.missing_slot(tier.id, number, slots)
                 annotation = _Annotation(attrs.get("ANNOTATION_ID", ""), tier.id, number, value, slots, None, None,
                                          attrs.get("CVE_REF"), attrs.get("LANG_REF"))
             else:
@@ -165,26 +331,15 @@ def read_eaf(path: Path) -> Reading:
                 sibling.how = "subdivision of parent"
         return annotation.times
 
-    attached = {tier.id: kind for tier in tiers for kind, suffix in ATTACHED.items()
-                if tier.id.endswith(suffix) and tier.attrs.get("PARENT_REF") == tier.id[:-len(suffix)]
-                and types.get(tier.attrs.get("LINGUISTIC_TYPE_REF")) is not None
-                and types[tier.attrs["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS") == "Symbolic_Association"}
     row_of: dict[str, dict] = {}
     reading = Reading([])
     found = reading.rows
     name = path.name
-    if header is not None:
-        reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
-                         for m in header.iter("MEDIA_DESCRIPTOR")]
     for tier in tiers:
         if tier.id in attached:
             continue
-        attrs = tier.attrs
-        ling = types.get(attrs.get("LINGUISTIC_TYPE_REF"))
-        tier_meta = {"speaker": attrs.get("PARTICIPANT"), "parent_tier": attrs.get("PARENT_REF"),
-                     "tier_type": ling.get("CONSTRAINTS") if ling is not None else None,
-                     "linguistic_type": attrs.get("LINGUISTIC_TYPE_REF")}
-        make = TierRows(stimulus, tier.id, annotator=attrs.get("ANNOTATOR"), meta=tier_meta).row
+        made, ling = file.tier_rows(tier.id, tier.attrs)
+        make = made.row
         before = len(found)
         for annotation in tier.annotations:
             # an aligned annotation's times are known by now; only a reference annotation's are looked for
@@ -196,22 +351,16 @@ def read_eaf(path: Path) -> Reading:
                 continue
             extra = {"times": annotation.how, "cve": annotation.cve, "language": annotation.language} \
                 if annotation.how or annotation.cve or annotation.language else None
-            row = make(round((span[0] + origin_ms) / 1000.0, 9), round((span[1] + origin_ms) / 1000.0, 9),
-                       annotation.value, origin, extra)
+            row = make(file.seconds(span[0]), file.seconds(span[1]), annotation.value, origin, extra)
             found.append(row)
             if attached:
                 row_of[annotation.id] = row
         reading.report.count_read(name, tier.id, len(found) - before)
-        if ling is not None and ling.get("CONTROLLED_VOCABULARY_REF"):
-            label_set = parse_tier_name(tier.id)[1] or tier.id
-            reading.vocabularies.setdefault(label_set, []).extend(
-                _vocabulary(root, ling.get("CONTROLLED_VOCABULARY_REF")))
+        file.vocabulary(reading, tier.id, ling)
     for tier in tiers:
         for annotation in tier.annotations if tier.id in attached else ():
             if annotation.parent in row_of:
                 row_of[annotation.parent][attached[tier.id]] = annotation.value
-    if origin_ms:
-        reading.report.note(f"{name}: the medium's TIME_ORIGIN of {origin_ms:g} ms was added to every time")
     return reading
 
 

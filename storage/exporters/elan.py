@@ -30,7 +30,7 @@ from storage.exporters.common import (ATTACHED, ExportContext, Loss, Row, build_
 from storage.exporters.eaf_hierarchy import (REFERRING, TIME_ALIGNABLE, carried_meta, linguistic_types,
                                               plan_hierarchy)
 from storage.exporters.eaf_reader import ATTACHED_TYPE, STIMULUS_PROPERTY, read_eaf
-from storage.exporters.report import Reading
+from storage.exporters.report import Reading, merged
 from storage.records import MediaRef
 from storage.exporters.sniff import head_text, score
 
@@ -188,15 +188,9 @@ class ElanExporter:
         return Path(out_path)
 
     def read(self, path: Path) -> Reading:
-        reading = Reading([])
-        for file in files_to_read(path, self.extension):
-            found = read_eaf(file)
-            reading.rows += found.rows
-            reading.report.merge(found.report)
-            reading.media += found.media
-            for name, entries in found.vocabularies.items():
-                reading.vocabularies.setdefault(name, []).extend(e for e in entries
-                                                                 if e not in reading.vocabularies[name])
+        reading = merged([read_eaf(file) for file in files_to_read(path, self.extension)])
+        # a vocabulary shared by several tiers or files is kept once
+        reading.vocabularies = {name: list(dict.fromkeys(entries)) for name, entries in reading.vocabularies.items()}
         return reading
 
     def detect(self, path: Path) -> float:

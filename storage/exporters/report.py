@@ -220,12 +220,14 @@ class Reading:
 
 
 def merged(readings: list[Reading]) -> Reading:
-    """The readings of several files (each with its labels as a table) as one: their tables one after the
-    other, reports merged, vocabularies and media files in file order."""
+    """The readings of several files as one: their labels one after the other (as a table when every reading
+    has one, else as rows), reports merged, vocabularies and media files in file order."""
     import polars as pl
 
-    labels = pl.concat([found.labels for found in readings], how="vertical_relaxed") if readings else None
-    reading = Reading(labels=labels) if labels is not None else Reading([])
+    if all(found.labels is not None for found in readings) and readings:
+        reading = Reading(labels=pl.concat([found.labels for found in readings], how="vertical_relaxed"))
+    else:
+        reading = Reading([row for found in readings for row in found.rows])
     for found in readings:
         reading.report.merge(found.report)
         reading.media += found.media

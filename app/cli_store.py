@@ -43,9 +43,13 @@ def open_cli_store(db: Path | str | None, *, create: bool = False, read_only: bo
 def open_store(db: Path | None, *, with_sample: bool = True, create: bool = False,
                read_only: bool = False) -> Store:
     """Open the store (see `open_cli_store`); a brand-new empty store gets the bundled sample."""
-    from app.sample import import_sample, store_is_empty
     store = open_cli_store(db, create=create, read_only=read_only)
-    if with_sample and store_is_empty(store):
+    if not with_sample:
+        return store
+    # the sample's importers and every benchmark's rules: imported only where a sample may be written (a
+    # reader such as `thinslice list` would spend seconds importing them)
+    from app.sample import import_sample, store_is_empty
+    if store_is_empty(store):
         if store.read_only:  # the sample is written once, by a writable open
             store.close()
             store = open_cli_store(db, create=create)

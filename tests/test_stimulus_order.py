@@ -153,3 +153,19 @@ def test_a_filter_on_the_models_answers_starts_the_table_with_its_count_first_ro
                     assert row == (whole.index(keep) if keep in admitted else None)
     finally:
         store.close()
+
+
+def test_list_reads_the_store_without_loading_the_sample_and_its_importers(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _store(tmp_path / "s.duckdb", ["2", "10", "1"]).close()
+    code = ("import json, sys; from app.cli import dispatch; code = dispatch(['list', '--db', sys.argv[1]]);"
+            " print(json.dumps([code, sorted(m for m in sys.modules if m in ('app.sample', 'app.import_service'))]))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.duckdb")], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    lines = done.stdout.splitlines()
+    assert [line.split("\t")[0] for line in lines[:-1]] == ["1", "2", "10"]
+    assert json.loads(lines[-1]) == [0, []]

@@ -18,7 +18,7 @@ cut or left out are looked at one by one, to say which they are.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import chain, groupby, repeat
 from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -74,13 +74,24 @@ class ImportNeedsChoice(ImportFailed):
         self.items = items
 
 
-def stimulus_for_name(stem: str, by_external: dict[str, int]) -> tuple[str | None, list[str]]:
-    """The stimulus a file name names (the id itself, or the file name an export gives it) and, when
-    several do, all of them."""
-    if stem in by_external:
-        return stem, [stem]
-    matches = [ext for ext in by_external if safe_file_stem(ext) == stem]
-    return (matches[0] if len(matches) == 1 else None), matches
+class StimulusNames:
+    """The stimuli of a dataset by the names a file may give them: the id itself, or the file name an export
+    gives that id (`synthesis/901` is written as `synthesis_901`)."""
+
+    def __init__(self, by_external: dict[str, int]) -> None:
+        self.by_external = by_external
+        self._stems: dict[str, list[str]] | None = None   # made when a name is first not an id
+
+    def find(self, stem: str) -> tuple[str | None, list[str]]:
+        """The stimulus a file name names and, when several do, all of them."""
+        if stem in self.by_external:
+            return stem, [stem]
+        if self._stems is None:
+            self._stems = {}
+            for external in self.by_external:
+                self._stems.setdefault(safe_file_stem(external), []).append(external)
+        matches = self._stems.get(stem, [])
+        return (matches[0] if len(matches) == 1 else None), matches
 
 
 def read_annotation_file(annotations: AnnotationStore, format: str, path: Path | str, dataset: str | None,
@@ -188,12 +199,15 @@ class _Batch:
         # the rows of files read one dict each are typed together, however many files there are
         for as_rows, run in groupby(enumerate(readings), key=lambda item: item[1][1].labels is None):
             run = list(run)
-            if not as_rows:
-                for index, (_, found) in run:
-                    frame = found.labels.select(*LABEL_FIELDS, "meta", *ORIGIN_COLUMNS.values())
-                    frames.append(frame.with_columns(_row=pl.int_range(offset, offset + frame.height, dtype=pl.Int64),
-                                                     _file=pl.lit(index, pl.Int64)))
-                    offset += frame.height
+            if not as_rows:  # the tables of a run of files as one, each row with its file's index
+                heights = [found.labels.height for _, (_, found) in run]
+                frame = pl.concat([found.labels for _, (_, found) in run], how="diagonal_relaxed").select(
+                    *LABEL_FIELDS, "meta", *ORIGIN_COLUMNS.values())
+                frames.append(frame.with_columns(
+                    _row=pl.int_range(offset, offset + frame.height, dtype=pl.Int64),
+                    _file=pl.Series(list(chain.from_iterable(map(repeat, [index for index, _ in run], heights))),
+                                    dtype=pl.Int64)))
+                offset += frame.height
                 continue
             rows: list[Row] = []
             file_of: list[int] = []
@@ -291,8 +305,9 @@ class _Checked:
         inside: dict[int, list[str]] = {index: sorted(names) for index, names in self.frame.filter(
             named.is_not_null() & (named != "")).group_by("_file").agg(named.unique()).iter_rows()}
         targets = {}
+        names = StimulusNames(by_external)
         for index, file in enumerate(self.batch.files):
-            target = self._target(file, inside.get(index, []), self.batch.media[index], stimulus, by_external,
+            target = self._target(file, inside.get(index, []), self.batch.media[index], stimulus, names,
                                   dataset, index)
             if target is not None:
                 targets[index] = target
@@ -300,7 +315,7 @@ class _Checked:
             stimulus=_looked_up(pl.col("_file"), targets, pl.Int64, pl.String))
 
     def _target(self, file: Path, inside: list[str], media: list[str], stimulus: str | None,
-                by_external: dict[str, int], dataset: str, index: int) -> str | None:
+                names: StimulusNames, dataset: str, index: int) -> str | None:
         """The stimulus a per-recording file's labels land on (the ids its rows hold are `inside`); None,
         with the problem said, when there is none to be told."""
         if stimulus is not None:
@@ -308,12 +323,12 @@ class _Checked:
                 self.report_entries[index].append(_note(f"{file.name} names the stimulus {inside[0]!r} inside;"
                                                         f" placed on {stimulus!r} as --stimulus asks"))
             return stimulus
-        if inside and inside[0] in by_external:
+        if inside and inside[0] in names.by_external:
             return inside[0]
-        target, matches = stimulus_for_name(file.stem, by_external)
+        target, matches = names.find(file.stem)
         for linked in media:  # else the recording it links (an ELAN file names its media)
             if target is None and not matches:
-                target, _ = stimulus_for_name(PurePosixPath(linked).stem, by_external)
+                target, _ = names.find(PurePosixPath(linked).stem)
                 if target is not None:
                     self.report_entries[index].append(
                         _note(f"{file.name} placed on the stimulus {target!r} by its media file {linked!r}"))

@@ -25,6 +25,7 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 
@@ -55,7 +56,16 @@ class _Refused(Exception):
         self.line, self.found, self.expected = line, found, expected
 
 
-# A tier's items as columns: start, end (= start for a point), text, and the line of the text (None in binary)
+class _Items(NamedTuple):
+    """A tier's items as columns: start, end (= start for a point), text, and the line of the text (None in
+    the binary form)."""
+
+    start: list[float]
+    end: list[float]
+    text: list[str]
+    line: list[int | None]
+
+
 _ITEMS = {"start": pl.Float64, "end": pl.Float64, "text": pl.String, "line": pl.Int64}
 
 
@@ -63,11 +73,11 @@ _ITEMS = {"start": pl.Float64, "end": pl.Float64, "text": pl.String, "line": pl.
 class _Tier:
     kind: str                        # IntervalTier or TextTier
     name: str
-    items: pl.DataFrame              # `_ITEMS`, one row per interval or point
+    items: _Items
 
 
-def _items(rows: list[tuple[float, float, str, int | None]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema=_ITEMS, orient="row")
+def _items(rows: list[tuple[float, float, str, int | None]]) -> _Items:
+    return _Items(*map(list, zip(*rows))) if rows else _Items([], [], [], [])
 
 
 def decode(raw: bytes) -> str:
@@ -293,7 +303,7 @@ _PLAIN_ITEM = {
                        + _STRING_LINE.format(key="mark")), 3)}
 
 
-def _plain_items(stream: _TextStream, count: int, intervals: bool) -> pl.DataFrame | None:
+def _plain_items(stream: _TextStream, count: int, intervals: bool) -> _Items | None:
     """A tier's items when every one is written on its own lines as Praat writes them (`_PLAIN_ITEM`), right
     after the line of the count, read as columns at once; None, with nothing consumed, when any is not."""
     text = stream.text
@@ -315,18 +325,14 @@ def _plain_items(stream: _TextStream, count: int, intervals: bool) -> pl.DataFra
     values = list(zip(*found))
     if max(map(len, values[0] + values[-2])) > _LONGEST_WORD:
         return None   # Praat refuses so long a number: read one value at a time, to say where
-    starts = pl.Series(values[0], dtype=pl.String).cast(pl.Float64)
-    items = pl.DataFrame({"start": starts, "end": pl.Series(values[1], dtype=pl.String).cast(pl.Float64)
-                          if intervals else starts, "text": pl.Series(values[-1], dtype=pl.String),
-                          "line": pl.int_range(first + width, first + width * (count + 1), width, dtype=pl.Int64,
-                                               eager=True)})
-    if '""' in text:
-        items = items.with_columns(pl.col("text").str.replace_all('""', '"', literal=True))
+    starts = list(map(float, values[0]))   # as `praat_number` reads a number of this form
+    texts = [item.replace('""', '"') for item in values[-1]] if '""' in text else list(values[-1])
     stream.offset = end
-    return items
+    return _Items(starts, list(map(float, values[1])) if intervals else starts, texts,
+                  list(range(first + width, first + width * (count + 1), width)))
 
 
-def _token_items(stream: _TextStream, count: int, intervals: bool) -> pl.DataFrame | None:
+def _token_items(stream: _TextStream, count: int, intervals: bool) -> _Items | None:
     """A tier's items when they are plain values (numbers, then a closed string) however they are laid out
     (Praat's short form, comments between them), each with the line of its string; None, with nothing
     consumed, when any is not."""
@@ -411,29 +417,34 @@ def read_textgrid(path: Path) -> Reading:
     names = {tier.name for tier in tiers}
     attached = {tier.name: (kind, tier.name[:-len(suffix)]) for tier in tiers for kind, suffix in ATTACHED.items()
                 if tier.name.endswith(suffix) and tier.name[:-len(suffix)] in names}
-    heights = [tier.items.height for tier in tiers]
-    items = pl.concat([tier.items for tier in tiers] or [pl.DataFrame(schema=_ITEMS)]).with_columns(
-        tier=pl.Series(list(chain.from_iterable(map(repeat, range(len(tiers)), heights))), dtype=pl.Int64),
-        item=pl.Series(list(chain.from_iterable(range(1, height + 1) for height in heights)), dtype=pl.Int64))
     # the first time that is not finite, in the file's order, refuses the file
-    for start, end, _, line, tier, item in items.filter(
-            ~(pl.col("start").is_finite() & pl.col("end").is_finite())).head(1).iter_rows():
-        raise bad_item(Origin(name, tiers[tier].name, item, line), f"times {start!r}..{end!r}",
-                       "finite times in seconds")
+    for tier in tiers:
+        if not all(map(math.isfinite, tier.items.start)) or not all(map(math.isfinite, tier.items.end)):
+            number, (start, end, line) = next(
+                (n, times) for n, times in enumerate(zip(tier.items.start, tier.items.end, tier.items.line), start=1)
+                if not (math.isfinite(times[0]) and math.isfinite(times[1])))
+            raise bad_item(Origin(name, tier.name, number, line), f"times {start!r}..{end!r}",
+                           "finite times in seconds")
+    heights = [len(tier.items.text) for tier in tiers]
+    items = pl.DataFrame({column: list(chain.from_iterable(getattr(tier.items, column) for tier in tiers))
+                          for column in _ITEMS} | {
+        "tier": list(chain.from_iterable(map(repeat, range(len(tiers)), heights))),
+        "item": list(chain.from_iterable(range(1, height + 1) for height in heights))},
+        schema={**_ITEMS, "tier": pl.Int64, "item": pl.Int64})
     # a label is an item of a tier that is not a tier of notes or values, and not an empty interval (a gap)
     kept = [tier.name not in attached for tier in tiers]
     gaps_too = [tier.kind == "IntervalTier" for tier in tiers]
-    labels = items.filter(_by_tier(kept, pl.Boolean) & ~(_by_tier(gaps_too, pl.Boolean) & (pl.col("text") == "")))
+    labels = items.lazy().filter(_by_tier(kept, pl.Boolean)
+                                 & ~(_by_tier(gaps_too, pl.Boolean) & (pl.col("text") == "")))
     reading = Reading(labels=_label_frame(labels, [TierRows(None, tier.name) for tier in tiers], name,
-                                          [tier.name for tier in tiers]))
-    counts = dict(labels.group_by("tier").len().iter_rows())
+                                          [tier.name for tier in tiers]).collect())
     for index, tier in enumerate(tiers):
         if kept[index]:
-            found = counts.get(index, 0)
+            found = heights[index] - (tier.items.text.count("") if gaps_too[index] else 0)
             reading.report.count_read(name, tier.name, found)
-            reading.report.tally(name, tier.name).gaps += tier.items.height - found
+            reading.report.tally(name, tier.name).gaps += heights[index] - found
     if attached:
-        _attach(reading, labels, tiers, attached, name)
+        _attach(reading, labels.collect(), tiers, attached, name)
     return reading
 
 
@@ -442,7 +453,7 @@ def _by_tier(values: list, dtype: pl.DataType) -> pl.Expr:
     return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col("tier"))
 
 
-def _label_frame(labels: pl.DataFrame, made: list[TierRows], file: str, names: list[str]) -> pl.DataFrame:
+def _label_frame(labels: pl.LazyFrame, made: list[TierRows], file: str, names: list[str]) -> pl.LazyFrame:
     """The labels (items of `_ITEMS` with their tier's index and item number) as a reading's table: each tier's
     annotator, label set, medium and `meta` as `TierRows` makes them; a whole tier's labels without times."""
     whole = _by_tier([tier.whole for tier in made], pl.Boolean)
@@ -473,7 +484,7 @@ def _attach(reading: Reading, labels: pl.DataFrame, tiers: list[_Tier], attached
         if tier.name not in attached:
             continue
         kind, labels = attached[tier.name]
-        for number, (start, end, text, line) in enumerate(tier.items.iter_rows(), start=1):
+        for number, (start, end, text, line) in enumerate(zip(*tier.items), start=1):
             index = at.get((labels, start, end)) if text != "" else None
             if index is not None:
                 given[kind][index] = text

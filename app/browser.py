@@ -56,10 +56,11 @@ class Browser:
         return count, queries.stimulus_rows(cur, ids, models, wanted.modality), row
 
     def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
-                      models: list[str]) -> list[StimulusRow]:
-        """One page of the table in its order, with the compared models' outcomes (call on the worker)."""
+                      models: list[str], total: int | None = None) -> list[StimulusRow]:
+        """One page of the table in its order, with the compared models' outcomes (call on the worker); `total`,
+        the filter's count, lets a page near the end be read from the end."""
         return queries.stimulus_page(self.store.cursor(), wanted, sort, descending, offset, limit, models,
-                                     wanted.modality)
+                                     wanted.modality, total)
 
     def stimulus_position(self, wanted: StimulusFilter, sort: str, descending: bool, stimulus_id: int) -> int | None:
         """The table row of a stimulus (None when the filter leaves it out; ranks the whole table: call on

@@ -108,7 +108,11 @@ def _order_terms(sort: str, descending: bool) -> list[tuple[str, str]]:
     return [(column, direction)] + [(term, "ASC") for term in NATURAL_ORDER]
 
 
-def _order_sql(sort: str, descending: bool) -> str:
+def _order_sql(sort: str, descending: bool, reverse: bool = False) -> str:
+    """ORDER BY of a table column (`reverse`: the same order read from its end)."""
+    if reverse:
+        return ", ".join(f"{term} {'DESC' if direction == 'ASC' else 'ASC'} NULLS FIRST"
+                         for term, direction in _order_terms(sort, descending))
     return ", ".join(f"{term} {direction} NULLS LAST" for term, direction in _order_terms(sort, descending))
 
 
@@ -128,14 +132,19 @@ def stimulus_count(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> int:
 
 
 def stimulus_page(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool, offset: int,
-                  limit: int, models: list[str], modality: str | None = None) -> list[StimulusRow]:
+                  limit: int, models: list[str], modality: str | None = None,
+                  total: int | None = None) -> list[StimulusRow]:
     """Rows `offset` to `offset + limit` of the table in this order (as `stimulus_rows` makes them): the store
-    sorts, and only the page reaches Python, however many stimuli the filter admits."""
+    sorts, and only the page reaches Python, however many stimuli the filter admits. Given the filter's
+    `total`, a page in the second half is read from the end of the order (the last page costs the first's)."""
     where, params = _filter_sql(f)
+    reverse = total is not None and 2 * offset + limit > total
+    if reverse:
+        offset, limit = max(0, total - offset - limit), max(0, min(limit, total - offset))
     ids = [int(r[0]) for r in cur.execute(
-        f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending)} LIMIT ? OFFSET ?",
-        params + [limit, offset]).fetchall()]
-    return stimulus_rows(cur, ids, models, modality)
+        f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending, reverse)}"
+        " LIMIT ? OFFSET ?", params + [limit, offset]).fetchall()]
+    return stimulus_rows(cur, ids[::-1] if reverse else ids, models, modality)
 
 
 def _before_sql(terms: list[tuple[str, str]]) -> str:

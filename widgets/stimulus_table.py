@@ -31,7 +31,7 @@ class TableSource(Protocol):
                              models: list[str], keep: int | None) -> tuple[int, list[StimulusRow], int | None]: ...
 
     def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
-                      models: list[str]) -> list[StimulusRow]: ...
+                      models: list[str], total: int | None = None) -> list[StimulusRow]: ...
 
     def stimulus_position(self, wanted: StimulusFilter, sort: str, descending: bool,
                           stimulus_id: int) -> int | None: ...
@@ -99,7 +99,7 @@ class StimulusTableModel(QAbstractTableModel):
             pages = {0: first} if count else {}
             if row is not None and row // PAGE_SIZE not in pages:
                 pages[row // PAGE_SIZE] = source.stimulus_page(f, key, desc, row // PAGE_SIZE * PAGE_SIZE,
-                                                               PAGE_SIZE, models)
+                                                               PAGE_SIZE, models, count)
             return count, pages
 
         self.runner.submit("stimulus-ids", load, lambda loaded: self._loaded(epoch, *loaded))
@@ -121,8 +121,9 @@ class StimulusTableModel(QAbstractTableModel):
         self._pending.add(page)
         epoch = self._shown_epoch
         source, f, key, desc, models = self.source, self.filter, self.sort_key, self.descending, list(self.models)
+        count = self.count
         self.runner.submit(f"page-{page}", lambda: source.stimulus_page(f, key, desc, page * PAGE_SIZE, PAGE_SIZE,
-                                                                        models),
+                                                                        models, count),
                            lambda rows: self._page_arrived(epoch, page, rows))
 
     def _page_arrived(self, epoch: int, page: int, rows: list[StimulusRow]) -> None:
@@ -144,12 +145,13 @@ class StimulusTableModel(QAbstractTableModel):
         the model holds that row (never, if the filter leaves the stimulus out)."""
         epoch = self._shown_epoch
         source, f, key, desc, models = self.source, self.filter, self.sort_key, self.descending, list(self.models)
+        count = self.count
 
         def work() -> tuple[int, list[StimulusRow]] | None:
             row = source.stimulus_position(f, key, desc, stimulus_id)
             if row is None:
                 return None
-            return row, source.stimulus_page(f, key, desc, row // PAGE_SIZE * PAGE_SIZE, PAGE_SIZE, models)
+            return row, source.stimulus_page(f, key, desc, row // PAGE_SIZE * PAGE_SIZE, PAGE_SIZE, models, count)
 
         def done(result: tuple[int, list[StimulusRow]] | None) -> None:
             if result is None or epoch != self._shown_epoch:

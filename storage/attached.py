@@ -206,9 +206,10 @@ def union_sql(stored: str, branches: list[str]) -> str:
     return " UNION ALL ".join([stored, *branches])
 
 
-def refresh_views(cur: duckdb.DuckDBPyConnection) -> None:
-    """Make `prediction_all` and `prediction_outcome` again from the stored table and every attached dataset whose
-    files are all there and still read as attached (one whose files changed in shape is left out)."""
+def views_sql(cur: duckdb.DuckDBPyConnection, *, temp: bool = False) -> list[str]:
+    """The statements that make `prediction_all` and `prediction_outcome` from the stored table and every attached
+    dataset whose files are all there and still read as attached (one whose files changed in shape is left out);
+    with `temp`, as views of one connection that hide the stored ones (a store opened for reading only)."""
     full, outcome = [], []
     for attachment in (attachments(cur) if _has_attachments(cur) else []):
         if any(f.status() == "gone" for f in attachment.files):
@@ -220,14 +221,34 @@ def refresh_views(cur: duckdb.DuckDBPyConnection) -> None:
             continue   # the files no longer hold the mapped columns: said by `attachment_problems`
         full.append(branch)
         outcome.append(branch_sql(attachment, outcome=True))
-    cur.execute(f"CREATE OR REPLACE VIEW prediction_all AS {union_sql(STORED_SQL['all'], full)}")
-    cur.execute(f"CREATE OR REPLACE VIEW prediction_outcome AS {union_sql(STORED_SQL['outcome'], outcome)}")
+    create = "CREATE OR REPLACE TEMP VIEW" if temp else "CREATE OR REPLACE VIEW"
+    return [f"{create} prediction_all AS {union_sql(STORED_SQL['all'], full)}",
+            f"{create} prediction_outcome AS {union_sql(STORED_SQL['outcome'], outcome)}"]
 
 
+def refresh_views(cur: duckdb.DuckDBPyConnection) -> None:
+    """Make the store's `prediction_all` and `prediction_outcome` again (see `views_sql`)."""
+    for statement in views_sql(cur):
+        cur.execute(statement)
 
-def open_attached(cur: duckdb.DuckDBPyConnection, *, writable: bool) -> list[str]:
-    """What opening a store does for its attached datasets: the views made again (when `writable` and any is
-    attached), and one line per dataset whose files moved or changed since attached."""
-    if writable and _has_attachments(cur):
+
+@dataclass(frozen=True)
+class Opening:
+    """What opening a store found: one line per attached dataset whose files moved or changed, and the statements
+    each new cursor of a store opened for reading only runs so that its reads leave out files that are gone (the
+    stored views, made when the store was last opened for writing, may still name them)."""
+
+    notes: list[str]
+    cursor_sql: list[str]
+
+
+def open_attached(cur: duckdb.DuckDBPyConnection, *, writable: bool) -> Opening:
+    """What opening a store does for its attached datasets: the views made again (when `writable`), or views of each
+    connection where files moved or changed (when not), and the lines that say so."""
+    if not _has_attachments(cur):
+        return Opening([], [])
+    notes = attachment_problems(cur)
+    if writable:
         refresh_views(cur)
-    return attachment_problems(cur)
+        return Opening(notes, [])
+    return Opening(notes, views_sql(cur, temp=True) if notes else [])

@@ -104,8 +104,10 @@ class Store:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
-        # what opening found to say (attached Parquet files moved or changed), one line each
+        # what opening found to say (attached Parquet files moved or changed), one line each, and what each new
+        # cursor runs first (`storage.attached.Opening`)
         self.notes: list[str] = []
+        self._cursor_sql: list[str] = []
 
     @classmethod
     def open(cls, path: Path | str, *, migrate_to: int | None = LATEST_VERSION, read_only: bool = False,
@@ -135,7 +137,8 @@ class Store:
             migrate(con, migrate_to)
         read_only = read_only and found >= (migrate_to or 0)
         store = cls(path, con, read_only=read_only, journal=_journal_for(path, con, read_only) if journal else None)
-        store.notes = open_attached(con, writable=not read_only)
+        opening = open_attached(con, writable=not read_only)
+        store.notes, store._cursor_sql = opening.notes, opening.cursor_sql
         return store
 
     @property
@@ -149,6 +152,8 @@ class Store:
             with self._lock:
                 cur = self._con.cursor()
                 self._cursors.append(cur)
+            for statement in self._cursor_sql:
+                cur.execute(statement)
             self._local.cursor = cur
         return cur
 

@@ -62,6 +62,12 @@ class Browser:
         return queries.stimulus_page(self.store.cursor(), wanted, sort, descending, offset, limit, models,
                                      wanted.modality, total)
 
+    def stimulus_page_beside(self, wanted: StimulusFilter, sort: str, descending: bool, anchor: int, after: bool,
+                             limit: int, models: list[str]) -> list[StimulusRow]:
+        """The rows right after (or before) the stimulus `anchor` in the table's order (call on the worker)."""
+        return queries.stimulus_page_beside(self.store.cursor(), wanted, sort, descending, anchor, after, limit,
+                                            models, wanted.modality)
+
     def stimulus_position(self, wanted: StimulusFilter, sort: str, descending: bool, stimulus_id: int) -> int | None:
         """The table row of a stimulus (None when the filter leaves it out; ranks the whole table: call on
         the worker)."""

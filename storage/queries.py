@@ -147,20 +147,37 @@ def stimulus_page(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, 
     return stimulus_rows(cur, ids[::-1] if reverse else ids, models, modality)
 
 
-def _before_sql(terms: list[tuple[str, str]]) -> str:
-    """SQL true for the rows of `s` that come before the row `t` in this order: equal on the first terms and
+def _before_sql(terms: list[tuple[str, str]], first: str = "s", then: str = "t") -> str:
+    """SQL true when the row `first` comes before the row `then` in this order: equal on the first terms and
     before it on the next, a missing value being after every value (as NULLS LAST sorts it)."""
     before, equal = [], []
     for term, direction in terms:
-        other = "t." + term.split(".", 1)[1]
-        before.append(" AND ".join(equal + [f"({term} {'<' if direction == 'ASC' else '>'} {other}"
-                                            f" OR ({other} IS NULL AND {term} IS NOT NULL))"]))
-        equal.append(f"{term} IS NOT DISTINCT FROM {other}")
+        column = term.split(".", 1)[1]
+        a, b = f"{first}.{column}", f"{then}.{column}"
+        before.append(" AND ".join(equal + [f"({a} {'<' if direction == 'ASC' else '>'} {b}"
+                                            f" OR ({b} IS NULL AND {a} IS NOT NULL))"]))
+        equal.append(f"{a} IS NOT DISTINCT FROM {b}")
     return "((" + ") OR (".join(before) + "))"
 
 
 def _order_columns(terms: list[tuple[str, str]]) -> str:
     return ", ".join(dict.fromkeys(term for term, _ in terms))
+
+
+def stimulus_page_beside(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool,
+                         anchor: int, after: bool, limit: int, models: list[str],
+                         modality: str | None = None) -> list[StimulusRow]:
+    """The `limit` rows right after (or right before) the stimulus `anchor` in the table's order: the page next
+    to one the table holds, read by the anchor's place in the order rather than an offset, so that scrolling
+    costs a scan and never a sort of the whole table."""
+    where, params = _filter_sql(f)
+    terms = _order_terms(sort, descending)
+    beside = _before_sql(terms, "t", "s") if after else _before_sql(terms, "s", "t")
+    ids = [int(r[0]) for r in cur.execute(
+        f"WITH t AS (SELECT {_order_columns(terms)} FROM stimulus s WHERE s.id = ?)"
+        f" SELECT s.id FROM stimulus s, t WHERE {where} AND {beside}"
+        f" ORDER BY {_order_sql(sort, descending, reverse=not after)} LIMIT ?", [anchor] + params + [limit]).fetchall()]
+    return stimulus_rows(cur, ids if after else ids[::-1], models, modality)
 
 
 def stimulus_position(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool,
@@ -356,15 +373,15 @@ SUMMARY_TABLES = {
     "segments": "SELECT count(*) FROM segment g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
     "models": "SELECT count(DISTINCT model_id) FROM run WHERE dataset_id = ?",
     "runs": "SELECT count(*) FROM run WHERE dataset_id = ?",
-    "predictions": "SELECT count(*) FROM prediction_outcome WHERE dataset_id = ?",
+    "predictions": "SELECT coalesce(sum(n), 0) FROM prediction_counts WHERE dataset_id = ?",
     "judgments": "SELECT count(*) FROM judgment j JOIN prediction p ON p.id = j.prediction_id"
                  " JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
     "human_ratings": "SELECT count(*) FROM human_rating h JOIN stimulus s ON s.id = h.stimulus_id"
                      " WHERE s.dataset_id = ?",
     "annotations": "SELECT count(*) FROM annotation a JOIN stimulus s ON s.id = a.stimulus_id"
                    " WHERE s.dataset_id = ? AND a.deleted_at IS NULL",
-    "trace_steps": "SELECT count(*) FROM (SELECT stimulus_id FROM trace_step UNION ALL " + QUESTION_STEPS + ") t"
-                   " JOIN stimulus s ON s.id = t.stimulus_id WHERE s.dataset_id = ?",
+    "trace_steps": "SELECT count(*) FROM (SELECT stimulus_id FROM trace_step UNION ALL SELECT stimulus_id FROM ("
+                   + QUESTION_STEPS + ")) t JOIN stimulus s ON s.id = t.stimulus_id WHERE s.dataset_id = ?",
     "goal_atoms": "SELECT count(*) FROM goal_atom g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
     "aggregate_results": "SELECT count(*) FROM aggregate_result WHERE dataset_id = ?",
 }

@@ -27,9 +27,10 @@ def story_steps(cur: duckdb.DuckDBPyConnection, stimulus_ids: list[int]) -> dict
     return out
 
 
-# One row for each step of each question's story (its stimulus_id), for counts that name a question's steps
-# as they name an NCP task's.
-QUESTION_STEPS = ("SELECT q.stimulus_id FROM story_question q JOIN story_step t ON t.story_id = q.story_id")
+# Each question's story's steps as the question's own (stimulus_id, step_index, action, args, kwargs), for
+# counts that name a question's steps as they name an NCP task's, and for comparing an import with the store.
+QUESTION_STEPS = ("SELECT q.stimulus_id, t.step_index, t.action, t.args, t.kwargs FROM story_question q"
+                  " JOIN story_step t ON t.story_id = q.story_id")
 
 
 def write_story_steps(cur: duckdb.DuckDBPyConnection, steps: str, questions: str) -> int:

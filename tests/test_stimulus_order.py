@@ -87,6 +87,12 @@ def test_pages_read_one_at_a_time_make_the_whole_table_and_each_stimulus_is_foun
                         assert paged == whole, (wanted, sort, descending, total)
                     assert [queries.stimulus_position(cur, wanted, sort, descending, sid)
                             for sid in whole] == list(range(len(whole)))
+                    # page by page from one held page's edge row, down the table and up it
+                    for row, sid in enumerate(whole):
+                        after = queries.stimulus_page_beside(cur, wanted, sort, descending, sid, True, 3, [])
+                        before = queries.stimulus_page_beside(cur, wanted, sort, descending, sid, False, 3, [])
+                        assert [r.id for r in after] == whole[row + 1:row + 4]
+                        assert [r.id for r in before] == whole[max(0, row - 3):row]
         dyads = queries.StimulusFilter(dataset_id=dataset, kind="dyad")
         generic = cur.execute("SELECT id FROM stimulus WHERE kind = 'generic' LIMIT 1").fetchall()[0][0]
         assert queries.stimulus_position(cur, dyads, "id", False, generic) is None

@@ -7,9 +7,11 @@ import datetime
 import json
 
 import polars as pl
+import pytest
 
 from app.import_service import run_import
 from storage.importers.common import ImportOptions
+from storage.importers.effect import StimuliWouldChange
 from storage.queries import info_summary, trace_steps
 from storage.store import Store
 from tests.exploretom_import_cases import SAMPLE_CSV, load_snapshot
@@ -107,6 +109,33 @@ def test_more_questions_of_a_stored_story_name_that_story(tmp_path):
     sample = pl.read_csv(SAMPLE_CSV)
     assert sorted(titles for _story, titles in by_story) == sorted(
         sorted(group.get_column("question").to_list()) for group in sample.partition_by("story_structure"))
+    store.close()
+
+
+def test_a_question_whose_story_would_read_otherwise_is_refused_unless_replacing(tmp_path):
+    """A release that gains a question naming a state's type changes the steps of its story: the stored
+    question of that story keeps its fields, but its reference trace would change, which is refused as a
+    changed task's trace is, and written when replacing is asked for."""
+    story = "Anne entered the kitchen. Anne peeled the apple."
+    header = "story_structure,question,expected_answer,qprop=params\n"
+    where = f"{story},In which room will Anne search for the apple?,kitchen,\n"
+    typed = (f"{story},Does Anne believe that the apple peeled? Answer yes or no.,yes,"
+             "\"(['Anne'], 'apple', '<state_update> <is_skinned>-True')\"\n")
+    path = tmp_path / "questions.csv"
+    path.write_text(header + where, encoding="utf-8")
+    store = Store.open(tmp_path / "s.duckdb")
+    run_import(store, "exploretom", path, ImportOptions(dataset_name="stories"))
+    before = store_rows(store)
+    path.write_text(header + where + typed, encoding="utf-8")
+    with pytest.raises(StimuliWouldChange) as refused:
+        run_import(store, "exploretom", path, ImportOptions(dataset_name="stories"))
+    assert [(c.stimulus, c.field) for c in refused.value.changes] == [("000001", "reference trace")]
+    assert changed_rows(before, store_rows(store)) == {}
+    run_import(store, "exploretom", path, ImportOptions(dataset_name="stories", replace_stimuli=True))
+    cur = store.cursor()
+    for sid, in cur.execute("SELECT id FROM stimulus").fetchall():
+        assert trace_steps(cur, sid)[None][1].args[3] == "<is_skinned>"
+    assert cur.execute("SELECT count(DISTINCT story_id) FROM story_step").fetchone()[0] == 1
     store.close()
 
 

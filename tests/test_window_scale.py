@@ -96,6 +96,15 @@ def test_end_and_a_jump_select_stimuli_whose_rows_were_never_read(qtbot, big_sto
     model = win.table_model
     qtbot.waitUntil(lambda: model.rowCount() == N_STIMULI and win.session.stimulus_id is not None, timeout=30000)
     win.table.setFocus()
+    # Page Down through several pages: each is read beside the one above it, in order
+    for _ in range(15):
+        qtbot.keyClick(win.table, Qt.Key.Key_PageDown)
+    below = win.table.currentIndex().row()
+    assert below > 2 * PAGE_SIZE
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None
+                    and win.stimulus_view.detail.external_id == str(below), timeout=20000)
+    qtbot.waitUntil(lambda: all(model.data(model.index(row, 0)) != LOADING for row in range(below + 1)), timeout=20000)
+    assert [model.data(model.index(row, 0)) for row in range(below + 1)] == [str(i) for i in range(below + 1)]
     qtbot.keyClick(win.table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None
                     and win.stimulus_view.detail.external_id == str(N_STIMULI - 1), timeout=20000)

@@ -33,6 +33,9 @@ class TableSource(Protocol):
     def stimulus_page(self, wanted: StimulusFilter, sort: str, descending: bool, offset: int, limit: int,
                       models: list[str], total: int | None = None) -> list[StimulusRow]: ...
 
+    def stimulus_page_beside(self, wanted: StimulusFilter, sort: str, descending: bool, anchor: int, after: bool,
+                             limit: int, models: list[str]) -> list[StimulusRow]: ...
+
     def stimulus_position(self, wanted: StimulusFilter, sort: str, descending: bool,
                           stimulus_id: int) -> int | None: ...
 
@@ -122,9 +125,21 @@ class StimulusTableModel(QAbstractTableModel):
         epoch = self._shown_epoch
         source, f, key, desc, models = self.source, self.filter, self.sort_key, self.descending, list(self.models)
         count = self.count
-        self.runner.submit(f"page-{page}", lambda: source.stimulus_page(f, key, desc, page * PAGE_SIZE, PAGE_SIZE,
-                                                                        models, count),
-                           lambda rows: self._page_arrived(epoch, page, rows))
+        # scrolling reads the page next to one held, from its edge row; a jump reads by offset
+        above, below = self._pages.get(page - 1), self._pages.get(page + 1)
+        if above is not None and len(above) == PAGE_SIZE:
+            anchor, after = above[-1].id, True
+        elif below:
+            anchor, after = below[0].id, False
+        else:
+            anchor = None
+
+        def read() -> list[StimulusRow]:
+            if anchor is None:
+                return source.stimulus_page(f, key, desc, page * PAGE_SIZE, PAGE_SIZE, models, count)
+            return source.stimulus_page_beside(f, key, desc, anchor, after, PAGE_SIZE, models)
+
+        self.runner.submit(f"page-{page}", read, lambda rows: self._page_arrived(epoch, page, rows))
 
     def _page_arrived(self, epoch: int, page: int, rows: list[StimulusRow]) -> None:
         self._pending.discard(page)

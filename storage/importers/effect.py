@@ -18,6 +18,7 @@ import polars as pl
 
 from storage.errors import ImportFailed
 from storage.importers.plan import REFERRING, ImportPlan
+from storage.story_steps import QUESTION_STEPS
 
 # The fields of a stimulus an import may state, compared with what is stored (JSON compared as text).
 STIMULUS_FIELDS = ("kind", "ground_truth", "split", "title", "text", "meta")
@@ -203,6 +204,12 @@ def _effect(cur: duckdb.DuckDBPyConnection, plan: ImportPlan, reader: FrameViews
         effect.changes += _set_changes(cur, dataset_id, "eff_reference", "trace_step",
                                        ("step_index", "action", "args", "kwargs"), "reference trace",
                                        "prediction_id IS NULL")
+    asked = plan.frame("story_questions")
+    if asked.height and stored:
+        # a story question's reference trace is its story's steps
+        reader.register("eff_story", asked.join(plan.frame("story_steps"), on="story").drop("story"))
+        effect.changes += _set_changes(cur, dataset_id, "eff_story", f"({QUESTION_STEPS})",
+                                       ("step_index", "action", "args", "kwargs"), "reference trace")
     effect.changes = sorted((_placed(c, plan) for c in effect.changes), key=lambda c: (c.stimulus, c.field))
     _results(cur, plan, dataset_id, reader, effect)
     return effect

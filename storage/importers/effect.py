@@ -111,6 +111,10 @@ def _text(column: str, alias: str) -> str:
     return f"CAST({alias}.{column} AS VARCHAR)" if column in JSON_COLUMNS else f"{alias}.{column}"
 
 
+# the column of a plan's view (`FrameViews.plan_table`) numbering its rows in the frame's order
+PLAN_ROW = "plan_row"
+
+
 class FrameViews:
     """Polars frames registered on a cursor as views for SQL (the comparison here, the writer's inserts), and
     forgotten afterwards with `release`."""
@@ -127,9 +131,10 @@ class FrameViews:
 
     def plan_table(self, plan: ImportPlan, table: str) -> str:
         """The view `plan_<table>` of one of the plan's frames, registered once however often it is asked for:
-        the comparison and the writer read the same frames, and the plan does not change while they do."""
+        the comparison and the writer read the same frames, and the plan does not change while they do. Its
+        column `PLAN_ROW` numbers the rows from 0 in the frame's order."""
         name = f"plan_{table}"
-        return name if name in self.names else self.register(name, plan.frame(table))
+        return name if name in self.names else self.register(name, plan.frame(table).with_row_index(PLAN_ROW))
 
     def named_stimuli(self, plan: ImportPlan) -> str:
         """The view `plan_named` of every stimulus id the plan names, once each (`external_id`), and whether

@@ -16,8 +16,8 @@ import polars as pl
 
 from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
-from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, STIMULUS_FIELDS, FrameViews, PlanEffect,
-                                      StimuliWouldChange, plan_effect)
+from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, PLAN_ROW, STIMULUS_FIELDS, FrameViews,
+                                      PlanEffect, StimuliWouldChange, plan_effect)
 from storage.importers.plan import REFERRING, ImportPlan
 from storage.natural_order import natural_key_sql
 from storage.story_steps import write_story_steps
@@ -160,16 +160,15 @@ class _Writer:
         a sequence drawn row by row as rows are inserted holds the whole insert to one thread. Should another
         writer draw from the sequence at the same time (the ids drawn are then not consecutive), each row
         draws its own id as it is inserted."""
-        frame = self.plan.frame(table)
+        rows = self.plan.frame(table).height
         first, last = self.cur.execute(f"SELECT min(v), max(v) FROM (SELECT nextval('{_ID_SEQUENCES[sql_table]}')"
-                                       " AS v FROM range(?))", [frame.height]).fetchall()[0]
-        if last - first + 1 != frame.height:
+                                       " AS v FROM range(?))", [rows]).fetchall()[0]
+        if last - first + 1 != rows:
             self.cur.execute(f"INSERT INTO {sql_table} ({columns}) SELECT {values} FROM {self.view(table)} f {tail}",
                              params or [])
             return
-        numbered = self.views.register(f"plan_{table}_numbered", frame.with_row_index("row"))
-        self.cur.execute(f"INSERT INTO {sql_table} (id, {columns}) SELECT ? + f.row, {values} FROM {numbered} f"
-                         f" {tail}", [first, *(params or [])])
+        self.cur.execute(f"INSERT INTO {sql_table} (id, {columns}) SELECT ? + f.{PLAN_ROW}, {values}"
+                         f" FROM {self.view(table)} f {tail}", [first, *(params or [])])
 
     def upsert_keyed(self, incoming: str, sql_table: str, keys: list[str], values: list[str]) -> int:
         """Store each incoming row by its key: a stored row with the same key and other values is replaced, a
@@ -429,7 +428,7 @@ class _Writer:
         frame = self.plan.frame("annotations")
         if not frame.height:
             return
-        rows = self.cur.sql(f"SELECT s.stimulus_id, f.* EXCLUDE (stimulus) FROM {self.view('annotations')} f"
+        rows = self.cur.sql(f"SELECT s.stimulus_id, f.* EXCLUDE (stimulus, {PLAN_ROW}) FROM {self.view('annotations')} f"
                                 " JOIN stim_map s ON s.external_id = f.stimulus").pl()
         # the same path as every edit: identical live labels are not added twice, events of one shape
         try:

@@ -22,11 +22,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import polars as pl
+
 from storage.errors import ImportFailed, RowProblem
 from storage.files import read_regular_bytes
 from storage.exporters.common import (ExportContext, Loss, Row, by_stimulus, fields_lost, files_to_read,
                                       per_stimulus_targets, span_end, tier_name, write_text)
-from storage.exporters.report import Origin, Reading
+from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, merged
 from storage.exporters.sniff import head_text, score
 
 _PREFIXED = re.compile(r"^\[(?P<annotator>.*?) \| (?P<label_set>.*?)(?: \| role=(?P<role>.*?))?(?P<whole> \| whole)?\]"
@@ -95,12 +97,7 @@ class AudacityExporter:
         return Path(out_path)
 
     def read(self, path: Path) -> Reading:
-        reading = Reading([])
-        for file in files_to_read(path, self.extension):
-            found = read_label_track(file)
-            reading.rows += found.rows
-            reading.report.merge(found.report)
-        return reading
+        return merged([read_label_track(file) for file in files_to_read(path, self.extension)])
 
     def detect(self, path: Path) -> float:
         """Tab-separated label lines that start with a time (and frequency lines), as far as the head shows."""
@@ -117,8 +114,11 @@ def read_label_track(path: Path) -> Reading:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = raw.decode("cp1252", errors="replace")  # Audacity before 2.0 wrote the system's code page
-    reading = Reading([])
     name = path.name
+    reading = _plain_track(text, name)
+    if reading is not None:
+        return reading
+    reading = Reading([])
     reading.report.count_read(name, None, 0)
     found = reading.rows
     previous: Row | None = None
@@ -167,8 +167,50 @@ def read_label_track(path: Path) -> Reading:
                         "end_s": end, "value": None, "note": None, "media_role": None, "meta": None, "origin": origin}
         found.append(previous)
     reading.report.count_read(name, None, len(found))
+    _note_swapped(reading, name, swapped)
+    return reading
+
+
+def _note_swapped(reading: Reading, name: str, swapped: list[int]) -> None:
     if swapped:
         shown = ", ".join(str(n) for n in swapped[:5]) + (f" and {len(swapped) - 5} more" if len(swapped) > 5 else "")
         reading.report.note(f"{name}: {len(swapped)} labels end before they start (line {shown}); read as"
                             " Audacity reads them, from the earlier time to the later")
+
+
+# A label line as Audacity writes one: two times in decimals (which Python's `float`, polars and `_time` read
+# alike), then the label's text; lines end in a line feed (after a carriage return or not), and no character
+# `str.splitlines` would also break a line at is in the file.
+_PLAIN_LINE = r"^[-+]?[0-9]+(?:\.[0-9]+)?\t[-+]?[0-9]+(?:\.[0-9]+)?\t"
+_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
+
+
+def _plain_track(text: str, name: str) -> Reading | None:
+    """The labels of a file whose every line is empty or a plain label line (`_PLAIN_LINE`), read as columns at
+    once; None when any line is not (a frequency line, a comma, a time alone), for the reading line by line."""
+    if _OTHER_BREAKS.search(text):
+        return None
+    lines = pl.Series("line", text.split("\n"), dtype=pl.String).str.strip_suffix("\r")
+    frame = pl.DataFrame(lines).with_row_index("number", offset=1).filter(pl.col("line") != "")
+    if not frame["line"].str.contains(_PLAIN_LINE).all():
+        return None
+    parts = pl.col("line").str.splitn("\t", 3)
+    times = frame.select("number", parts.struct[0].cast(pl.Float64).alias("a"),
+                         parts.struct[1].cast(pl.Float64).alias("b"), parts.struct[2].alias("text"))
+    prefix = pl.col("text").str.extract_groups("(?s)" + _PREFIXED.pattern)
+    whole = prefix.struct["whole"].is_not_null()
+    backwards = pl.col("b") < pl.col("a")   # read as Audacity reads it: from the earlier time to the later
+    start, end = pl.when(backwards).then("b").otherwise("a"), pl.when(backwards).then("a").otherwise("b")
+    labels = times.select(
+        stimulus=pl.lit(None, pl.String), annotator=pl.when(prefix.struct["annotator"] != "").then(prefix.struct["annotator"]),
+        label_set=pl.when(prefix.struct["label_set"] != "").then(prefix.struct["label_set"]),
+        label=pl.coalesce(prefix.struct["label"], pl.col("text")),
+        start_s=pl.when(~whole).then(start), end_s=pl.when(~whole).then(end),
+        value=pl.lit(None, pl.String), note=pl.lit(None, pl.String),
+        media_role=pl.when(prefix.struct["role"] != "").then(prefix.struct["role"]), meta=pl.lit(None, pl.String),
+        **{ORIGIN_COLUMNS["file"]: pl.lit(name, pl.String), ORIGIN_COLUMNS["tier"]: pl.lit(None, pl.String),
+           ORIGIN_COLUMNS["item"]: pl.lit(None, pl.Int64), ORIGIN_COLUMNS["line"]: pl.col("number").cast(pl.Int64)})
+    reading = Reading(labels=labels)
+    reading.report.count_read(name, None, labels.height)
+    _note_swapped(reading, name, times.filter(pl.col("b") < pl.col("a"))["number"].to_list())
     return reading

@@ -132,7 +132,8 @@ def prediction_correct_counts(cur: duckdb.DuckDBPyConnection, dataset_id: int, l
     only in another condition give rows with the same model, modality and correct, which a reader per model and
     modality sums."""
     return _counts_frame(cur, (
-        "WITH c AS (SELECT run_id, correct, count(*) AS n FROM prediction_outcome WHERE dataset_id = ? GROUP BY ALL)"
+        "WITH c AS (SELECT run_id, correct, CAST(sum(n) AS BIGINT) AS n FROM prediction_counts WHERE dataset_id = ?"
+        "           GROUP BY ALL)"
         " SELECT CASE WHEN r.is_live THEN m.name || ? ELSE m.name END AS model, r.modality, c.correct, c.n"
         " FROM c JOIN run r ON r.id = c.run_id JOIN model m ON m.id = r.model_id"), [dataset_id, live_suffix],
         {"model": "String", "modality": "String", "correct": "Boolean", "n": "Int64"})

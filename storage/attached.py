@@ -7,9 +7,10 @@ file with the size and modification time it had when attached. Reads of predicti
 - `prediction_all`: the stored `prediction` table with, for each attached dataset, its files read by DuckDB
   (`read_parquet`) with every column a stored prediction has (`id` negative: made from the dataset, the file
   and the row, so it names one row and is never a stored prediction's);
-- `prediction_outcome`: `run_id`, `answer`, `correct`, `latency_s` and `dataset_id` of the same rows without
-  looking up their stimuli, which counts per run read at nearly the speed of the files themselves; an attached
-  dataset's rows carry its id as a constant, so a count of another dataset does not open its files.
+- `prediction_counts`: the same rows counted per dataset, run and correctness; an attached dataset's files are
+  counted by their model and conditions first and only the counts are matched to runs, so counting reads at the
+  speed of the files themselves, and its rows carry the dataset's id as a constant, so a count of another dataset
+  does not open its files.
 
 Writes go to `prediction` alone. The views are made again each time the store is opened for writing
 (`refresh_views`): a dataset whose files are gone is left out of them, one whose files changed is read as they are
@@ -29,12 +30,12 @@ from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 # every column of the stored predictions, in the table's order: the union view has the same
 PREDICTION_COLUMNS = ("id", "run_id", "stimulus_id", "raw_output", "answer", "correct", "latency_s", "meta",
                       "prompt", "tokens_in", "tokens_out")
-OUTCOME_COLUMNS = ("run_id", "answer", "correct", "latency_s", "dataset_id")
+COUNT_COLUMNS = ("dataset_id", "run_id", "correct", "n")
 # the stored predictions as the union views take them
 STORED_SQL = {
     "all": "SELECT " + ", ".join(PREDICTION_COLUMNS) + " FROM prediction",
-    "outcome": "SELECT p.run_id, p.answer, p.correct, p.latency_s, r.dataset_id FROM prediction p"
-               " JOIN run r ON r.id = p.run_id"}
+    "counts": "SELECT r.dataset_id, p.run_id, p.correct, count(*) AS n FROM prediction p JOIN run r ON r.id = p.run_id"
+              " GROUP BY ALL"}
 # the column DuckDB names each row's file in (one a results table is unlikely to have)
 FILE_COLUMN = "_thinslice_file"
 # the map fields a predictions table read in place may use
@@ -168,26 +169,37 @@ def correct_sql(attachment: Attachment) -> str:
     return "CAST(NULL AS BOOLEAN)"
 
 
-def _run_join(attachment: Attachment) -> str:
-    conditions = " AND ".join(f"r.{run_col} = coalesce({value_sql(attachment, field) or 'NULL'}, '')"
-                              for field, run_col in RUN_CONDITIONS.items())
+def _run_keys(attachment: Attachment) -> dict[str, str]:
+    """A row's run as SQL over the files' row `f`: its model and each condition (an unmapped one is '')."""
+    return {"model": str(value_sql(attachment, "model")),
+            **{c: f"coalesce({value_sql(attachment, field) or 'NULL'}, '')" for field, c in RUN_CONDITIONS.items()}}
+
+
+def _run_join(attachment: Attachment, keys: dict[str, str]) -> str:
+    """The join of rows whose run is `keys` (see `_run_keys`) to the dataset's runs, as `r`."""
     return (f" JOIN (SELECT r.id, m.name AS model, r.modality, r.prompt_setting, r.vision_mode FROM run r"
             f" JOIN model m ON m.id = r.model_id WHERE r.dataset_id = {attachment.dataset_id} AND r.context = '') r"
-            f" ON r.model = {value_sql(attachment, 'model')} AND {conditions}")
+            " ON " + " AND ".join(f"r.{column} = {sql}" for column, sql in keys.items()))
 
 
-def branch_sql(attachment: Attachment, *, outcome: bool) -> str:
-    """One attached dataset's rows with the columns of `prediction` (or, with `outcome`, of `OUTCOME_COLUMNS`,
-    without the stimulus lookup)."""
+def counts_sql(attachment: Attachment) -> str:
+    """One attached dataset's rows counted per run and correctness, with the columns of `COUNT_COLUMNS`: counted
+    by model and conditions first, so only the counts are matched to runs."""
+    keys = _run_keys(attachment)
+    counted = (", ".join(f"{sql} AS {column}" for column, sql in keys.items())
+               + f", {correct_sql(attachment)} AS correct, count(*) AS n")
+    return (f"SELECT {attachment.dataset_id} AS dataset_id, r.id AS run_id, c.correct, c.n FROM"
+            f" (SELECT {counted} FROM {source_sql([f.path for f in attachment.files])} f GROUP BY ALL) c"
+            + _run_join(attachment, {column: f"c.{column}" for column in keys}))
+
+
+def branch_sql(attachment: Attachment) -> str:
+    """One attached dataset's rows with the columns of `prediction`."""
     paths = [f.path for f in attachment.files]
     raw, answer = value_sql(attachment, "raw") or "NULL", value_sql(attachment, "answer") or "NULL"
     latency = value_sql(attachment, "latency") or "NULL"
-    values = {"run_id": "r.id", "answer": f"CAST({answer} AS VARCHAR)", "dataset_id": str(attachment.dataset_id),
-              "correct": correct_sql(attachment),
+    values = {"run_id": "r.id", "answer": f"CAST({answer} AS VARCHAR)", "correct": correct_sql(attachment),
               "latency_s": f"CAST({latency} AS DOUBLE)"}
-    if outcome:
-        return ("SELECT " + ", ".join(f"{values[c]} AS {c}" for c in OUTCOME_COLUMNS)
-                + f" FROM {source_sql(paths)} f{_run_join(attachment)}")
     files = "[" + ", ".join(literal(p) for p in paths) + "]"
     values |= {
         # the dataset, the file and the row, as one negative number: never a stored prediction's id
@@ -196,7 +208,7 @@ def branch_sql(attachment: Attachment, *, outcome: bool) -> str:
         "stimulus_id": "s.id", "raw_output": f"CAST({raw} AS VARCHAR)", "meta": "CAST(NULL AS JSON)",
         "prompt": "CAST(NULL AS VARCHAR)", "tokens_in": "CAST(NULL AS INTEGER)", "tokens_out": "CAST(NULL AS INTEGER)"}
     return ("SELECT " + ", ".join(f"{values[c]} AS {c}" for c in PREDICTION_COLUMNS)
-            + f" FROM {source_sql(paths)} f{_run_join(attachment)}"
+            + f" FROM {source_sql(paths)} f{_run_join(attachment, _run_keys(attachment))}"
             f" JOIN stimulus s ON s.dataset_id = {attachment.dataset_id}"
             f" AND s.external_id = {value_sql(attachment, 'stimulus')}")
 
@@ -207,27 +219,27 @@ def union_sql(stored: str, branches: list[str]) -> str:
 
 
 def views_sql(cur: duckdb.DuckDBPyConnection, *, temp: bool = False) -> list[str]:
-    """The statements that make `prediction_all` and `prediction_outcome` from the stored table and every attached
+    """The statements that make `prediction_all` and `prediction_counts` from the stored table and every attached
     dataset whose files are all there and still read as attached (one whose files changed in shape is left out);
     with `temp`, as views of one connection that hide the stored ones (a store opened for reading only)."""
-    full, outcome = [], []
+    full, counts = [], []
     for attachment in (attachments(cur) if _has_attachments(cur) else []):
         if any(f.status() == "gone" for f in attachment.files):
             continue
-        branch = branch_sql(attachment, outcome=False)
+        branch = branch_sql(attachment)
         try:
             cur.execute(f"DESCRIBE {branch}")
         except duckdb.Error:
             continue   # the files no longer hold the mapped columns: said by `attachment_problems`
         full.append(branch)
-        outcome.append(branch_sql(attachment, outcome=True))
+        counts.append(counts_sql(attachment))
     create = "CREATE OR REPLACE TEMP VIEW" if temp else "CREATE OR REPLACE VIEW"
     return [f"{create} prediction_all AS {union_sql(STORED_SQL['all'], full)}",
-            f"{create} prediction_outcome AS {union_sql(STORED_SQL['outcome'], outcome)}"]
+            f"{create} prediction_counts AS {union_sql(STORED_SQL['counts'], counts)}"]
 
 
 def refresh_views(cur: duckdb.DuckDBPyConnection) -> None:
-    """Make the store's `prediction_all` and `prediction_outcome` again (see `views_sql`)."""
+    """Make the store's `prediction_all` and `prediction_counts` again (see `views_sql`)."""
     for statement in views_sql(cur):
         cur.execute(statement)
 

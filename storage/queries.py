@@ -373,7 +373,7 @@ SUMMARY_TABLES = {
     "segments": "SELECT count(*) FROM segment g JOIN stimulus s ON s.id = g.stimulus_id WHERE s.dataset_id = ?",
     "models": "SELECT count(DISTINCT model_id) FROM run WHERE dataset_id = ?",
     "runs": "SELECT count(*) FROM run WHERE dataset_id = ?",
-    "predictions": "SELECT count(*) FROM prediction_outcome WHERE dataset_id = ?",
+    "predictions": "SELECT coalesce(sum(n), 0) FROM prediction_counts WHERE dataset_id = ?",
     "judgments": "SELECT count(*) FROM judgment j JOIN prediction p ON p.id = j.prediction_id"
                  " JOIN run r ON r.id = p.run_id WHERE r.dataset_id = ?",
     "human_ratings": "SELECT count(*) FROM human_rating h JOIN stimulus s ON s.id = h.stimulus_id"

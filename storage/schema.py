@@ -365,8 +365,17 @@ CREATE VIEW prediction_outcome AS SELECT p.run_id, p.answer, p.correct, p.latenc
     JOIN run r ON r.id = p.run_id;
 """
 
+# Version 13: the predictions are counted per dataset, run and correctness in a view of their own
+# (`prediction_counts`), in which an attached dataset's files are counted before their runs are looked up, instead
+# of a view of every row (`prediction_outcome`).
+V13 = """
+DROP VIEW IF EXISTS prediction_outcome;
+CREATE OR REPLACE VIEW prediction_counts AS SELECT r.dataset_id, p.run_id, p.correct, count(*) AS n FROM prediction p
+    JOIN run r ON r.id = p.run_id GROUP BY ALL;
+"""
+
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
-                                                                       V12]
+                                                                       V12, V13]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -24,7 +24,7 @@ from storage import queries
 from storage.errors import ImportFailed
 from storage.importers.common import ImportOptions
 from storage.records import StimulusFilter
-from storage.schema import LATEST_VERSION, migrate
+from storage.schema import LATEST_VERSION, MIGRATIONS, migrate
 from storage.store import Store
 from store_rows import changed_rows, store_rows
 
@@ -249,11 +249,13 @@ def test_a_file_over_256_mb_attaches(tmp_path: Path) -> None:
 
 
 def test_a_store_of_the_version_before_opens_with_every_row(tmp_path: Path) -> None:
+    # the version before the one that brought attached datasets
+    before_attaching = next(i for i, step in enumerate(MIGRATIONS) if "CREATE TABLE attachment" in str(step))
     db = tmp_path / "old.duckdb"
     con = duckdb.connect(str(db))
-    migrate(con, LATEST_VERSION - 1)
+    migrate(con, before_attaching)
     con.close()
-    store = Store.open(db, migrate_to=LATEST_VERSION - 1)
+    store = Store.open(db, migrate_to=before_attaching)
     whole = tmp_path / "whole.parquet"
     duckdb.connect().execute(f"COPY ({ROWS_SQL}) TO '{whole}' (FORMAT parquet)")
     run_import(store, "generic", whole, ImportOptions(dataset_name="Imported", mapping=MAP))
@@ -266,4 +268,22 @@ def test_a_store_of_the_version_before_opens_with_every_row(tmp_path: Path) -> N
                                                                      if t != "schema_version"}
     assert after["attachment"] == [] and after["attached_file"] == []
     assert dashboard_rows(store, "Imported")[0][0]["n"] == 40
+    store.close()
+
+
+def test_a_dataset_attached_at_an_older_version_reads_after_the_upgrade(tmp_path: Path) -> None:
+    attaching = next(i for i, step in enumerate(MIGRATIONS) if "CREATE TABLE attachment" in str(step)) + 1
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    migrate(con, attaching)
+    con.close()
+    store = Store.open(db, migrate_to=attaching)
+    attach_dataset(store, write_parts(tmp_path / "release"), "Attached", MAP)
+    before = store_rows(store)
+    store.close()
+    store = Store.open(db)
+    assert {t: rows for t, rows in store_rows(store).items() if t != "schema_version"} == {
+        t: rows for t, rows in before.items() if t != "schema_version"}
+    assert sorted((r["model"], r["n"]) for r in dashboard_rows(store, "Attached")[0]) == [
+        ("model-0", 40), ("model-1", 40), ("model-2", 40)]
     store.close()

@@ -23,7 +23,7 @@ import polars as pl
 
 from storage.attached import (ATTACH_FIELDS, FILE_COLUMN, RUN_CONDITIONS, AttachedFile, Attachment, correct_sql,
                               literal, refresh_views, source_sql, value_sql)
-from storage.errors import ImportFailed, RowProblem
+from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.files import check_regular
 from storage.importers.common import MAP_FIELDS
 from storage.importers.generic import _WHITE_SPACE, _check_mapping, guess_mapping, table_kind
@@ -201,13 +201,21 @@ def _problems(cur: duckdb.DuckDBPyConnection, attachment: Attachment, base: Path
 
 
 def attach_parquet(store: Store, path: Path, dataset_name: str | None = None,
-                   mapping: dict[str, str] | None = None, progress: Progress | None = None) -> AttachSummary:
+                   mapping: dict[str, str] | None = None, progress: Progress | None = None,
+                   should_cancel: Callable[[], bool] | None = None) -> AttachSummary:
     """Attach the Parquet file or folder `path` as the new dataset `dataset_name` (default "Generic <name>"),
     reading its predictions in place through `mapping` (given, or guessed as the generic importer guesses).
 
-    Raises `ImportFailed` naming file and row of every bad row (or the map's problem), or a `FileRefused`; the
-    store is then unchanged."""
-    progress = progress or (lambda _f, _m: None)
+    Raises `ImportFailed` naming file and row of every bad row (or the map's problem), a `FileRefused`, or
+    `ImportCancelled` when `should_cancel` says so between two steps; the store is then unchanged."""
+    report = progress or (lambda _f, _m: None)
+    cancelled = should_cancel or (lambda: False)
+
+    def progress(fraction: float, message: str) -> None:
+        if cancelled():
+            raise ImportCancelled()
+        report(fraction, message)
+
     path = Path(path).expanduser()
     files = parquet_files(path)
     stats = [os.stat(p) for p in files]   # before reading: a file changed while it is read is found later

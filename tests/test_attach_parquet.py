@@ -21,7 +21,7 @@ from app.browser import Browser
 from app.dashboard import dashboard_json
 from app.import_service import run_import
 from storage import queries
-from storage.errors import ImportFailed
+from storage.errors import ImportCancelled, ImportFailed
 from storage.importers.common import ImportOptions
 from storage.records import StimulusFilter
 from storage.schema import LATEST_VERSION, MIGRATIONS, migrate
@@ -286,4 +286,19 @@ def test_a_dataset_attached_at_an_older_version_reads_after_the_upgrade(tmp_path
         t: rows for t, rows in before.items() if t != "schema_version"}
     assert sorted((r["model"], r["n"]) for r in dashboard_rows(store, "Attached")[0]) == [
         ("model-0", 40), ("model-1", 40), ("model-2", 40)]
+    store.close()
+
+
+def test_cancelling_an_attach_while_it_writes_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    parts = write_parts(tmp_path / "release")
+    store = Store.open(tmp_path / "store.duckdb")
+    before = store_rows(store)
+    said: list[str] = []
+    with pytest.raises(ImportCancelled):
+        # asked once per step: the fourth is after the dataset and its stimuli are written, inside the transaction
+        attach_dataset(store, parts, "Attached", MAP, progress=lambda _f, m: said.append(m),
+                       should_cancel=lambda: len(said) >= 3)
+    assert said == ["columns read", "rows checked", "stimuli"]
+    assert store_rows(store) == before
+    assert store.cursor().execute("SELECT count(*) FROM prediction_all").fetchall()[0][0] == 0
     store.close()

@@ -30,7 +30,7 @@ class ImportBackend:
     # results whose stimuli another dataset holds: {"dataset", "matched", "total"} or None
     attach_offer: Callable[[str, Path, dict[str, Any]], dict[str, Any] | None] | None = None
     # a Parquet file or folder attached as a new dataset whose predictions stay in the files -> the dataset's name
-    attach_in_place: Callable[[Path, dict[str, Any], Callable[[float, str], None]], str] | None = None
+    attach_in_place: Callable[[Path, dict[str, Any], CancelToken, Callable[[float, str], None]], str] | None = None
 
 
 class ImportDialog(QDialog):
@@ -258,7 +258,7 @@ class ImportDialog(QDialog):
 
         def work(token: CancelToken, progress: Callable[[float, str], None]) -> str:
             if in_place is not None:
-                return in_place(path, options, progress)
+                return in_place(path, options, token, progress)
             chosen = self.backend.detect(path) if kind == "auto" else kind
             return self.backend.run(chosen, path, options, token, progress)
 

@@ -610,8 +610,9 @@ class MainWindow(QMainWindow):
             map_fields=MAP_FIELDS,
             preview=lambda path, values: table_preview(path, options(values)),
             attach_offer=lambda kind, path, values: attach_offer(self.store, kind, path, options(values)),
-            attach_in_place=lambda path, values, progress: attach_dataset(
-                self.store, path, values["dataset_name"], values["mapping"] or None, progress, self.changes).dataset)
+            attach_in_place=lambda path, values, token, progress: attach_dataset(
+                self.store, path, values["dataset_name"], values["mapping"] or None, progress, self.changes,
+                token).dataset)
 
     def open_import(self) -> ImportDialog:
         dialog = ImportDialog(self.import_backend(), self.runner, self)

@@ -208,8 +208,10 @@ def stimulus_table_start(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort
     if not _reads_predictions(f):
         first = [int(r[0]) for r in cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} LIMIT ?",
                                                 params + [limit]).fetchall()]
-        return (stimulus_count(cur, f), first,
-                None if keep is None else stimulus_position(cur, f, sort, descending, keep))
+        # the kept stimulus is often on the first page (the one chosen at the top): no count of those before it
+        row = first.index(keep) if keep in first else (
+            None if keep is None else stimulus_position(cur, f, sort, descending, keep))
+        return stimulus_count(cur, f), first, row
     count, ids, row = cur.execute(
         f"WITH admitted AS MATERIALIZED (SELECT {_order_columns(terms)} FROM stimulus s WHERE {where})"
         " SELECT (SELECT count(*) FROM admitted),"

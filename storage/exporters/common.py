@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from storage.errors import ThinsliceError
-from storage.exporters.report import Reading, TransferReport
+from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, TransferReport
 from storage.records import MediaRef
 
 ROW_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note", "media_role",
@@ -110,6 +110,29 @@ def fields_lost(rows: Iterable[Row], carried: Iterable[str], carried_meta: Itera
         if lost:
             losses.append(Loss(row, "the format has no place for " + ", ".join(lost), tuple(lost)))
     return losses
+
+
+def column_reading(name: str, columns: Mapping[str, list[Any]], items: list[int | None] | None,
+                   lines: list[int | None] | None) -> Reading:
+    """Labels of the file `name` read as a list per field of `ROW_FIELDS` (`meta` a dict or None), each from
+    its item or line: a table (`Reading.labels`) when every value has the kind its field takes, else the rows
+    as read, so that the importer says which value is of the wrong kind, and where."""
+    import polars as pl
+
+    from storage.annotations import meta_texts
+    from storage.importers.plan import FRAME_SCHEMAS
+    from storage.validation import label_kind_problems
+
+    height = len(columns["label"])
+    items, lines = items or [None] * height, lines or [None] * height
+    problems, labels, _ = label_kind_problems({k: columns[k] for k in FRAME_SCHEMAS["annotations"]})
+    if problems:
+        return Reading([{**{k: columns[k][i] for k in ROW_FIELDS}, "origin": Origin(name, None, items[i], lines[i])}
+                        for i in range(height)])
+    return Reading(labels=labels.with_columns(
+        pl.Series("meta", meta_texts(columns["meta"]), dtype=pl.String),
+        pl.lit(name, pl.String).alias(ORIGIN_COLUMNS["file"]), pl.lit(None, pl.String).alias(ORIGIN_COLUMNS["tier"]),
+        pl.Series(ORIGIN_COLUMNS["item"], items, dtype=pl.Int64), pl.Series(ORIGIN_COLUMNS["line"], lines, dtype=pl.Int64)))
 
 
 def blank_row(**values: Any) -> Row:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from operator import methodcaller
 from pathlib import Path
 
 import polars as pl
@@ -21,8 +22,8 @@ from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import JsonRefused, loads_json, read_json
 from storage.files import check_regular
 from storage.exporters.common import (ROW_FIELDS, ExportContext, ExportRefused, Loss, Row, atomic_write, blank_row,
-                                      fields_lost, write_text)
-from storage.exporters.report import Origin, Reading
+                                      column_reading, fields_lost, write_text)
+from storage.exporters.report import Reading
 from storage.exporters.sniff import has_columns, head, score, table_columns
 from storage.exporters.tables import meta_object
 from storage.tables import read_table
@@ -32,6 +33,19 @@ NEEDED = ("clip_id", "annotator", "ranges")  # a FriendBench table's own columns
 _CASE = re.compile(r'"case_id"\s*:')
 _RANGE_ROW_FIELDS = [k for k in ROW_FIELDS if k in RANGE_FIELDS and k != "meta"]   # what a range gives a row
 _CASE_ROW_FIELDS = [k for k in ROW_FIELDS if k not in ("stimulus", "meta")]      # what a case's label gives
+
+
+def _add_labels(columns: dict[str, list], items: list[dict], fields: Sequence[str], **same: object) -> None:
+    """Add to `columns` (a list per field) the labels `items` hold: `fields` from each, `same` for all."""
+    for field, value in same.items():
+        columns[field] += [value] * len(items)
+    for field in fields:
+        columns[field] += map(methodcaller("get", field), items)
+
+
+def _metas(items: list[dict], name: str, line: int) -> list[dict | None]:
+    """Each label's `meta` as read (`meta_object`), the first that is no JSON object refused at `line`."""
+    return [None if item.get("meta") is None else meta_object(item["meta"], name, line) for item in items]
 
 
 def _shown(value: object) -> str:
@@ -90,13 +104,16 @@ class FriendBenchExporter:
                 raise ImportFailed(RowProblem(name, None, column, f"columns {', '.join(table.columns)}",
                                               "clip_id, annotator, label set columns and ranges"))
         whole_sets = [c for c in table.columns if c not in NEEDED]
-        rows: list[Row] = []
+        columns: dict[str, list] = {k: [] for k in ROW_FIELDS}
+        lines: list[int] = []
         for line, record in table.rows():
-            base = {"stimulus": record["clip_id"], "annotator": record["annotator"] or None,
-                    "origin": Origin(name, None, None, line)}
+            stimulus, annotator = record["clip_id"], record["annotator"] or None
             for label_set in whole_sets:
                 if record[label_set]:
-                    rows.append(blank_row(**base, label_set=label_set, label=record[label_set]))
+                    for field, value in blank_row(stimulus=stimulus, annotator=annotator, label_set=label_set,
+                                                  label=record[label_set]).items():
+                        columns[field].append(value)
+                    lines.append(line)
             try:
                 ranges = loads_json(record["ranges"] or "[]")
             except json.JSONDecodeError as exc:
@@ -107,12 +124,11 @@ class FriendBenchExporter:
             if not isinstance(ranges, list) or not all(isinstance(item, dict) for item in ranges):
                 raise ImportFailed(RowProblem(name, line, "ranges", repr(record["ranges"][:60]),
                                               "a JSON list of ranges"))
-            for item in ranges:   # a row of ROW_FIELDS and its origin, made whole at once
-                rows.append({"stimulus": base["stimulus"], "annotator": base["annotator"],
-                             **{k: item.get(k) for k in _RANGE_ROW_FIELDS},
-                             "meta": meta_object(item.get("meta"), name, line), "origin": base["origin"]})
-        reading = Reading(rows)
-        reading.report.count_read(name, None, len(rows))
+            _add_labels(columns, ranges, _RANGE_ROW_FIELDS, stimulus=stimulus, annotator=annotator)
+            columns["meta"] += _metas(ranges, name, line)
+            lines += [line] * len(ranges)
+        reading = column_reading(name, columns, None, lines)
+        reading.report.count_read(name, None, len(lines))
         return reading
 
     def detect(self, path: Path) -> float:
@@ -148,7 +164,8 @@ class EchoMindExporter:
         data = read_json(check_regular(path), name)
         if not isinstance(data, list):
             raise ImportFailed(RowProblem(name, None, None, f"<{type(data).__name__}>", "a JSON list of cases"))
-        rows = []
+        columns: dict[str, list] = {k: [] for k in ROW_FIELDS}
+        numbers: list[int] = []
         for number, case in enumerate(data, start=1):
             if not isinstance(case, dict) or "case_id" not in case:
                 raise ImportFailed(RowProblem(name, number, "case_id", "<missing>", "an object with case_id"))
@@ -158,12 +175,11 @@ class EchoMindExporter:
             if not isinstance(labels, list) or not all(isinstance(item, dict) for item in labels):
                 raise ImportFailed(RowProblem(name, number, "annotations", _shown(labels),
                                               "a list of annotation objects"))
-            stimulus, origin = str(case["case_id"]), Origin(name, None, number)
-            for item in labels:   # a row of ROW_FIELDS and its origin, made whole at once
-                rows.append({"stimulus": stimulus, **{k: item.get(k) for k in _CASE_ROW_FIELDS},
-                             "meta": meta_object(item.get("meta"), name, number), "origin": origin})
-        reading = Reading(rows)
-        reading.report.count_read(name, None, len(rows))
+            _add_labels(columns, labels, _CASE_ROW_FIELDS, stimulus=str(case["case_id"]))
+            columns["meta"] += _metas(labels, name, number)
+            numbers += [number] * len(labels)
+        reading = column_reading(name, columns, numbers, None)
+        reading.report.count_read(name, None, len(numbers))
         return reading
 
     def detect(self, path: Path) -> float:

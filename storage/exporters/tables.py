@@ -15,13 +15,11 @@ import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
 from storage.importers.common import JsonRefused, ProblemLog, loads_json, read_jsonl
-from storage.importers.plan import FRAME_SCHEMAS
 from storage.files import check_regular
-from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write
-from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading
+from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, column_reading
+from storage.exporters.report import ORIGIN_COLUMNS, Reading
 from storage.exporters.sniff import has_columns, score, table_columns
 from storage.tables import LINE, Table, read_table
-from storage.validation import label_kind_problems
 
 SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
           "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
@@ -150,8 +148,6 @@ class JsonLinesExporter(_Table):
         return atomic_write(Path(out_path), context, write)
 
     def read(self, path: Path) -> Reading:
-        from storage.annotations import meta_texts
-
         name = Path(path).name
         # JSON lines as the table reader reads them, but with the values' own kinds (a list where a label is
         # expected is refused later, not turned into its text)
@@ -160,17 +156,7 @@ class JsonLinesExporter(_Table):
         columns = {k: list(map(methodcaller("get", k), (record for _, record in records))) for k in ROW_FIELDS}
         columns["meta"] = [None if meta is None else meta_object(meta, name, line)
                            for meta, line in zip(columns["meta"], lines)]
-        problems, labels, _ = label_kind_problems({k: columns[k] for k in FRAME_SCHEMAS["annotations"]})
-        if problems:  # a value of the wrong kind: the rows as read, for the importer to say which
-            reading = Reading([{**{k: columns[k][i] for k in ROW_FIELDS}, "origin": Origin(name, None, None, line)}
-                               for i, line in enumerate(lines)])
-        else:
-            reading = Reading(labels=labels.with_columns(
-                pl.Series("meta", meta_texts(columns["meta"]), dtype=pl.String),
-                pl.lit(name, pl.String).alias(ORIGIN_COLUMNS["file"]),
-                pl.lit(None, pl.String).alias(ORIGIN_COLUMNS["tier"]),
-                pl.lit(None, pl.Int64).alias(ORIGIN_COLUMNS["item"]),
-                pl.Series(ORIGIN_COLUMNS["line"], lines, dtype=pl.Int64)))
+        reading = column_reading(name, columns, None, lines)
         reading.report.count_read(name, None, len(lines))
         return reading
 

@@ -4,7 +4,7 @@ Figures, each the median of several runs: `annotation_file_export_100k_<format>_
 `annotation_file_import_100k_<format>_s` (files to a fresh store, reading, placing, checking and writing
 with history), beside `annotation_bulk_insert_100k_baseline_s`, one plain INSERT of the same 100,000 rows
 into the same DuckDB table, and `annotation_import_100k_worst_vs_bulk_insert_ratio`, the slowest format's
-import over that baseline. Each round times the baseline and then every format's import, so that a machine
+import over that baseline (`..._cpu_s`: the same in processor seconds). Each round times the baseline and then every format's import, so that a machine
 busier in one stretch of the run than in another weighs on both sides of the ratio alike;
 `annotation_import_100k_worst_cpu_vs_bulk_insert_ratio` is the same ratio of processor time (every thread's
 CPU seconds), steady where others share the machine and waiting for a core inflates times unevenly. Targets:
@@ -109,8 +109,11 @@ def run() -> list[tuple[str, float, str]]:
                     fresh.close()
     bulk, bulk_cpu = (_median([sample[i] for sample in bulk_samples]) for i in (0, 1))
     results.append(("annotation_bulk_insert_100k_baseline_s", round(bulk, 3), "s"))
+    results.append(("annotation_bulk_insert_100k_baseline_cpu_s", round(bulk_cpu, 3), "s"))
     results += exports
     results += [(f"annotation_file_import_100k_{name}_s", round(_median([s for s, _ in samples]), 3), "s")
+                for name, samples in imports.items()]
+    results += [(f"annotation_file_import_100k_{name}_cpu_s", round(_median([c for _, c in samples]), 3), "s")
                 for name, samples in imports.items()]
     worst = max(_median([s for s, _ in samples]) for samples in imports.values())
     worst_cpu = max(_median([c for _, c in samples]) for samples in imports.values())

@@ -4,8 +4,9 @@ Figures, each the median of several runs: `annotation_file_export_100k_<format>_
 `annotation_file_import_100k_<format>_s` (files to a fresh store, reading, placing, checking and writing
 with history), beside `annotation_bulk_insert_100k_baseline_s`, one plain INSERT of the same 100,000 rows
 into the same DuckDB table, and `annotation_import_100k_worst_vs_bulk_insert_ratio`, the slowest format's
-import over that baseline (`..._cpu_s`: the same in processor seconds). Each round times the baseline and then every format's import, so that a machine
-busier in one stretch of the run than in another weighs on both sides of the ratio alike;
+import over that baseline (`..._cpu_s`: the same in processor seconds). Each round times the baseline and
+then every format's import, so that a machine busier in one stretch of the run than in another weighs on both
+sides of the ratio alike;
 `annotation_import_100k_worst_cpu_vs_bulk_insert_ratio` is the same ratio of processor time (every thread's
 CPU seconds), steady where others share the machine and waiting for a core inflates times unevenly. Targets:
 import under 3 s, export under 2 s, and every format's import at most 5 times the bulk insert.

@@ -15,7 +15,9 @@ Kept per label (in `meta`): the tier's name, participant (as speaker), parent ti
 linguistic type, where its times came from, its controlled-vocabulary entry and language. Tier annotators
 become the label's annotator; controlled vocabularies come back as `Reading.vocabularies`. pympi-ling
 reads times of aligned slots only (it returns None for the rest), so this reader is our own; the tests
-check it against pympi-ling where both give times.
+check it against pympi-ling where both give times. A file whose annotations are all aligned to slots with
+times (as ELAN writes one without dependent tiers) is read a tier at a time, as columns (`_read_aligned`);
+any other, annotation by annotation (`_read_annotations`), to the same labels.
 """
 from __future__ import annotations
 

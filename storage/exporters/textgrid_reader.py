@@ -15,6 +15,8 @@ Interval tiers give labels (an empty interval is Praat's gap, not a label, and i
 tiers (TextTier) give point labels; a tier `<tier> :note` (`:value`) beside a tier gives the notes (values)
 of its labels at the same times. praatio reads neither the binary form nor `!` comments, Latin-1 or
 Praat's number forms, so this reader is our own; the tests check it against praatio on what both read.
+A tier's items laid out as Praat writes them are taken as a block of lines at once (`_plain_items`), others
+value by value, to the same items; the labels come back as a table (`Reading.labels`).
 """
 from __future__ import annotations
 

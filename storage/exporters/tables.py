@@ -152,8 +152,8 @@ class JsonLinesExporter(_Table):
         # JSON lines as the table reader reads them, but with the values' own kinds (a list where a label is
         # expected is refused later, not turned into its text)
         records = read_jsonl(check_regular(path), ProblemLog(skip_bad=False, limit=1), name)
-        lines = [line for line, _ in records]
-        columns = {k: list(map(methodcaller("get", k), (record for _, record in records))) for k in ROW_FIELDS}
+        lines, values = (list(column) for column in zip(*records)) if records else ([], [])
+        columns = {k: list(map(methodcaller("get", k), values)) for k in ROW_FIELDS}
         columns["meta"] = [None if meta is None else meta_object(meta, name, line)
                            for meta, line in zip(columns["meta"], lines)]
         reading = column_reading(name, columns, None, lines)

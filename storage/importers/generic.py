@@ -26,7 +26,7 @@ from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, che
                                       resolve_media)
 from storage.importers.plan import REFERRING, DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
-from storage.tables import LINE, TABLE_SUFFIXES, read_table
+from storage.tables import LINE, TABLE_SUFFIXES, form_of, read_table
 from storage.validation import TIMES_EXPECTED, bad_values
 from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 
@@ -41,6 +41,9 @@ _FIELD_OF = {"external_id": "stimulus", "ground_truth": "label", "prompt_setting
 # every character `str.strip_chars` trims (Unicode White_Space)
 _WHITE_SPACE = list("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                     "\u200a\u2028\u2029\u202f\u205f\u3000")
+# the bytes a delimited file's values cannot hold if none is padded or empty text: the first byte of each
+# white-space character but the line break (which only a quoted field can hold), and the quote
+_PADDING_BYTES = bytes(sorted({ch.encode()[0] for ch in _WHITE_SPACE if ch != "\n"} | {ord('"')}))
 _AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
 _VIDEO = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
 _IMAGE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
@@ -106,7 +109,8 @@ class GenericImporter:
             only_existing_stimuli=bool(options.extra.get("stimuli_exist")))
         kind = table_kind(mapping)
         frame = _without_nested_names(frame, nested, mapping, path.name, log)
-        typed = _typed(frame, mapping, path.name, log, kind)
+        typed = _typed(frame, mapping, path.name, log, kind,
+                       padded=form_of(path) != "delimited" or _may_be_padded(path))
         del frame   # the text as read is no longer needed: the plan is built from the typed columns alone
         check_cancel(options)
         build = {"human_ratings": _human_ratings, "judgments": _judgments, "predictions": _predictions,
@@ -189,7 +193,21 @@ def _report(frame: pl.DataFrame, bad: pl.Expr, column: str, field_name: str, fil
     return frame
 
 
-def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: ProblemLog, kind: str) -> pl.DataFrame:
+def _may_be_padded(path: Path) -> bool:
+    """Whether a value of a delimited file may hold white space or be empty text (an empty field is null): not
+    when no byte after its header line is one of `_PADDING_BYTES`, since each value is then the very bytes
+    between two delimiters. Read in blocks, stopping at the first such byte (a tab-separated file stops at its
+    first tab); far cheaper than searching each value of each column."""
+    with path.open("rb") as fh:
+        fh.readline()
+        while block := fh.read(1 << 23):
+            if len(block.translate(None, _PADDING_BYTES)) != len(block):
+                return True
+    return False
+
+
+def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: ProblemLog, kind: str,
+           padded: bool = True) -> pl.DataFrame:
     """Rename mapped columns to fields, convert types, drop (and log) the rows that do not convert.
 
     Every column is converted in one parallel pass and every check answered in a second one; only a check
@@ -197,12 +215,15 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
     null); a number or a truth value keeps its trimmed text (`_src_FIELD`) only while it is checked, so the
     typed table holds one copy of each column."""
     # a table a program wrote is rarely padded: only a column with white space in a value (found by a fast
-    # search for any of its characters) or an empty value is trimmed (a copy), every other column is taken as
-    # read, sharing its memory
+    # search for any of its characters, unless `padded` says the file holds none) or an empty value is trimmed
+    # (a copy), every other column is taken as read, sharing its memory
     columns = sorted(set(mapping.values()))
-    padded = dict(zip(columns, frame.select((pl.col(c).str.contains_any(_WHITE_SPACE) | (pl.col(c) == "")).any()
-                                            for c in columns).row(0)))
-    stripped = {field_name: pl.col(column).str.strip_chars() if padded[column] else pl.col(column)
+    if not padded:   # the file holds no white space and no empty text (`_may_be_padded`)
+        padded_columns = dict.fromkeys(columns, False)
+    else:
+        padded_columns = dict(zip(columns, frame.select(
+            (pl.col(c).str.contains_any(_WHITE_SPACE) | (pl.col(c) == "")).any() for c in columns).row(0)))
+    stripped = {field_name: pl.col(column).str.strip_chars() if padded_columns[column] else pl.col(column)
                 for field_name, column in mapping.items()}
     texts = [f for f in mapping if f not in _NUMERIC and f != "correct"]
     sources = [f for f in mapping if f not in texts]
@@ -233,7 +254,7 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
     typed = (frame.lazy().select(pl.col(LINE), *(stripped[f].alias(f"_src_{f}") for f in sources),
                                  *(stripped[f].alias(f) for f in texts))
              .with_columns(*(pl.when(pl.col(f) == "").then(None).otherwise(pl.col(f)).alias(f) for f in texts
-                             if padded[mapping[f]]), *converted).collect())
+                             if padded_columns[mapping[f]]), *converted).collect())
     if checks:
         failing = typed.select(bad.fill_null(False).any().alias(str(i))
                                for i, (bad, *_rest) in enumerate(checks)).row(0)

@@ -428,8 +428,8 @@ class _Writer:
         frame = self.plan.frame("annotations")
         if not frame.height:
             return
-        rows = self.cur.sql(f"SELECT s.stimulus_id, f.* EXCLUDE (stimulus, {PLAN_ROW}) FROM {self.view('annotations')} f"
-                                " JOIN stim_map s ON s.external_id = f.stimulus").pl()
+        rows = self.cur.sql(f"SELECT s.stimulus_id, f.* EXCLUDE (stimulus, {PLAN_ROW})"
+                            f" FROM {self.view('annotations')} f JOIN stim_map s ON s.external_id = f.stimulus").pl()
         # the same path as every edit: identical live labels are not added twice, events of one shape
         try:
             added = insert_annotations(self.cur, rows, skip_existing=True)

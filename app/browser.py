@@ -92,6 +92,10 @@ class Browser:
         ids = [int(i) for i in queries.stimulus_ids(self.store.cursor(), StimulusFilter(dataset_id=dataset_id))]
         return ids, lookups.external_ids(self.store.cursor(), ids)
 
+    def dataset_of(self, stimulus_id: int) -> str | None:
+        """The name of the dataset holding a stimulus, or None when the store has no such stimulus."""
+        return lookups.dataset_of_stimulus(self.store.cursor(), stimulus_id)
+
     def find_stimulus(self, ref: str, dataset: str | None = None) -> tuple[int, str | None] | None:
         """(store id, dataset name) of a stimulus named by its own id (within `dataset` if given) or store id."""
         found = lookups.find_stimulus(self.store.cursor(), ref, dataset)

@@ -57,6 +57,13 @@ def dataset_name(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> str | None:
     return rows[0][0] if rows else None
 
 
+def dataset_of_stimulus(cur: duckdb.DuckDBPyConnection, stimulus_id: int) -> str | None:
+    """The name of the dataset holding a stimulus (by store id), or None when there is no such stimulus."""
+    rows = cur.execute("SELECT d.name FROM stimulus s JOIN dataset d ON d.id = s.dataset_id WHERE s.id = ?",
+                       [stimulus_id]).fetchall()
+    return rows[0][0] if rows else None
+
+
 def find_stimulus(cur: duckdb.DuckDBPyConnection, ref: str, dataset_name: str | None = None) -> tuple[int, int] | None:
     """(stimulus id, dataset id) for an external id (optionally within a dataset) or a numeric store id."""
     params: list[Any] = [ref]

@@ -164,7 +164,8 @@ class MainWindow(QMainWindow):
         self._show_annotator(self.session.annotator)
         self.media_page.set_annotator(self.session.annotator)
         self.scene_annotations.set_annotator(self.session.annotator)
-        self._pending_select: int | None = None
+        self._pending_select: int | None = None   # a stimulus to select when its dataset's table is shown
+        self._finding_dataset_of: int | None = None   # a stimulus whose dataset is being looked up
         self._closed = False
         self._error_shown = False
         self.runner.on_success = self._work_succeeded
@@ -458,7 +459,9 @@ class MainWindow(QMainWindow):
             self.show_status("The store has no datasets yet: File > Import.")
 
     def select_dataset(self, name: str) -> bool:
-        index = self.dataset_combo.findText(name)
+        """Show the dataset of that name (the list marks synthetic ones, so it is found by id, not by text)."""
+        ids = [i for i, known in self._dataset_names.items() if known == name]
+        index = self.dataset_combo.findData(ids[0]) if ids else self.dataset_combo.findText(name)
         if index < 0:
             return False
         self.dataset_combo.setCurrentIndex(index)
@@ -487,20 +490,46 @@ class MainWindow(QMainWindow):
 
     def _ids_loaded(self, count: int) -> None:
         self.filter_bar.set_count(count)
+        if not self._table_is_current():
+            return   # the table of a dataset no longer chosen: the chosen one's table follows and selects
         target = self._pending_select if self._pending_select is not None else self.session.stimulus_id
-        self._pending_select = None
         if target is not None and self.table.select_stimulus(target):
+            self._pending_select = None
             return
+        if target is not None and target == self._finding_dataset_of:
+            return   # its dataset is being looked up; that dataset's table selects it
+        self._pending_select = None
         if count:
             self.table.selectRow(0)
         else:
             self.session.select_stimulus(None)
 
     def select_stimulus_id(self, stimulus_id: int) -> None:
-        """Select a stimulus by store id (from the command line, a chart or a failure list)."""
-        if not self.table.select_stimulus(stimulus_id):
-            self._pending_select = stimulus_id
-            self.session.select_stimulus(stimulus_id)
+        """Select a stimulus by store id (from the command line, a chart or a failure list). A stimulus of
+        another dataset brings its dataset into the table, and is selected once that table is shown."""
+        if self._table_is_current() and self.table.select_stimulus(stimulus_id):
+            return
+        self._pending_select = stimulus_id
+        self._finding_dataset_of = stimulus_id
+        self.session.select_stimulus(stimulus_id)
+        self.runner.submit("jump: dataset", lambda: self.browser.dataset_of(stimulus_id),
+                           lambda name: self._follow_into(stimulus_id, name))
+
+    def _table_is_current(self) -> bool:
+        """Whether the table shows the chosen dataset's rows for the latest filter (no newer table is coming)."""
+        return self.table_model.settled() and self.table_model.filter.dataset_id == self.dataset_combo.currentData()
+
+    def _follow_into(self, stimulus_id: int, dataset: str | None) -> None:
+        if self._finding_dataset_of != stimulus_id:
+            return   # a later jump superseded this one
+        self._finding_dataset_of = None
+        if self._pending_select != stimulus_id:
+            return
+        if dataset is None:
+            self._pending_select = None   # no such stimulus: the table keeps what it shows
+        elif dataset != self._dataset_names.get(self.dataset_combo.currentData()):
+            self.select_dataset(dataset)   # its table, once shown, selects it
+        elif self._table_is_current():
             self.table.find_stimulus(stimulus_id)   # its row may be past the pages the table holds
 
     def _load_detail(self, stimulus_id: int | None) -> None:

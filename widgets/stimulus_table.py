@@ -67,6 +67,7 @@ class StimulusTableModel(QAbstractTableModel):
         self._pending: set[int] = set()
         self._epoch = 0         # the latest table asked for
         self._shown_epoch = 0   # the table shown: pages read for an older one are dropped
+        self._shown_query = 0   # the `_epoch` whose rows are shown
         self.pages_fetched = 0
         self.rows_fetched = 0
 
@@ -112,6 +113,7 @@ class StimulusTableModel(QAbstractTableModel):
             return
         self.beginResetModel()
         self._shown_epoch += 1
+        self._shown_query = epoch
         self.count = count
         self._pages = OrderedDict(pages)
         self._pending.clear()
@@ -154,6 +156,10 @@ class StimulusTableModel(QAbstractTableModel):
         last = min(first + len(rows), self.count) - 1
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, self.columnCount() - 1))
+
+    def settled(self) -> bool:
+        """Whether the rows shown are those of the latest filter and sort (no newer table is being read)."""
+        return self._shown_query == self._epoch
 
     def locate(self, stimulus_id: int, found: Callable[[int], None]) -> None:
         """Find a stimulus's row in the shown table and read its page, on a worker; `found(row)` follows once

@@ -202,6 +202,10 @@ class BeliefTracker:
 
     def __init__(self) -> None:
         self.cells: dict[CellKey, Any] = {}
+        # The step that last wrote each cell, counted from 0 by `apply`: a replay's questions ask when a belief
+        # was set, and keeping it here, where each cell is written, spares reading every step's changes again.
+        self.written_at: dict[CellKey, int] = {}
+        self.steps_applied = 0
         self.people: list[str] = []
         self._people_set: set[str] = set()
         # The world again, by entity: property -> value, in the order the properties were first set.
@@ -239,6 +243,7 @@ class BeliefTracker:
         self._ctx = ctx = _StepContext()
         self._record = ctx.changes.extend
         returned = signature.function(self, *values)
+        self.steps_applied += 1
         logged = "leave_room" if action == "leave_container" else action
         witnesses = tuple(dict.fromkeys(ctx.witnesses))
         if not returned and not ctx.changes:
@@ -640,6 +645,7 @@ class BeliefTracker:
                 else:
                     key = keys[person]
                 self.cells[key] = value
+                self.written_at[key] = self.steps_applied
                 self._record((key, old, value))
         return firsts
 
@@ -657,7 +663,7 @@ class BeliefTracker:
         by_believer = self._second_by_fact.get(fact)
         if by_believer is None:
             by_believer = self._second_by_fact[fact] = {}
-        cells = self.cells
+        cells, written_at, step = self.cells, self.written_at, self.steps_applied
         record = self._record
         for b in believers:
             index = by_believer.get(b)
@@ -675,6 +681,7 @@ class BeliefTracker:
                     else:
                         key = keys[other]
                     cells[key] = value
+                    written_at[key] = step
                     record((key, old, value))
 
     def _register(self, person: str) -> None:
@@ -715,6 +722,7 @@ class BeliefTracker:
         if old == value:
             return
         cells[key] = value
+        self.written_at[key] = self.steps_applied
         self._record((key, old, value))
         layer = key[0]
         if layer == "first":

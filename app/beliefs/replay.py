@@ -150,35 +150,27 @@ class StepRecord(NamedTuple):
 class Replay:
     """Every step of a replayed trace; `state_at(i)` is the state after step i (-1: before any step)."""
 
-    def __init__(self, records: list[StepRecord]) -> None:
+    def __init__(self, records: list[StepRecord], final_cells: dict[CellKey, Any],
+                 written_at: Mapping[CellKey, int]) -> None:
+        """`final_cells` and `written_at` are those of the tracker that ran `records` (see `replay_steps`)."""
         self.records = records
         self._checkpoints: list[dict] = [{}]   # the state before steps k * CHECKPOINT_EVERY, made when needed
         self._cache_index: int | None = None
         self._cache_cells: dict | None = None
-        self._final: BeliefState | None = None
-        self._last_write: dict[CellKey, int] = {}
+        self._final = BeliefState(final_cells)
+        self._written_at = written_at
 
     def __len__(self) -> int:
         return len(self.records)
 
     def final_state(self) -> BeliefState:
-        """The state after the last step (before any, for an empty trace), made once and shared: every question
-        about the end of a story reads it, and none may change it."""
-        if self._final is None:
-            cells: dict = {}
-            last = self._last_write
-            for record in self.records:
-                flat = record.outcome.changes_flat
-                if flat:
-                    cells.update(zip(flat[0::3], flat[2::3]))
-                    last.update(dict.fromkeys(flat[0::3], record.index))
-            self._final = BeliefState(cells)
+        """The state after the last step (before any, for an empty trace), shared: every question about the end
+        of a story reads it, and none may change it."""
         return self._final
 
     def last_write(self, key: CellKey) -> int | None:
         """The last step that wrote cell `key` (None: no step did); its last write is the final value."""
-        self.final_state()
-        return self._last_write.get(key)
+        return self._written_at.get(key)
 
     def state_at(self, index: int, shared: bool = False) -> BeliefState:
         """The state after step `index`. Stepping to a nearby step reuses the last one (a few diffs).
@@ -272,7 +264,10 @@ def replay_steps(steps: Any) -> Replay:
         except (UnknownActionError, ActionArgumentError) as exc:
             raise TraceError(str(exc), index) from None
         records.append(StepRecord(index, outcome))
-    return Replay(records)
+    # The tracker's cells were written in the order of the steps' changes, so they are the state after the
+    # last step, keys in the order the changes first name them; the tracker is dropped here, so no one else
+    # changes them.
+    return Replay(records, tracker.cells, tracker.written_at)
 
 
 def load_trace(text: str) -> Any:

@@ -18,8 +18,9 @@ What the sentences leave unsaid is settled the way the tracker's stories are wri
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 from app.beliefs.engine import CONTAINER, ROOM
 from storage.errors import ThinsliceError
@@ -95,59 +96,84 @@ def names_in(text: str) -> list[str]:
     return [name.strip() for name in head.split(",") if name.strip()] + [last.strip()]
 
 
+class _Sentence(NamedTuple):
+    """What one sentence says by itself, whatever story it is in (see `_read_sentence`)."""
+
+    watchers: str | None                # the rest of a "While this action was happening, ..." sentence
+    form: int | None                    # the first of `_FORMS` it matches (None: no form, a state update)
+    match: re.Match[str] | None         # that form's match
+    actor: str | None                   # the subject of a sentence whose subject is someone
+    moved: str | None                   # the thing a "moved the ..." sentence moves
+    declared_thing: str | None          # the thing a "The <thing> is in the <room>." sentence places
+    room: str | None                    # the room a sentence names, unless it is a told fact
+    container: str | None               # the container it names with that room, if any
+
+
+# The forms in the order they are tried, so that the first that fits a sentence reads it.
+_FORMS = (_PRIVATE, _BROADCAST, _TO_CONTAINER, _TO_ROOM_LEAVING, _TO_ROOM, _ENTERED, _LEFT, _DECLARED)
+_PLACE_FORMS = (_TO_CONTAINER, _TO_ROOM_LEAVING, _TO_ROOM, _ENTERED, _DECLARED)
+
+
+@functools.lru_cache(maxsize=16384)
+def _read_sentence(sentence: str) -> _Sentence:
+    """Every pattern's verdict on a sentence, worked out once per distinct sentence: a release's stories say
+    "Anne entered the kitchen." again and again, and the verdicts depend on the sentence alone (what the story
+    around it decides is left to `_StoryReader`)."""
+    watchers = _WHILE.match(sentence)
+    form, match = next(((i, m) for i, pattern in enumerate(_FORMS) if (m := pattern.match(sentence))), (None, None))
+    actor = _ACTOR.match(sentence)
+    moved = _MOVED_THING.search(sentence)
+    declared = _DECLARED.match(sentence)
+    room = container = None
+    if not (_PRIVATE.match(sentence) or _BROADCAST.match(sentence)):
+        # a told fact says where someone believes a thing is, not what the place is
+        place = next((m for pattern in _PLACE_FORMS if (m := pattern.match(sentence))), None)
+        if place:
+            groups = place.groupdict()
+            room, container = groups["room"], groups.get("container")
+    return _Sentence(watchers.group("rest") if watchers else None, form, match,
+                     actor.group("person") if actor else None, moved.group("obj") if moved else None,
+                     declared.group("thing") if declared else None, room, container)
+
+
 class _StoryReader:
     """Reads sentences in order, keeping what the forms need: people, rooms, containers, what is in what."""
 
     def __init__(self, sentences: list[str], state_types: Mapping[str, str]) -> None:
         self.sentences = sentences
+        self.readings = [_read_sentence(sentence) for sentence in sentences]
         self.state_types = state_types
         self.people: set[str] = set()
         self.things: set[str] = set()
-        for sentence in sentences:
-            actor = _ACTOR.match(sentence)
-            if actor:
-                self.people.add(actor.group("person"))
-            moved = _MOVED_THING.search(sentence)
-            if moved:
-                self.things.add(moved.group("obj"))
-            declared = _DECLARED.match(sentence)
-            if declared and declared.group("thing"):
-                self.things.add(declared.group("thing"))
+        for reading in self.readings:
+            if reading.actor is not None:
+                self.people.add(reading.actor)
+            if reading.moved is not None:
+                self.things.add(reading.moved)
+            if reading.declared_thing:
+                self.things.add(reading.declared_thing)
         # Every room and container the story names anywhere, so a told fact can say which one it is about.
         self.rooms: set[str] = set()
         self.containers: set[str] = set()
-        for sentence in sentences:
-            if _PRIVATE.match(sentence) or _BROADCAST.match(sentence):
-                continue   # a told fact says where someone believes a thing is, not what the place is
-            for pattern in (_TO_CONTAINER, _TO_ROOM_LEAVING, _TO_ROOM, _ENTERED, _DECLARED):
-                match = pattern.match(sentence)
-                if match:
-                    groups = match.groupdict()
-                    self.rooms.add(groups["room"])
-                    if groups.get("container"):
-                        self.containers.add(groups["container"])
-                    break
+        for reading in self.readings:
+            if reading.room is not None:
+                self.rooms.add(reading.room)
+                if reading.container:
+                    self.containers.add(reading.container)
         self.inside: dict[str, str] = {}
         self.present: set[str] = set()
         self.out: list[Step] = []
 
     def steps(self) -> list[Step]:
-        readers: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Step]], ...] = (
-            (_PRIVATE, self._private), (_BROADCAST, self._broadcast), (_TO_CONTAINER, self._to_container),
-            (_TO_ROOM_LEAVING, self._to_room), (_TO_ROOM, self._to_room), (_ENTERED, self._entered),
-            (_LEFT, self._left), (_DECLARED, self._declared),
-        )
-        for position, sentence in enumerate(self.sentences, start=1):
+        readers: tuple[Callable[[re.Match[str]], Step], ...] = (
+            self._private, self._broadcast, self._to_container, self._to_room, self._to_room, self._entered,
+            self._left, self._declared)
+        for position, (sentence, reading) in enumerate(zip(self.sentences, self.readings), start=1):
             self.position, self.sentence = position, sentence
-            watchers = _WHILE.match(sentence)
-            if watchers:
-                self._watchers(watchers.group("rest"))
-                continue
-            for pattern, read in readers:
-                match = pattern.match(sentence)
-                if match:
-                    self.out.append(read(match))
-                    break
+            if reading.watchers is not None:
+                self._watchers(reading.watchers)
+            elif reading.match is not None:
+                self.out.append(readers[reading.form](reading.match))
             else:
                 self.out.append(self._state_update(sentence))
         return self.out

@@ -183,3 +183,40 @@ def test_a_cell_cut_off_by_its_column_shows_whole_on_hover(qtbot):
     hover(0)   # a text that fits needs no tooltip
     qtbot.wait(200)
     assert not QToolTip.isVisible()
+
+
+def test_ctrl_c_in_a_table_copies_even_when_a_labels_key_is_c(qtbot):
+    """Ctrl with a label's key adds that label as a point wherever focus is, except that Ctrl+C in a table
+    that copies is a copy: a label keyed C must not turn a copy into a label."""
+    from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+
+    from app.keymap import MEDIA, default_keymap
+    from widgets.keys import KeyDispatcher
+
+    window = QWidget()
+    qtbot.addWidget(window)
+    view = FrameTableView([Column("id"), Column("n")])
+    view.set_rows([("clip 1", 1), ("clip 2", 2)])
+    other = QPushButton("player")
+    layout = QVBoxLayout(window)
+    layout.addWidget(view)
+    layout.addWidget(other)
+    keymap = default_keymap()
+    keymap.set_labels("vocal cues", [("c", "creak")])
+    dispatcher = KeyDispatcher(window, keymap, lambda: (MEDIA,))
+    points: list[str] = []
+    dispatcher.label_handler = lambda label: None
+    dispatcher.label_point_handler = points.append
+    window.show()
+    qtbot.waitExposed(window)
+
+    view.selectRow(1)
+    view.setFocus()
+    QGuiApplication.clipboard().clear()
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "clip 2\t2"
+    assert points == []
+
+    other.setFocus()
+    qtbot.keyClick(other, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert points == ["creak"]

@@ -71,6 +71,11 @@ def is_text_input(widget: QWidget | None) -> bool:
     return isinstance(widget, QComboBox) and widget.isEditable()
 
 
+def copies_selection(widget: QWidget | None) -> bool:
+    """True for a view whose Ctrl+C copies what is selected in it (a framed table)."""
+    return callable(getattr(widget, "copy_selection", None))
+
+
 Handler = Callable[[], object]
 
 
@@ -146,6 +151,9 @@ class KeyDispatcher(QObject):
             return False
         if is_text_input(watched) or is_text_input(QApplication.focusWidget()):
             return False  # typing a name or a filter: the key is text
+        if kind is _KEY_PRESS and copies_selection(watched) and event.matches(
+                QKeySequence.StandardKey.Copy):
+            return False  # Ctrl+C in a table that copies copies, even when a label's key is C
         if kind is _KEY_RELEASE:
             return self._released(event)
         sequence = key_sequence_of(event)

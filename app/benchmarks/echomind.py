@@ -16,10 +16,11 @@ import polars as pl
 from app.benchmarks.chat import Message, audio_part, clip_audio_wav, conversation, text_part
 from app.benchmarks.profile import (BenchmarkProfile, Frames, KindProfile, LiveChoice, Page, PlayerLayout)
 from app.dashboard_tables import ChartSpec, DashboardTable, table_of
-from app.metrics import (BLEU_TOKENIZERS, ECHOMIND_JUDGE_CRITERIA, JUDGE_MEANS_METHOD, judge_means,
+from app.metrics import (BLEU_TOKENIZERS, JUDGE_MEANS_METHOD, judge_means,
                          mcq_accuracy_by_type, text_overlap_table, wer_table)
 from app.prompt_template import PromptTemplate
 from storage.importers.common import ProblemLog, dumps
+from storage.importers.echomind.files import JUDGE_CRITERIA
 from storage.importers.plan import ImportPlan
 from storage.records import StimulusDetail
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from app.analysis_frames import AnalysisFrames
 
 NAME = "echomind"
+# the judges' criteria as the release's judge files name them (their reader's table), then the overall VES
+ECHOMIND_JUDGE_CRITERIA: tuple[str, ...] = (*JUDGE_CRITERIA, "VES")
 RUN_KEY = ("model", "modality")   # what one run is, in the failure filters
 BLEU_TOKENIZER = "nltk_word"      # how responses are tokenised for BLEU against the references
 MCQ_KIND = "echomind_mcq"

@@ -35,7 +35,6 @@ from app.metrics.slices import find_slices, slice_columns
 from app.metrics.stimuli import correct_column, per_stimulus_frame, run_keys, score_column
 from app.metrics.tables import (
     AGENTVISS_TASKS,
-    ECHOMIND_JUDGE_CRITERIA,
     JUDGE_MEANS_METHOD,
     accuracy_table,
     agentviss_task_scores,
@@ -60,7 +59,6 @@ __all__ = [
     "JUDGE_MEANS_METHOD",
     "BLEU_TOKENIZERS",
     "CORRECTIONS",
-    "ECHOMIND_JUDGE_CRITERIA",
     "FilterResult",
     "Interval",
     "SignalDetection",

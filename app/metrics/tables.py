@@ -13,7 +13,6 @@ import polars as pl
 from app.metrics.intervals import t_quantile, two_sided_z
 from storage.importers.words import AGENTVISS_TASKS
 
-ECHOMIND_JUDGE_CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "VES")
 NCP_FACTORS: tuple[str, ...] = ("goal_order", "goal_size", "false_belief")
 # How `judge_means` makes its interval, for the notes under its tables.
 JUDGE_MEANS_METHOD = ("95% Student t intervals with the stimulus as the unit: the mean of per-stimulus mean "

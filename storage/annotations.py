@@ -217,7 +217,14 @@ class WrittenLabels(Sequence[Annotation]):
 
         groups = pl.DataFrame({"stimulus": pl.from_arrow(self._table.column("stimulus_id"))}).with_row_index() \
             .group_by("stimulus", maintain_order=True).agg("index")
-        return {int(stimulus): WrittenLabels(self._table.take(rows)) for stimulus, rows in groups.iter_rows()}
+        # the rows put in stimulus order by one take (none when they are in that order already, as a file's
+        # labels usually are), each stimulus's share then a slice of them
+        order = groups["index"].explode()
+        table = self._table if order.equals(pl.Series(range(len(order)), dtype=order.dtype)) \
+            else self._table.take(order.to_arrow())
+        starts = [0, *groups["index"].list.len().cum_sum().to_list()]
+        return {int(stimulus): WrittenLabels(table.slice(start, end - start))
+                for stimulus, start, end in zip(groups["stimulus"].to_list(), starts, starts[1:])}
 
 
 def _annotations(table: Any) -> list[Annotation]:
@@ -993,35 +1000,37 @@ def _python_values(column: Any) -> list[Any]:
 _TEXT_FIELDS = ("label_set", "label", "value", "note", "media_role")
 
 
-def _write_create_events(cur: duckdb.DuckDBPyConnection, written: Any) -> None:
-    """One 'create' event per new label (an Arrow table of `_COLUMNS` rows), in id order."""
+def _json_texts(column: Any) -> Any:
+    """A text column as its values' JSON (null where none), each distinct value encoded once: the column's
+    dictionary is swapped for its JSON, so the database reads the encoded text in place of a join."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    texts = pc.unique(pa.chunked_array([chunk for name in _TEXT_FIELDS
-                                        for chunk in written.column(name).cast(pa.string()).chunks])).drop_null()
-    plain = texts.to_pylist()
-    encoded = pa.table({"text": pa.array(plain, pa.string()),
-                        "json": pa.array([json.dumps(t) for t in plain], pa.string())})
-    cur.register("written_", written)
-    cur.register("json_texts_", encoded)
-    parts, joins = [], []
+    coded = pc.dictionary_encode(column.cast(pa.string()).combine_chunks())
+    encoded = pa.array([json.dumps(text) for text in coded.dictionary.to_pylist()], pa.string())
+    return pa.DictionaryArray.from_arrays(coded.indices, encoded)
+
+
+def _write_create_events(cur: duckdb.DuckDBPyConnection, written: Any) -> None:
+    """One 'create' event per new label (an Arrow table of `_COLUMNS` rows), in id order."""
+    import pyarrow as pa
+
+    table = pa.table({name: _json_texts(written.column(name)) if name in _TEXT_FIELDS else written.column(name)
+                      for name in written.column_names})
+    # one concat() per row: a chain of || makes a new string at every step
+    parts = []
     for k, name in enumerate(EDITABLE_FIELDS):
-        if name in _TEXT_FIELDS:
-            value = f"coalesce(j{k}.json, 'null')"
-            joins.append(f" LEFT JOIN json_texts_ j{k} ON j{k}.text = w.{name}")
-        else:
-            value = f"coalesce(CAST(w.{name} AS VARCHAR), 'null')"
-        parts.append(f"'{', ' if k else '{'}\"{name}\": ' || {value}")
-    parts.append("', \"revision\": ' || CAST(w.revision AS VARCHAR)")
-    parts.append("', \"deleted\": ' || CASE WHEN w.deleted_at IS NULL THEN 'false' ELSE 'true' END || '}'")
+        value = f"w.{name}" if name in _TEXT_FIELDS else f"CAST(w.{name} AS VARCHAR)"
+        parts += [f"'{', ' if k else '{'}\"{name}\": '", f"coalesce({value}, 'null')"]
+    parts += ["', \"revision\": '", "CAST(w.revision AS VARCHAR)",
+              "CASE WHEN w.deleted_at IS NULL THEN ', \"deleted\": false}' ELSE ', \"deleted\": true}' END"]
+    cur.register("written_", table)
     try:
         cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
-                    f" SELECT w.id, w.annotator, 'create', NULL, {' || '.join(parts)}"
-                    f" FROM written_ w{''.join(joins)} ORDER BY w.id")
+                    f" SELECT w.id, w.annotator, 'create', NULL, concat({', '.join(parts)})"
+                    " FROM written_ w ORDER BY w.id")
     finally:
         cur.unregister("written_")
-        cur.unregister("json_texts_")
 
 
 def _check_rows(frame: pl.DataFrame) -> None:

@@ -22,6 +22,7 @@ keeps one key object for all its changes. The index is kept by the tracker alone
 from __future__ import annotations
 
 import inspect
+from collections import defaultdict
 from enum import Enum
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
@@ -224,8 +225,11 @@ class BeliefTracker:
         # value, each with the cell's key. Most of a replay is checking whether each witness already believes
         # what everyone saw: lookups by name cost far less than building and hashing a cell key for every
         # pair, and reusing each cell's one key object keeps a long replay's garbage-collected objects few.
-        self._first_by_fact: dict[tuple[str, str], tuple[dict[str, Any], dict[str, CellKey]]] = {}
-        self._second_by_fact: dict[tuple[str, str], dict[str, tuple[dict[str, Any], dict[str, CellKey]]]] = {}
+        # Both make an empty entry when first asked.
+        self._first_by_fact: defaultdict[tuple[str, str], tuple[dict[str, Any], dict[str, CellKey]]] = \
+            defaultdict(_belief_row)
+        self._second_by_fact: defaultdict[tuple[str, str], defaultdict[str, tuple[dict[str, Any], dict[str, CellKey]]]] \
+            = defaultdict(_belief_rows)
         # Abstract topics talked about with success, in the order first told (the reference's story topics).
         self.topics: list[str] = []
         self._ctx = _StepContext()
@@ -272,7 +276,8 @@ class BeliefTracker:
         return self.cells.get(key)
 
     def world(self, entity: str, prop: str) -> Any:
-        return self.cells.get(("world", entity, prop))
+        facts = self._world_of.get(entity)
+        return None if facts is None else facts.get(prop)
 
     def first(self, person: str, entity: str, prop: str) -> Any:
         return self.cells.get(("first", person, entity, prop))
@@ -314,7 +319,7 @@ class BeliefTracker:
         present = self._people_in(room) if room is not None else []
         if not self._watchers_ok(present, None, people_peeking or [], people_distracted or []):
             return False
-        self._set(("world", obj, CONTAINER), negated(container))
+        self._set_world(obj, CONTAINER, negated(container))
         self._observe(obj, CONTAINER, negated(container), *self._sight(room, people_peeking or [], people_distracted or []))
         self._note(Quirk.LEAVE_CONTAINER_LOGGED_AS_LEAVE_ROOM,
                    f"The reference story tuple for this step reads leave_room({obj}, {container}).")
@@ -334,9 +339,9 @@ class BeliefTracker:
             return False
         witnesses, real = self._sight(room, people_peeking or [], people_distracted or [])
         container_room_before = self.world(container, ROOM)
-        self._set(("world", obj, CONTAINER), container)
-        self._set(("world", obj, ROOM), room)
-        self._set(("world", container, ROOM), room)
+        self._set_world(obj, CONTAINER, container)
+        self._set_world(obj, ROOM, room)
+        self._set_world(container, ROOM, room)
         self._observe(obj, CONTAINER, container, witnesses, real)
         self._observe(obj, ROOM, room, witnesses, real)
         if real is not witnesses:
@@ -373,7 +378,7 @@ class BeliefTracker:
         left_container = is_positive(container)
         if left_container:
             seen = self._sight(obj_room, [], [])
-            self._set(("world", obj, CONTAINER), negated(container))
+            self._set_world(obj, CONTAINER, negated(container))
             self._observe(obj, CONTAINER, negated(container), *seen)
         self._leave(obj, obj_room, [], [])
         self._leave(person, person_room, [], [])
@@ -399,8 +404,8 @@ class BeliefTracker:
             return False
         witnesses, real = self._sight(room, people_peeking or [], people_distracted or [])
         self._visible[(obj, prop)] = bool(visible)
-        self._set(("world", obj, ROOM), room)
-        self._set(("world", obj, prop), state_value)
+        self._set_world(obj, ROOM, room)
+        self._set_world(obj, prop, state_value)
         self._observe(obj, prop, state_value, witnesses, real)
         self._observe(obj, ROOM, room, witnesses, real)
         self._say(story_text)
@@ -518,12 +523,13 @@ class BeliefTracker:
         old_room = self.world(entity, ROOM)
         if old_room == room:
             return self._fail(f"{entity} is already in the {room}")
-        present = self._people_in(room) + ([entity] if thinking else [])
-        if not self._watchers_ok(present, entity, peeking, distracted):
+        # (with nobody peeking or distracted there is nothing to check)
+        if (peeking or distracted) and not self._watchers_ok(
+                self._people_in(room) + ([entity] if thinking else []), entity, peeking, distracted):
             return False
         if thinking:
             self._register(entity)
-        self._set(("world", entity, ROOM), room)
+        self._set_world(entity, ROOM, room)
         witnesses, real = self._sight(room, peeking, distracted)
         self._observe(entity, ROOM, room, witnesses, real)
         if is_positive(old_room):
@@ -540,10 +546,10 @@ class BeliefTracker:
     def _leave(self, entity: str, room: str, peeking: list, distracted: list) -> bool:
         if self.world(entity, ROOM) != room:
             return self._fail(f"{entity} is not in the {room}")
-        if not self._watchers_ok(self._people_in(room), entity, peeking, distracted):
+        if (peeking or distracted) and not self._watchers_ok(self._people_in(room), entity, peeking, distracted):
             return False
         witnesses, real = self._sight(room, peeking, distracted)
-        self._set(("world", entity, ROOM), negated(room))
+        self._set_world(entity, ROOM, negated(room))
         self._observe(entity, ROOM, negated(room), witnesses, real)
         return True
 
@@ -557,6 +563,7 @@ class BeliefTracker:
         visible = self._visible
         world_of = self._world_of
         sees = entrant in self._people_set
+        entrant_only = [entrant]
         for entity in self._entities_in(room):
             facts = world_of[entity]
             hidden_in = facts.get(CONTAINER)
@@ -568,9 +575,9 @@ class BeliefTracker:
                     elif prop == CONTAINER or not visible.get((entity, prop), True):
                         continue
                     if sees:
-                        firsts = self._believe([entrant], entity, prop, value)
+                        firsts = self._believe(entrant_only, entity, prop, value)
                     else:
-                        firsts = self._first_index(entity, prop)[0]
+                        firsts = self._first_by_fact[entity, prop][0]
                     for w in real:
                         if w != entrant and firsts.get(w) != value:
                             diverged.append((entity, w))
@@ -635,7 +642,7 @@ class BeliefTracker:
 
     def _believe(self, people: list[str], entity: str, prop: str, value: Any) -> dict[str, Any]:
         """Each of `people` now believes entity.prop is `value`; returns every person's belief about that fact."""
-        firsts, keys = self._first_index(entity, prop)
+        firsts, keys = self._first_by_fact[entity, prop]
         for person in people:
             old = firsts.get(person, MISSING)
             if old != value:
@@ -644,34 +651,22 @@ class BeliefTracker:
                     key = keys[person] = ("first", person, entity, prop)
                 else:
                     key = keys[person]
+                # as `_write` writes (inline: this runs for every witness of every step)
                 self.cells[key] = value
                 self.written_at[key] = self.steps_applied
                 self._record((key, old, value))
         return firsts
 
-    def _first_index(self, entity: str, prop: str) -> tuple[dict[str, Any], dict[str, CellKey]]:
-        """Everyone's first-order belief about entity.prop (person -> value), and each cell's key."""
-        fact = (entity, prop)
-        index = self._first_by_fact.get(fact)
-        if index is None:
-            index = self._first_by_fact[fact] = ({}, {})
-        return index
-
     def _believe_seen(self, believers: list[str], seen_by: list[str], entity: str, prop: str, value: Any) -> None:
         """Each of `believers` now believes that each of `seen_by` believes entity.prop is `value`."""
-        fact = (entity, prop)
-        by_believer = self._second_by_fact.get(fact)
-        if by_believer is None:
-            by_believer = self._second_by_fact[fact] = {}
+        by_believer = self._second_by_fact[entity, prop]
         cells, written_at, step = self.cells, self.written_at, self.steps_applied
         record = self._record
         for b in believers:
-            index = by_believer.get(b)
-            if index is None:
-                index = by_believer[b] = ({}, {})
-            row, keys = index
+            row, keys = by_believer[b]
             get = row.get
-            # The busiest loop of a replay: one name lookup per pair, and a cell key made only once per cell.
+            # The busiest loop of a replay: one name lookup per pair, a cell key made only once per cell, and
+            # each change written as `_write` writes it (inline: a call per change would cost a tenth more).
             for other in seen_by:
                 old = get(other, MISSING)
                 if old != value:
@@ -716,47 +711,48 @@ class BeliefTracker:
             contents = self._contents[room] = [entity for entity, where in self._room_of.items() if where == room]
         return contents
 
-    def _set(self, key: CellKey, value: Any) -> None:
-        cells = self.cells
-        old = cells.get(key, MISSING)
-        if old == value:
-            return
-        cells[key] = value
+    def _write(self, key: CellKey, old: Any, value: Any) -> None:
+        """Write one cell and record the change (`old` is its value before, or MISSING)."""
+        self.cells[key] = value
         self.written_at[key] = self.steps_applied
         self._record((key, old, value))
-        layer = key[0]
-        if layer == "first":
-            if len(key) == 4:
-                self._index_cell(self._first_index(key[2], key[3]), key[1], key, old, value)
-        elif layer == "second":
-            if len(key) == 5:
-                by_believer = self._second_by_fact.get((key[3], key[4]))
-                if by_believer is None:
-                    by_believer = self._second_by_fact[(key[3], key[4])] = {}
-                index = by_believer.get(key[1])
-                if index is None:
-                    index = by_believer[key[1]] = ({}, {})
-                self._index_cell(index, key[2], key, old, value)
-        else:
-            entity, prop = key[1], key[2]
-            facts = self._world_of.get(entity)
-            if facts is None:
-                facts = self._world_of[entity] = {}
-                self._entity_rank[entity] = len(self._room_of)
-                self._room_of[entity] = None
-            facts[prop] = value
-            if prop == ROOM:
-                self._room_of[entity] = value
-                _move_member(self._contents, self._entity_rank, entity, old, value)
-                if entity in self._people_set:
-                    _move_member(self._present, self._person_rank, entity, old, value)
 
-    @staticmethod
-    def _index_cell(index: tuple[dict, dict], name: str, key: CellKey, old: Any, value: Any) -> None:
-        values, keys = index
+    def _set(self, key: CellKey, value: Any) -> None:
+        """Write a belief cell (`("first", p, entity, prop)`, `("second", p, q, entity, prop)`) or a belief
+        table's SLOT, keeping the belief indexes; the world's cells go through `_set_world`."""
+        old = self.cells.get(key, MISSING)
+        if old == value:
+            return
+        self._write(key, old, value)
+        if len(key) == 4:
+            values, keys = self._first_by_fact[key[2], key[3]]
+            name = key[1]
+        elif len(key) == 5:
+            values, keys = self._second_by_fact[key[3], key[4]][key[1]]
+            name = key[2]
+        else:
+            return   # a SLOT
         values[name] = value
         if old is MISSING:
             keys[name] = key   # the key object the cell mapping keeps, reused for the cell's later changes
+
+    def _set_world(self, entity: str, prop: str, value: Any) -> None:
+        """The world now has entity.prop = `value`; its copy by entity and the rooms' member lists follow."""
+        facts = self._world_of.get(entity)
+        if facts is None:
+            facts = self._world_of[entity] = {}
+            self._entity_rank[entity] = len(self._room_of)
+            self._room_of[entity] = None
+        old = facts.get(prop, MISSING)
+        if old == value:
+            return
+        facts[prop] = value
+        self._write(("world", entity, prop), old, value)
+        if prop == ROOM:
+            self._room_of[entity] = value
+            _move_member(self._contents, self._entity_rank, entity, old, value)
+            if entity in self._people_set:
+                _move_member(self._present, self._person_rank, entity, old, value)
 
     def _fail(self, reason: str) -> bool:
         self._ctx.failed.append(reason)
@@ -885,6 +881,16 @@ def _topic_text(topic: Any, people: set[str] | frozenset[str]) -> str:
 
 
 _SIGNATURES = {action: _Signature(action, getattr(BeliefTracker, action)) for action in BeliefTracker.ACTIONS}
+
+
+def _belief_row() -> tuple[dict[str, Any], dict[str, CellKey]]:
+    """An empty index row: name -> believed value, and name -> the cell's key."""
+    return {}, {}
+
+
+def _belief_rows() -> defaultdict[str, tuple[dict[str, Any], dict[str, CellKey]]]:
+    """An empty second-order index of one fact: believer -> `_belief_row`."""
+    return defaultdict(_belief_row)
 
 
 def _move_member(rooms: dict[Any, list[str]], rank: dict[str, int], member: str, old: Any, new: Any) -> None:

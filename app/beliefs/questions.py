@@ -156,34 +156,34 @@ def _parse_question(text: str, params: Any) -> Question:
 def answer_question(replay: Replay, question: Question | str, params: Any = None) -> Answer:
     """The engine's answer to a question about the state after the last step of `replay`."""
     q = parse_question(question, params) if isinstance(question, str) else question
-    state = replay.final_state()
     if q.kind == FACTUAL:
         return _factual(replay, q)
+    cells = replay.final_state().cells
     layer = ("first", *q.holders) if q.order == 1 else ("second", *q.holders)
     if q.kind == KNOWS:
-        known = state.get((*layer, KNOWLEDGE_ENTITY, KNOWLEDGE)) or frozenset()
+        key = (*layer, KNOWLEDGE_ENTITY, KNOWLEDGE)
+        known = cells.get(key) or frozenset()
         heard = q.value in known
         if q.order == 1:
             answer, false = ("yes" if heard else "no"), False
         else:
-            really = q.value in (state.first(q.holders[1], KNOWLEDGE_ENTITY, KNOWLEDGE) or frozenset())
+            really = q.value in (cells.get(("first", q.holders[1], KNOWLEDGE_ENTITY, KNOWLEDGE)) or frozenset())
             answer, false = ("knows about it" if heard else "does not know about it"), heard != really
-        step = _set_at(replay, (*layer, KNOWLEDGE_ENTITY, KNOWLEDGE), lambda v: q.value in (v or ()))
+        step = _set_at(replay, key, lambda v: q.value in (v or ()))
         return Answer(q, answer, sorted(known), None, false, step)
     if q.kind == STATE:
-        prop = _state_property(state, q)
-        q = q._replace(prop=prop)
-        belief = state.get((*layer, q.entity, prop))
-        world = state.world(q.entity, prop)
+        q = q._replace(prop=_state_property(replay.final_state(), q))
+    key = (*layer, q.entity, q.prop)
+    belief = cells.get(key)
+    world = cells.get(("world", q.entity, q.prop))
+    # The belief read is the cell's final value, so the step that set it is the cell's last write.
+    step = replay.last_write(key)
+    if q.kind == STATE:
         held = belief is not None and q.value in belief
-        false = (belief != world) if belief is not None else None
-        return Answer(q, "yes" if held else "no", belief, world, false,
-                      _set_at(replay, (*layer, q.entity, prop), lambda v: v == belief))
-    belief = state.get((*layer, q.entity, q.prop))
-    world = state.world(q.entity, q.prop)
-    answer = belief if is_positive(belief) else None
-    return Answer(q, answer, belief, world, belief != world if belief is not None else None,
-                  _set_at(replay, (*layer, q.entity, q.prop), lambda v: v == belief))
+        return Answer(q, "yes" if held else "no", belief, world, (belief != world) if belief is not None else None,
+                      step)
+    return Answer(q, belief if is_positive(belief) else None, belief, world,
+                  belief != world if belief is not None else None, step)
 
 
 def answers_match(engine: str | None, expected: str | None) -> bool:

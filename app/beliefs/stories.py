@@ -12,6 +12,7 @@ which story and sentence, so nothing is lost silently.
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -147,13 +148,27 @@ def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Rep
         replay = replay_steps(steps)
     except (StoryParseError, TraceError) as exc:
         return exc
-    return [(i, s["action"], _step_json(s["args"]), _step_json(s["kwargs"]) if s["kwargs"] else "{}")
+    return [(i, s["action"], _args_json(s["args"]), _step_json(s["kwargs"]) if s["kwargs"] else "{}")
             for i, s in enumerate(steps)], replay
 
 
 # json.dumps(value, ensure_ascii=False) with its encoder made once, not for each of a release's steps (most of
 # whose keyword arguments are none: "{}")
 _step_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _args_json(args: list[Any]) -> str:
+    """`_step_json(args)`, worked out once per distinct list of names and flags: a release's stories take the
+    same steps ("Anne", "kitchen") story after story. (Only strings and booleans are looked up: among those no
+    two different lists are equal, as True and 1 would be.)"""
+    if all(arg.__class__ is str or arg.__class__ is bool for arg in args):
+        return _plain_args_json(tuple(args))
+    return _step_json(args)
+
+
+@functools.lru_cache(maxsize=16384)
+def _plain_args_json(args: tuple[str | bool, ...]) -> str:
+    return _step_json(args)   # a tuple is written as the list it came from
 
 
 def _note_state_type(types: dict[str, str], question: str | None, params: Any) -> None:

@@ -26,7 +26,7 @@ from storage.attached import (ATTACH_FIELDS, FILE_COLUMN, RUN_CONDITIONS, Attach
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
 from storage.files import check_regular
 from storage.importers.common import MAP_FIELDS
-from storage.importers.generic import _WHITE_SPACE, _check_mapping, guess_mapping, table_kind
+from storage.importers.generic import WHITE_SPACE, check_mapping, guess_mapping, table_kind
 from storage.natural_order import natural_key_sql
 from storage.store import Store
 from storage.validation import CONTROL_CHARACTERS, NAME_COLUMNS
@@ -103,7 +103,7 @@ def _mapping(cur: duckdb.DuckDBPyConnection, files: list[Path], columns: dict[st
         sample = cur.sql(f"SELECT {texts} FROM read_parquet({_paths(files)}, union_by_name=true)"
                          f" LIMIT {SAMPLE_ROWS}").pl()
         mapping = guess_mapping(sample.cast(pl.String))
-    _check_mapping(shown, mapping, list(columns))
+    check_mapping(shown, mapping, list(columns))
     if table_kind(mapping) != "predictions":
         raise ImportFailed(RowProblem(shown, None, None, f"a table of {table_kind(mapping).replace('_', ' ')}"
                                       f" ({', '.join(f'{k}={v}' for k, v in sorted(mapping.items()))})",
@@ -129,7 +129,7 @@ def _read_as(cur: duckdb.DuckDBPyConnection, files: list[Path], columns: dict[st
     texts = sorted({c for c in mapping.values() if columns[c] == "VARCHAR"})
     padded: dict[str, bool] = {c: False for c in mapping.values()}
     if texts:
-        blank = literal("".join(_WHITE_SPACE))
+        blank = literal("".join(WHITE_SPACE))
         # only a first or last character can be trimmed: asking for those two is ten times faster than trimming
         checks = ", ".join(f'coalesce(bool_or("{c}" = \'\' OR contains({blank}, "{c}"[1])'
                            f' OR contains({blank}, "{c}"[-1])), false)' for c in (t.replace('"', '""') for t in texts))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from storage.importers.words import FALSE_WORDS, TRUE_WORDS
+from storage.importers.correctness import correct_word_sql, same_answer_sql
 
 # every column of the stored predictions, in the table's order: the union view has the same
 PREDICTION_COLUMNS = ("id", "run_id", "stimulus_id", "raw_output", "answer", "correct", "latency_s", "meta",
@@ -147,8 +147,8 @@ def value_sql(attachment: Attachment, field: str) -> str | None:
     text = quoted if info["type"] == "VARCHAR" else f"CAST({quoted} AS VARCHAR)"
     if info["padded"]:
         # trimmed of the characters the generic importer trims (only here: it reads with polars)
-        from storage.importers.generic import _WHITE_SPACE
-        text = f"nullif(trim({text}, {literal(''.join(_WHITE_SPACE))}), '')"
+        from storage.importers.generic import WHITE_SPACE
+        text = f"nullif(trim({text}, {literal(''.join(WHITE_SPACE))}), '')"
     if field == "latency":
         return f"TRY_CAST({text} AS DOUBLE)"
     return text
@@ -161,11 +161,9 @@ def correct_sql(attachment: Attachment) -> str:
     if column is not None:
         if attachment.columns[column]["type"] == "BOOLEAN":
             return 'f."' + column.replace('"', '""') + '"'
-        text = f"lower({value_sql(attachment, 'correct')})"
-        return (f"CASE WHEN {text} IN ({', '.join(map(literal, sorted(TRUE_WORDS)))}) THEN true"
-                f" WHEN {text} IN ({', '.join(map(literal, sorted(FALSE_WORDS)))}) THEN false END")
+        return correct_word_sql(str(value_sql(attachment, "correct")))
     if "label" in attachment.mapping and "answer" in attachment.mapping:
-        return f"lower({value_sql(attachment, 'answer')}) = lower({value_sql(attachment, 'label')})"
+        return same_answer_sql(str(value_sql(attachment, "answer")), str(value_sql(attachment, "label")))
     return "CAST(NULL AS BOOLEAN)"
 
 

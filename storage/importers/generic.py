@@ -28,7 +28,7 @@ from storage.importers.plan import REFERRING, DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
 from storage.tables import LINE, TABLE_SUFFIXES, form_of, read_table
 from storage.validation import TIMES_EXPECTED, bad_values
-from storage.importers.words import FALSE_WORDS, TRUE_WORDS
+from storage.importers.correctness import correct_word_expr, same_answers
 
 _NUMERIC = {"score": "score", "start": "start_s", "end": "end_s", "latency": "latency_s",
             "response_time": "response_time_s"}
@@ -39,11 +39,11 @@ _FIELD_OF = {"external_id": "stimulus", "ground_truth": "label", "prompt_setting
              "condition": "modality", "start_s": "start", "end_s": "end", "latency_s": "latency",
              "response_time_s": "response_time", "raw_output": "raw"}
 # every character `str.strip_chars` trims (Unicode White_Space)
-_WHITE_SPACE = list("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+WHITE_SPACE = list("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
                     "\u200a\u2028\u2029\u202f\u205f\u3000")
 # the bytes a delimited file's values cannot hold if none is padded or empty text: the first byte of each
 # white-space character but the line break (which only a quoted field can hold), and the quote
-_PADDING_BYTES = bytes(sorted({ch.encode()[0] for ch in _WHITE_SPACE if ch != "\n"} | {ord('"')}))
+_PADDING_BYTES = bytes(sorted({ch.encode()[0] for ch in WHITE_SPACE if ch != "\n"} | {ord('"')}))
 _AUDIO = {".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"}
 _VIDEO = {".mp4", ".mkv", ".mov", ".avi", ".webm"}
 _IMAGE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp"}
@@ -100,7 +100,7 @@ class GenericImporter:
         check_cancel(options)
         columns = [c for c in frame.columns if c != LINE]
         mapping = dict(options.mapping) if options.mapping else guess_mapping(frame)
-        _check_mapping(path.name, mapping, columns)
+        check_mapping(path.name, mapping, columns)
         root = path.parent
         plan = ImportPlan(
             DatasetInfo(name=options.dataset_name or f"Generic {path.stem}",
@@ -124,7 +124,7 @@ class GenericImporter:
         return plan
 
 
-def _check_mapping(file: str, mapping: dict[str, str], columns: list[str]) -> None:
+def check_mapping(file: str, mapping: dict[str, str], columns: list[str]) -> None:
     problems = []
     for field_name, column in mapping.items():
         if field_name not in MAP_FIELDS:
@@ -222,7 +222,7 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
         padded_columns = dict.fromkeys(columns, False)
     else:
         padded_columns = dict(zip(columns, frame.select(
-            (pl.col(c).str.contains_any(_WHITE_SPACE) | (pl.col(c) == "")).any() for c in columns).row(0)))
+            (pl.col(c).str.contains_any(WHITE_SPACE) | (pl.col(c) == "")).any() for c in columns).row(0)))
     stripped = {field_name: pl.col(column).str.strip_chars() if padded_columns[column] else pl.col(column)
                 for field_name, column in mapping.items()}
     texts = [f for f in mapping if f not in _NUMERIC and f != "correct"]
@@ -243,9 +243,7 @@ def _typed(frame: pl.DataFrame, mapping: dict[str, str], file: str, log: Problem
             checks.append(((pl.col(src) != "") & (pl.col(target).is_null() | ~pl.col(target).is_finite()), src,
                            mapping[field_name], "a number, finite"))
     if "correct" in mapping:
-        src = pl.col("_src_correct").str.to_lowercase()
-        converted.append(pl.when(src.is_in(sorted(TRUE_WORDS))).then(True).when(src.is_in(sorted(FALSE_WORDS)))
-                         .then(False).otherwise(None).alias("correct"))
+        converted.append(correct_word_expr(pl.col("_src_correct")).alias("correct"))
         checks.append(((pl.col("_src_correct") != "") & pl.col("correct").is_null(), "_src_correct",
                        mapping["correct"], "true/false, yes/no or 1/0"))
     if "start" in mapping and "end" in mapping:
@@ -312,13 +310,13 @@ def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str],
                 plan.described_by[table] = (plan.frames[table], stimuli)
 
 
-def _correct(typed: pl.DataFrame) -> pl.Expr:
-    """The table's own correctness column; without one, whether the answer equals the row's label ignoring
-    case (null when either is missing)."""
+def _correct(typed: pl.DataFrame) -> pl.Expr | pl.Series:
+    """The table's own correctness column; without one, whether the answer equals the row's label by
+    `same_answers` (null when either is missing)."""
     if "correct" in typed.columns:
         return pl.col("correct")
     if "label" in typed.columns and "answer" in typed.columns:
-        return pl.col("answer").str.to_lowercase() == pl.col("label").str.to_lowercase()
+        return same_answers(typed.get_column("answer"), typed.get_column("label"))
     return pl.lit(None, dtype=pl.Boolean)
 
 

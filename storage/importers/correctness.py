@@ -1,0 +1,55 @@
+"""Whether a model's answer is right, by the rule every results table follows, whichever path reads it.
+
+A table's own correctness column is read by its words (`TRUE_WORDS`, `FALSE_WORDS`, any case); without one,
+an answer is right when it equals the row's label ignoring case, and unknown (null) when either is missing.
+An import evaluates the rule over its plan's frame and a release read in place over its files inside a DuckDB
+view. The comparison of answer and label runs in DuckDB (`lower`) on both paths: polars lowercases some
+letters differently (a final sigma, a dotted capital I), and one answer must not be right when imported and
+wrong when read in place.
+"""
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from storage.importers.words import FALSE_WORDS, TRUE_WORDS
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def correct_word_sql(text: str) -> str:
+    """SQL of a correctness column's value (`text`, an SQL text expression): true, false, or null for
+    anything that is none of the words."""
+    lowered = f"lower({text})"
+    return (f"CASE WHEN {lowered} IN ({', '.join(map(_literal, sorted(TRUE_WORDS)))}) THEN true"
+            f" WHEN {lowered} IN ({', '.join(map(_literal, sorted(FALSE_WORDS)))}) THEN false END")
+
+
+def same_answer_sql(answer: str, label: str) -> str:
+    """SQL of whether an answer equals the label ignoring case (null when either is null)."""
+    return f"lower({answer}) = lower({label})"
+
+
+def correct_word_expr(text: pl.Expr) -> pl.Expr:
+    """`correct_word_sql` as a polars expression, for an import's typed frame. The words are plain ASCII, which
+    polars and DuckDB lowercase alike, so the two read every text the same (a test holds them to it)."""
+    lowered = text.str.to_lowercase()
+    return pl.when(lowered.is_in(sorted(TRUE_WORDS))).then(True).when(lowered.is_in(sorted(FALSE_WORDS))) \
+        .then(False).otherwise(None)
+
+
+def same_answers(answers: pl.Series, labels: pl.Series) -> pl.Series:
+    """Each answer against its row's label by `same_answer_sql`, named `correct`."""
+    return _evaluate(pl.DataFrame({"a": answers, "l": labels}), same_answer_sql("a", "l"))
+
+
+def _evaluate(frame: pl.DataFrame, sql: str) -> pl.Series:
+    con = duckdb.connect()   # in memory: it reads the frame where it lies
+    try:
+        con.register("rows", frame)
+        result = con.sql(f"SELECT ({sql}) AS correct FROM rows").pl()
+    finally:
+        con.close()
+    return result.get_column("correct").cast(pl.Boolean)

@@ -22,6 +22,7 @@ keeps one key object for all its changes. The index is kept by the tracker alone
 from __future__ import annotations
 
 import inspect
+from bisect import insort
 from collections import defaultdict
 from enum import Enum
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
@@ -687,10 +688,10 @@ class BeliefTracker:
         self.people.append(person)
         self._people_set.add(person)
         self._present.clear()
-        self._set(("first", person), SLOT)
+        self._make_table(("first", person))
         for other in self.people:
-            self._set(("second", person, other), SLOT)
-            self._set(("second", other, person), SLOT)
+            self._make_table(("second", person, other))
+            self._make_table(("second", other, person))
 
     def _register_all(self, people: Iterable[str]) -> None:
         for person in people:
@@ -717,9 +718,14 @@ class BeliefTracker:
         self.written_at[key] = self.steps_applied
         self._record((key, old, value))
 
+    def _make_table(self, key: CellKey) -> None:
+        """Mark a belief table (`("first", p)`, `("second", p, q)`) as existing, if it does not yet."""
+        if key not in self.cells:
+            self._write(key, MISSING, SLOT)
+
     def _set(self, key: CellKey, value: Any) -> None:
-        """Write a belief cell (`("first", p, entity, prop)`, `("second", p, q, entity, prop)`) or a belief
-        table's SLOT, keeping the belief indexes; the world's cells go through `_set_world`."""
+        """Write a belief cell (`("first", p, entity, prop)`, `("second", p, q, entity, prop)`), keeping the
+        belief indexes; the world's cells go through `_set_world`, a table's SLOT through `_make_table`."""
         old = self.cells.get(key, MISSING)
         if old == value:
             return
@@ -727,11 +733,9 @@ class BeliefTracker:
         if len(key) == 4:
             values, keys = self._first_by_fact[key[2], key[3]]
             name = key[1]
-        elif len(key) == 5:
+        else:
             values, keys = self._second_by_fact[key[3], key[4]][key[1]]
             name = key[2]
-        else:
-            return   # a SLOT
         values[name] = value
         if old is MISSING:
             keys[name] = key   # the key object the cell mapping keeps, reused for the cell's later changes
@@ -900,7 +904,8 @@ def _move_member(rooms: dict[Any, list[str]], rank: dict[str, int], member: str,
         rooms[old] = [m for m in left if m != member]
     joined = rooms.get(new)
     if joined is not None:
-        rooms[new] = sorted(joined + [member], key=rank.__getitem__)
+        joined = rooms[new] = joined.copy()
+        insort(joined, member, key=rank.__getitem__)
 
 
 def _names(people: Iterable[str]) -> str:

@@ -17,11 +17,14 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from storage.errors import ThinsliceError
 from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, TransferReport
 from storage.records import MediaRef
+
+if TYPE_CHECKING:
+    import polars as pl
 
 ROW_FIELDS = ("stimulus", "annotator", "label_set", "label", "start_s", "end_s", "value", "note", "media_role",
               "meta")
@@ -129,10 +132,21 @@ def column_reading(name: str, columns: Mapping[str, list[Any]], items: list[int 
     if problems:
         return Reading([{**{k: columns[k][i] for k in ROW_FIELDS}, "origin": Origin(name, None, items[i], lines[i])}
                         for i in range(height)])
+    return typed_reading(name, labels, pl.Series("meta", meta_texts(columns["meta"]), dtype=pl.String),
+                         pl.Series(ORIGIN_COLUMNS["item"], items, dtype=pl.Int64),
+                         pl.Series(ORIGIN_COLUMNS["line"], lines, dtype=pl.Int64))
+
+
+def typed_reading(name: str, labels: pl.DataFrame, meta: pl.Series | pl.Expr, items: pl.Series | pl.Expr,
+                  lines: pl.Series | pl.Expr) -> Reading:
+    """The table of the file `name`'s labels (`labels`: the annotation fields, every value of its kind, typed as
+    `FRAME_SCHEMAS` types them) with each label's meta as JSON text, and its item and line."""
+    import polars as pl
+
     return Reading(labels=labels.with_columns(
-        pl.Series("meta", meta_texts(columns["meta"]), dtype=pl.String),
-        pl.lit(name, pl.String).alias(ORIGIN_COLUMNS["file"]), pl.lit(None, pl.String).alias(ORIGIN_COLUMNS["tier"]),
-        pl.Series(ORIGIN_COLUMNS["item"], items, dtype=pl.Int64), pl.Series(ORIGIN_COLUMNS["line"], lines, dtype=pl.Int64)))
+        meta.alias("meta"), pl.lit(name, pl.String).alias(ORIGIN_COLUMNS["file"]),
+        pl.lit(None, pl.String).alias(ORIGIN_COLUMNS["tier"]), items.alias(ORIGIN_COLUMNS["item"]),
+        lines.alias(ORIGIN_COLUMNS["line"])))
 
 
 def blank_row(**values: Any) -> Row:

@@ -10,13 +10,16 @@ import json
 from collections.abc import Sequence
 from operator import methodcaller
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.importers.common import JsonRefused, ProblemLog, loads_json, read_jsonl
+from storage.importers.common import JsonRefused, ProblemLog, loads_json, read_jsonl, read_jsonl_table
+from storage.importers.plan import FRAME_SCHEMAS
 from storage.files import check_regular
-from storage.exporters.common import ROW_FIELDS, ExportContext, Loss, Row, atomic_write, column_reading
+from storage.exporters.common import (ROW_FIELDS, ExportContext, Loss, Row, atomic_write, column_reading,
+                                      typed_reading)
 from storage.exporters.report import ORIGIN_COLUMNS, Reading
 from storage.exporters.sniff import has_columns, score, table_columns
 from storage.tables import LINE, Table, read_table
@@ -97,6 +100,24 @@ class _Table:
         return []
 
 
+# the Arrow types a JSON-lines file's columns may have for its labels to be read as a table: values of one
+# kind, the kind each field takes (a time's whole numbers are numbers too), and no meta
+_PLAIN_TYPES = {"start_s": ("double", "int64", "null"), "end_s": ("double", "int64", "null"), "meta": ("null",)}
+
+
+def _plain_labels(table: Any) -> pl.DataFrame | None:
+    """The labels of a JSON-lines file read as an Arrow table (`read_jsonl_table`), typed as the readers type
+    them; None when a field holds another kind of value than its own or any label has meta, which the
+    line-by-line reading refuses or keeps value by value."""
+    schema = FRAME_SCHEMAS["annotations"]
+    present = set(table.column_names)
+    for field in ROW_FIELDS:
+        if field in present and str(table.schema.field(field).type) not in _PLAIN_TYPES.get(field, ("string", "null")):
+            return None
+    return pl.from_arrow(table.select([f for f in schema if f in present])).select(
+        [(pl.col(f) if f in present else pl.lit(None)).cast(t).alias(f) for f, t in schema.items()])
+
+
 class ParquetExporter(_Table):
     name = "parquet"
     title = "Parquet table"
@@ -149,6 +170,13 @@ class JsonLinesExporter(_Table):
 
     def read(self, path: Path) -> Reading:
         name = Path(path).name
+        table = read_jsonl_table(check_regular(path))
+        labels = None if table is None else _plain_labels(table)
+        if labels is not None:
+            reading = typed_reading(name, labels, pl.lit(None, pl.String), pl.lit(None, pl.Int64),
+                                    pl.int_range(1, labels.height + 1, dtype=pl.Int64))
+            reading.report.count_read(name, None, labels.height)
+            return reading
         # JSON lines as the table reader reads them, but with the values' own kinds (a list where a label is
         # expected is refused later, not turned into its text)
         records = read_jsonl(check_regular(path), ProblemLog(skip_bad=False, limit=1), name)

@@ -215,6 +215,42 @@ def read_jsonl(path: Path, log: ProblemLog, name: str | None = None,
     return records
 
 
+# bytes that make a JSON-lines file one for `read_jsonl`'s line-by-line reading: a control character other
+# than the line break (a tab, a carriage return: text the line reader judges itself)
+_CONTROL_BYTES = bytes(range(32)).replace(b"\n", b"")
+# ... and texts: a value the table reader takes and `json` does not (Inf) or reads its own way (NaN), an
+# escape that may be half a character
+_LINE_BY_LINE = (b"Inf", b"NaN", b"\\u")
+# brackets past one a line that may nest deeper than `json` can follow, which `loads_json` refuses line by line
+_PLAIN_NESTING = 500
+
+
+def read_jsonl_table(path: Path, max_bytes: Limit = HAND_WRITTEN) -> Any:
+    """The records of a JSON-lines file as one Arrow table, row i from line i + 1, read in one pass by
+    pyarrow; or None when the file is not plainly one JSON object per line, so that `read_jsonl` reads it
+    and names each bad line. Plain: UTF-8 without a byte-order mark, every line one object on its own, from
+    `{` to `}` (no blank line, no white space around it), none of `_CONTROL_BYTES` and `_LINE_BY_LINE`, no
+    deep nesting, and fields of one kind down the file. Such a file gives the values `json` gives: a line
+    break falls between a `}` and a `{`, which no JSON value holds, so no record spans two lines, and the
+    row count shows there is one a line."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    data = read_regular_bytes(path, max_bytes)
+    body = data[:-1] if data.endswith(b"\n") else data
+    lines = body.count(b"\n") + 1
+    if (not body.startswith(b"{") or not body.endswith(b"}") or body.count(b"}\n{") != lines - 1
+            or len(data.translate(None, _CONTROL_BYTES)) != len(data) or any(t in data for t in _LINE_BY_LINE)
+            or data.count(b"{") + data.count(b"[") - lines > _PLAIN_NESTING):
+        return None
+    try:
+        data.decode("utf-8")
+        table = pj.read_json(pa.py_buffer(data), parse_options=pj.ParseOptions(newlines_in_values=False))
+    except (UnicodeDecodeError, pa.ArrowInvalid):
+        return None
+    return table if table.num_rows == lines else None
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 

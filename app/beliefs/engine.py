@@ -38,6 +38,7 @@ UNKNOWN_WHEREABOUTS = "not(???)"
 
 CellKey = tuple
 Change = tuple  # (key, old value or MISSING, new value)
+_BeliefRow = tuple  # (name -> believed value, name -> the cell's key): one row of the tracker's belief index
 
 
 class _Sentinel:
@@ -227,10 +228,8 @@ class BeliefTracker:
         # what everyone saw: lookups by name cost far less than building and hashing a cell key for every
         # pair, and reusing each cell's one key object keeps a long replay's garbage-collected objects few.
         # Both make an empty entry when first asked.
-        self._first_by_fact: defaultdict[tuple[str, str], tuple[dict[str, Any], dict[str, CellKey]]] = \
-            defaultdict(_belief_row)
-        self._second_by_fact: defaultdict[tuple[str, str], defaultdict[str, tuple[dict[str, Any], dict[str, CellKey]]]] \
-            = defaultdict(_belief_rows)
+        self._first_by_fact: defaultdict[tuple[str, str], _BeliefRow] = defaultdict(_belief_row)
+        self._second_by_fact: defaultdict[tuple[str, str], defaultdict[str, _BeliefRow]] = defaultdict(_belief_rows)
         # Abstract topics talked about with success, in the order first told (the reference's story topics).
         self.topics: list[str] = []
         self._ctx = _StepContext()
@@ -887,12 +886,12 @@ def _topic_text(topic: Any, people: set[str] | frozenset[str]) -> str:
 _SIGNATURES = {action: _Signature(action, getattr(BeliefTracker, action)) for action in BeliefTracker.ACTIONS}
 
 
-def _belief_row() -> tuple[dict[str, Any], dict[str, CellKey]]:
+def _belief_row() -> _BeliefRow:
     """An empty index row: name -> believed value, and name -> the cell's key."""
     return {}, {}
 
 
-def _belief_rows() -> defaultdict[str, tuple[dict[str, Any], dict[str, CellKey]]]:
+def _belief_rows() -> defaultdict[str, _BeliefRow]:
     """An empty second-order index of one fact: believer -> `_belief_row`."""
     return defaultdict(_belief_row)
 

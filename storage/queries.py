@@ -53,7 +53,31 @@ def dataset_facets(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> dict[str,
             "model": dataset_models(cur, dataset_id)}
 
 
-def _filter_sql(f: StimulusFilter) -> tuple[str, list[Any]]:
+def _runs_sql(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, models: list[str] | None) -> str:
+    """`p.run_id IN (...)` over the runs a filter on the models' answers reads: the filter's dataset (or
+    benchmark), the models named (every model when `models` is None) and the modality. The runs are looked up
+    first and written as numbers, so that the scan of the predictions (stored run by run) skips every other run's
+    row groups instead of reading all the predictions into a join with the runs."""
+    where, params = ["TRUE"], []
+    if f.dataset_id is not None:
+        where.append("r.dataset_id = ?")
+        params.append(f.dataset_id)
+    if f.benchmark:
+        where.append("r.dataset_id IN (SELECT id FROM dataset WHERE benchmark = ?)")
+        params.append(f.benchmark)
+    if models is not None:
+        where.append("list_contains(?, m.name)")
+        params.append(models)
+    if f.modality:
+        where.append("r.modality = ?")
+        params.append(f.modality)
+    runs = [int(r[0]) for r in cur.execute(
+        f"SELECT r.id FROM run r JOIN model m ON m.id = r.model_id WHERE {' AND '.join(where)} ORDER BY 1",
+        params).fetchall()]
+    return f"p.run_id IN ({', '.join(map(str, runs))})" if runs else "FALSE"
+
+
+def _filter_sql(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> tuple[str, list[Any]]:
     where, params = ["TRUE"], []
     if f.dataset_id is not None:
         where.append("s.dataset_id = ?")
@@ -74,27 +98,20 @@ def _filter_sql(f: StimulusFilter) -> tuple[str, list[Any]]:
     if f.stimulus_ids is not None:
         where.append("list_contains(?, s.id)")
         params.append(list(f.stimulus_ids))
-    modality_sql = " AND r.modality = ?" if f.modality else ""
     for model, outcome in f.model_outcomes:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
         where.append(
-            "s.id IN (SELECT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id JOIN model m"
-            f" ON m.id = r.model_id WHERE m.name = ?{modality_sql} GROUP BY p.stimulus_id"
+            f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE {_runs_sql(cur, f, [model])}"
+            " GROUP BY p.stimulus_id"
             f" HAVING avg(CAST(p.correct AS INTEGER)) {'>= 0.5' if outcome == 'correct' else '< 0.5'})")
-        params += [model] + ([f.modality] if f.modality else [])
     if f.models_disagree:
-        models = list(f.compared_models)
-        model_sql = " AND list_contains(?, m.name)" if models else ""
+        runs = _runs_sql(cur, f, list(f.compared_models) or None)
         where.append(
-            "s.id IN (SELECT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id JOIN model m"
-            f" ON m.id = r.model_id WHERE p.answer IS NOT NULL{modality_sql}{model_sql}"
+            f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE p.answer IS NOT NULL AND {runs}"
             " GROUP BY p.stimulus_id HAVING count(DISTINCT lower(trim(p.answer))) > 1)")
-        params += ([f.modality] if f.modality else []) + ([models] if models else [])
     elif f.modality:
-        where.append("s.id IN (SELECT p.stimulus_id FROM prediction_all p JOIN run r ON r.id = p.run_id"
-                     " WHERE r.modality = ?)")
-        params.append(f.modality)
+        where.append(f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE {_runs_sql(cur, f, None)})")
     return " AND ".join(where), params
 
 
@@ -119,7 +136,7 @@ def _order_sql(sort: str, descending: bool, reverse: bool = False) -> str:
 def stimulus_ids(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str = "id",
                  descending: bool = False) -> np.ndarray:
     """Ordered ids of every stimulus the filter admits (the whole-table query: run it off the GUI thread)."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending)}",
                        params).fetchnumpy()
     return np.asarray(rows["id"], dtype=np.int64)
@@ -127,7 +144,7 @@ def stimulus_ids(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str = 
 
 def stimulus_count(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> int:
     """How many stimuli the filter admits, counted in the store."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     return int(cur.execute(f"SELECT count(*) FROM stimulus s WHERE {where}", params).fetchall()[0][0])
 
 
@@ -137,7 +154,7 @@ def stimulus_page(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, 
     """Rows `offset` to `offset + limit` of the table in this order (as `stimulus_rows` makes them): the store
     sorts, and only the page reaches Python, however many stimuli the filter admits. Given the filter's
     `total`, a page in the second half is read from the end of the order (the last page costs the first's)."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     reverse = total is not None and 2 * offset + limit > total
     if reverse:
         offset, limit = max(0, total - offset - limit), max(0, min(limit, total - offset))
@@ -170,7 +187,7 @@ def stimulus_page_beside(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort
     """The `limit` rows right after (or right before) the stimulus `anchor` in the table's order: the page next
     to one the table holds, read by the anchor's place in the order rather than an offset, so that scrolling
     costs a scan and never a sort of the whole table."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     terms = _order_terms(sort, descending)
     beside = _before_sql(terms, "t", "s") if after else _before_sql(terms, "s", "t")
     ids = [int(r[0]) for r in cur.execute(
@@ -184,7 +201,7 @@ def stimulus_position(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: s
                       stimulus_id: int) -> int | None:
     """The row of a stimulus in the table of this filter and order (0 first), or None when the filter leaves
     it out: the stimuli that come before it, counted in one pass, without sorting the table."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     terms = _order_terms(sort, descending)
     rows = cur.execute(
         f"WITH t AS (SELECT {_order_columns(terms)} FROM stimulus s WHERE {where} AND s.id = ?)"
@@ -203,7 +220,7 @@ def stimulus_table_start(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort
     `limit` of them, and the row of the stimulus `keep` (None when left out or not asked). A filter on the
     models' answers reads every prediction of the models it names, so it is evaluated once for all three; a
     filter on the stimuli alone costs less asked three times than held."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     terms, order = _order_terms(sort, descending), _order_sql(sort, descending)
     if not _reads_predictions(f):
         first = [int(r[0]) for r in cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} LIMIT ?",
@@ -225,7 +242,7 @@ def stimulus_listing(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, batch: i
                      ) -> Iterator[list[tuple[str, str]]]:
     """(external id, kind) of every stimulus the filter admits, in natural id order (as the table shows them),
     in batches of at most `batch`: a listing of any length never holds more than one batch in Python."""
-    where, params = _filter_sql(f)
+    where, params = _filter_sql(cur, f)
     result = cur.execute(f"SELECT s.external_id, s.kind FROM stimulus s WHERE {where}"
                          f" ORDER BY {', '.join(NATURAL_ORDER)}", params)
     while rows := result.fetchmany(batch):

@@ -176,3 +176,72 @@ def test_list_reads_the_store_without_loading_the_sample_and_its_importers(tmp_p
     lines = done.stdout.splitlines()
     assert [line.split("\t")[0] for line in lines[:-1]] == ["1", "2", "10"]
     assert json.loads(lines[-1]) == [0, []]
+
+
+def _by_hand(rows, dataset, wanted):
+    """The stimuli a filter on the models' answers admits, worked out from the prediction rows themselves."""
+    mine = [r for r in rows if r["dataset"] == dataset and (not wanted.modality or r["modality"] == wanted.modality)]
+    admitted = {r["stimulus"] for r in rows if r["dataset"] == dataset}
+    if wanted.modality:
+        admitted &= {r["stimulus"] for r in mine}
+    for model, outcome in wanted.model_outcomes:
+        shares = {}
+        for r in mine:
+            if r["model"] == model and r["correct"] is not None:
+                shares.setdefault(r["stimulus"], []).append(r["correct"])
+        admitted &= {s for s, c in shares.items() if (sum(c) / len(c) >= 0.5) == (outcome == "correct")}
+    if wanted.models_disagree:
+        answers = {}
+        for r in mine:
+            if r["answer"] is not None and (not wanted.compared_models or r["model"] in wanted.compared_models):
+                answers.setdefault(r["stimulus"], set()).add(r["answer"].strip().lower())
+        admitted &= {s for s, a in answers.items() if len(a) > 1}
+    return admitted
+
+
+def test_a_filter_on_the_models_answers_reads_its_own_datasets_runs_and_follows_a_live_answer(tmp_path):
+    from fixtures_store import friendbench_like_plan, make_store
+    from storage.live_runs import store_live_prediction
+
+    # two datasets answered by models of the same names, with other answers
+    store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path, n_stimuli=30, name="One", seed=3))
+    write_plan(store, friendbench_like_plan(tmp_path, n_stimuli=30, name="Two", seed=4))
+    cur = store.cursor()
+    one, two = (lookups.datasets(cur, name)[0].id for name in ("One", "Two"))
+
+    def rows():
+        found = cur.execute("SELECT r.dataset_id, p.stimulus_id, m.name, r.modality, p.answer, p.correct"
+                            " FROM prediction p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
+                            ).fetchall()
+        return [dict(zip(("dataset", "stimulus", "model", "modality", "answer", "correct"), r)) for r in found]
+
+    filters = [dict(model_outcomes=(("alpha", "incorrect"),)), dict(model_outcomes=(("beta", "correct"),)),
+               dict(model_outcomes=(("alpha", "correct"),), modality="audio"),
+               dict(model_outcomes=(("alpha", "correct"), ("gamma", "incorrect"))),
+               dict(model_outcomes=(("nobody", "correct"),)), dict(models_disagree=True),
+               dict(models_disagree=True, compared_models=("alpha", "beta"), modality="video"),
+               dict(modality="text")]
+    try:
+        def check():
+            seen = rows()
+            for dataset in (one, two):
+                for extra in filters:
+                    wanted = queries.StimulusFilter(dataset_id=dataset, **extra)
+                    expected = _by_hand(seen, dataset, wanted)
+                    assert set(int(i) for i in queries.stimulus_ids(cur, wanted)) == expected, extra
+                    assert queries.stimulus_count(cur, wanted) == len(expected)
+            return seen
+
+        seen = check()
+        # a live answer right where alpha's one text answer was wrong: half right, so the stimulus leaves the filter
+        wrong = queries.StimulusFilter(dataset_id=one, model_outcomes=(("alpha", "incorrect"),), modality="text")
+        before = set(int(i) for i in queries.stimulus_ids(cur, wrong))
+        stimulus = min(before)
+        store_live_prediction(cur, dataset_id=one, model="alpha", modality="text", prompt_setting="p", vision_mode="",
+                              context="", stimulus_id=stimulus, prompt="q", raw_output="x", answer="x", correct=True,
+                              latency_s=None, tokens_in=None, tokens_out=None)
+        assert set(int(i) for i in queries.stimulus_ids(cur, wrong)) == before - {stimulus}
+        assert queries.stimulus_count(cur, wrong) == len(before) - 1
+        check()
+    finally:
+        store.close()

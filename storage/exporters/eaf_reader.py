@@ -21,6 +21,7 @@ any other, annotation by annotation (`_read_annotations`), to the same labels.
 """
 from __future__ import annotations
 
+import functools
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -123,6 +124,11 @@ def read_eaf(path: Path) -> Reading:
     return reading
 
 
+# a whole number of ms below this (46 days) divided by 1000 is already the nearest double to its 9-place
+# rounding: the quotient's error is under half a billionth
+_WHOLE_MS = 4e9
+
+
 @dataclass
 class _File:
     """What every reading of one file's annotations needs: its tiers (`elements`), linguistic types, the
@@ -144,8 +150,18 @@ class _File:
         return round((ms + self.origin_ms) / 1000.0, 9)
 
     def all_seconds(self, ms: Iterable[float]) -> list[float]:
-        """`seconds` of each time, computed alike."""
+        """`seconds` of each of the file's slot times, computed alike: a whole number of ms (no origin to add)
+        is divided alone, since rounding its quotient to 9 places gives that quotient back."""
+        if self.whole_ms:
+            return list(map(truediv, ms, repeat(1000.0)))
         return list(map(round, map(truediv, map(add, ms, repeat(self.origin_ms)), repeat(1000.0)), repeat(9)))
+
+    @functools.cached_property
+    def whole_ms(self) -> bool:
+        """Whether every slot's time is a whole number of ms within _WHOLE_MS, and there is no origin to add."""
+        times = self.slot_ms.values()
+        return not self.origin_ms and all(map(float.is_integer, times)) \
+            and -_WHOLE_MS < min(times, default=0.0) and max(times, default=0.0) < _WHOLE_MS
 
     def tier_rows(self, tier_id: str, attrs: dict[str, str]) -> tuple[TierRows, ET.Element | None]:
         """How a tier's labels are made, and its linguistic type."""

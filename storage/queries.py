@@ -202,6 +202,11 @@ def stimulus_position(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: s
     """The row of a stimulus in the table of this filter and order (0 first), or None when the filter leaves
     it out: the stimuli that come before it, counted in one pass, without sorting the table."""
     where, params = _filter_sql(cur, f)
+    # a filter on the stimuli alone says by one lookup whether it admits the stimulus (the count below scans the
+    # table even for one it leaves out); on the models' answers that lookup would cost the filter twice
+    if not _reads_predictions(f) and not cur.execute(f"SELECT 1 FROM stimulus s WHERE {where} AND s.id = ?",
+                                                     params + [stimulus_id]).fetchall():
+        return None
     terms = _order_terms(sort, descending)
     rows = cur.execute(
         f"WITH t AS (SELECT {_order_columns(terms)} FROM stimulus s WHERE {where} AND s.id = ?)"

@@ -20,6 +20,13 @@ LINES = [json.dumps(ROW, ensure_ascii=False), json.dumps({**ROW, "label": "sigh"
          json.dumps({"stimulus": "fb-001", "annotator": "bo", "label_set": "cues", "label": "nod"})]
 
 
+def test_texts_that_say_inf_nan_or_an_escape_leave_a_file_plain(tmp_path):
+    path = tmp_path / "words.jsonl"
+    path.write_text(json.dumps({**ROW, "label": "Info about NaN and Infinity", "note": "caf\u00e9"}) + "\n", encoding="utf-8")
+    assert read_jsonl_table(path) is not None
+    assert _reading(path)[0][0]["note"] == "caf\u00e9" and _reading(path)[0][0]["label"] == "Info about NaN and Infinity"
+
+
 def _reading(path):
     rows = JsonLinesExporter().read(path).rows
     return [{k: v for k, v in row.items() if k != "origin"} for row in rows], [row["origin"] for row in rows]
@@ -42,8 +49,9 @@ def test_a_plain_file_is_read_as_a_table_with_the_labels_and_lines_of_the_line_b
     # two records on line 2 and one over lines 3 and 4: as many records as lines, none of them one a line
     ([LINES[0], LINES[1] + " " + LINES[2], '{"stimulus": "fb-001", "annotator": "ana", "label_set": "x",',
       '"label": "y"}'], 2, "<invalid JSON: Extra data>"),
-    # a value pyarrow reads as infinity and `json` does not
-    ([LINES[0], LINES[1].replace('"start_s": 0.1', '"start_s": Inf')], 2, "<invalid JSON: Expecting value>"),
+    # a value pyarrow reads as infinity and `json` does not, in a file whose texts say Inf and NaN too
+    ([LINES[0].replace("laugh", "Info NaN"), LINES[1].replace('"start_s": 0.1', '"start_s": Inf')], 2,
+     "<invalid JSON: Expecting value>"),
 ])
 def test_a_damaged_line_is_named_whichever_reading_would_take_the_file(tmp_path, lines, line, found):
     store = make_store(tmp_path / "s.duckdb", tmp_path / "data")

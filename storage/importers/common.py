@@ -218,9 +218,11 @@ def read_jsonl(path: Path, log: ProblemLog, name: str | None = None,
 # bytes that make a JSON-lines file one for `read_jsonl`'s line-by-line reading: a control character other
 # than the line break (a tab, a carriage return: text the line reader judges itself)
 _CONTROL_BYTES = bytes(range(32)).replace(b"\n", b"")
-# ... and texts: a value the table reader takes and `json` does not (Inf) or reads its own way (NaN), an
-# escape that may be half a character
-_LINE_BY_LINE = (b"Inf", b"NaN", b"\\u")
+# ... and where these texts are: a word the table reader takes as a number and `json` does not (Inf) or reads
+# its own way (NaN), an escape that may be half a character (a surrogate's); looked for only once the cheaper
+# search for their first letters finds them
+_LINE_BY_LINE = {b"Inf": re.compile(rb"[:,\[]\s*-?Inf"), b"NaN": re.compile(rb"[:,\[]\s*-?NaN"),
+                 b"\\u": re.compile(rb"\\u[dD][89a-fA-F]")}
 # brackets past one a line that may nest deeper than `json` can follow, which `loads_json` refuses line by line
 _PLAIN_NESTING = 500
 
@@ -240,7 +242,8 @@ def read_jsonl_table(path: Path, max_bytes: Limit = HAND_WRITTEN) -> Any:
     body = data[:-1] if data.endswith(b"\n") else data
     lines = body.count(b"\n") + 1
     if (not body.startswith(b"{") or not body.endswith(b"}") or body.count(b"}\n{") != lines - 1
-            or len(data.translate(None, _CONTROL_BYTES)) != len(data) or any(t in data for t in _LINE_BY_LINE)
+            or len(data.translate(None, _CONTROL_BYTES)) != len(data)
+            or any(t in data and found.search(data) for t, found in _LINE_BY_LINE.items())
             or data.count(b"{") + data.count(b"[") - lines > _PLAIN_NESTING):
         return None
     try:

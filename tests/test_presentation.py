@@ -133,11 +133,11 @@ def test_the_slice_finders_note_follows_the_dataset(qtbot, window):
     # the panel also reports a recomputed state through the same signal, so wait for the slices themselves
     qtbot.waitUntil(lambda: panel.slices is not None, timeout=20000)
     assert panel.slice_note.text().startswith("FriendBench (sample): ")
-    assert panel.slice_table.rowCount() > 0
+    assert panel.slice_table.model().rowCount() > 0
     assert window.select_dataset("EchoMind (sample)")
     qtbot.waitUntil(lambda: panel.frames is not None and panel.frames.dataset.name == "EchoMind (sample)",
                     timeout=20000)
-    assert panel.slice_table.rowCount() == 0
+    assert panel.slice_table.model().rowCount() == 0
     assert panel.slice_note.text().startswith("EchoMind (sample): ") and "FriendBench" not in panel.slice_note.text()
 
 

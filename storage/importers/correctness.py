@@ -9,10 +9,12 @@ wrong when read in place.
 """
 from __future__ import annotations
 
-import duckdb
-import polars as pl
+from typing import TYPE_CHECKING
 
 from storage.importers.words import FALSE_WORDS, TRUE_WORDS
+
+if TYPE_CHECKING:   # the store loads this module on opening (for attached releases): polars waits for an import
+    import polars as pl
 
 
 def _literal(text: str) -> str:
@@ -35,6 +37,8 @@ def same_answer_sql(answer: str, label: str) -> str:
 def correct_word_expr(text: pl.Expr) -> pl.Expr:
     """`correct_word_sql` as a polars expression, for an import's typed frame. The words are plain ASCII, which
     polars and DuckDB lowercase alike, so the two read every text the same (a test holds them to it)."""
+    import polars as pl
+
     lowered = text.str.to_lowercase()
     return pl.when(lowered.is_in(sorted(TRUE_WORDS))).then(True).when(lowered.is_in(sorted(FALSE_WORDS))) \
         .then(False).otherwise(None)
@@ -42,10 +46,15 @@ def correct_word_expr(text: pl.Expr) -> pl.Expr:
 
 def same_answers(answers: pl.Series, labels: pl.Series) -> pl.Series:
     """Each answer against its row's label by `same_answer_sql`, named `correct`."""
+    import polars as pl
+
     return _evaluate(pl.DataFrame({"a": answers, "l": labels}), same_answer_sql("a", "l"))
 
 
 def _evaluate(frame: pl.DataFrame, sql: str) -> pl.Series:
+    import duckdb
+    import polars as pl
+
     con = duckdb.connect()   # in memory: it reads the frame where it lies
     try:
         con.register("rows", frame)

@@ -1,7 +1,8 @@
 """A fifth benchmark is one module and one registration: a toy benchmark of riddles, written in a temporary
 package (a module and its `*.dist-info/entry_points.txt` on the path, as pip installs it), is found through
-the `thinslice.benchmarks` entry point with no edit to the app, and its datasets are imported through the
-generic reader, interpreted and scored by its own rules, listed, scored on the dashboard, asked live against
+the `thinslice.benchmarks` entry point with no edit to the app; its release is read by its own reader, found
+through the `thinslice.importers` entry point, and its answers through the generic one, interpreted and scored
+by its own rules, listed, scored on the dashboard, asked live against
 a local server with its own question and its labels exported. Each step runs in a fresh interpreter with the
 package on its path, as an installed copy would (the window's part: `test_toy_benchmark_gui.py`)."""
 from __future__ import annotations
@@ -31,7 +32,7 @@ def store(toy, tmp_path_factory) -> Path:
 
 def test_the_toy_profile_is_found_through_its_entry_point_beside_the_built_ins(toy):
     shown = run(toy, code="from app.benchmarks import profiles, kind_profile; "
-                          "print(list(profiles())); print(kind_profile('generic', 'riddles').template.name)")
+                          "print(list(profiles())); print(kind_profile('riddle', 'riddles').template.name)")
     names, template = shown.stdout.splitlines()
     assert json.loads(names.replace("'", '"'))[-1] == "riddles" and "friendbench" in names
     assert template == "riddles.answer"
@@ -40,6 +41,16 @@ def test_the_toy_profile_is_found_through_its_entry_point_beside_the_built_ins(t
 def test_without_the_package_the_toy_is_unknown():
     from app.benchmarks import profiles
     assert "riddles" not in profiles()
+
+
+def test_the_release_is_read_by_the_toy_s_own_reader_found_by_its_file(toy, store):
+    listed = run(toy, "import", "--list").stdout
+    assert "riddles" in listed and "Riddles release (.riddles)" in listed
+    kinds = run(toy, code=(
+        "import duckdb; c = duckdb.connect(%r, read_only=True); "
+        "print(c.execute('SELECT DISTINCT s.kind, d.benchmark FROM stimulus s JOIN dataset d ON d.id = s.dataset_id')"
+        ".fetchall())" % str(store))).stdout.strip()
+    assert kinds == "[('riddle', 'riddles')]"
 
 
 def test_imported_answers_are_scored_by_the_toy_s_rules_and_listed(toy, store):

@@ -51,14 +51,52 @@ PROFILE = BenchmarkProfile("riddles", "Riddles", interpret, score_reply, generic
                            kinds=(KindProfile("riddle", "riddle", template=PROMPT),), asks_unknown_kinds=True)
 '''
 
+# the reader of the riddles' own release format: a `.riddles` file, a riddle a line (id, riddle, answer by tabs)
+READER = '''
+"""Reads a riddles release: a `.riddles` file, one riddle a line: its id, the riddle and its answer, by tabs."""
+from pathlib import Path
+
+import polars as pl
+
+from storage.errors import ImportFailed
+from storage.importers.plan import DatasetInfo, ImportPlan
+
+
+class RiddlesImporter:
+    kind = "riddles"
+    title = "Riddles release (.riddles)"
+    version = 1
+
+    def detect(self, path):
+        return 0.9 if Path(path).suffix == ".riddles" else 0.0
+
+    def plan(self, path, options):
+        path = Path(path)
+        rows = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            parts = line.split("\\t")
+            if len(parts) != 3:
+                raise ImportFailed(f"{path.name}:{number}: found {len(parts)} fields; expected id, riddle, answer")
+            rows.append(parts)
+        plan = ImportPlan(DatasetInfo(name=options.dataset_name or "Riddles", benchmark="riddles",
+                                      root=path.parent, source=str(path)), importer=self.kind,
+                          importer_version=self.version)
+        plan.add("stimuli", pl.DataFrame({"external_id": [r[0] for r in rows], "kind": "riddle",
+                                          "ground_truth": [r[2] for r in rows], "text": [r[1] for r in rows]}))
+        plan.notes.append(f"read {len(rows)} riddles of {path.name}")
+        return plan
+'''
+
 
 def write_toy(folder: Path) -> Path:
     """`folder` holding the toy benchmark's module and its distribution's entry points."""
     (folder / "toy_riddles.py").write_text(textwrap.dedent(MODULE))
+    (folder / "toy_riddles_reader.py").write_text(textwrap.dedent(READER))
     info = folder / "toy_riddles-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-riddles\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[thinslice.benchmarks]\nriddles = toy_riddles:PROFILE\n")
+    (info / "entry_points.txt").write_text("[thinslice.benchmarks]\nriddles = toy_riddles:PROFILE\n\n"
+                                           "[thinslice.importers]\nriddles = toy_riddles_reader:RiddlesImporter\n")
     return folder
 
 
@@ -73,16 +111,15 @@ def run(toy: Path, *argv: str, code: str | None = None) -> subprocess.CompletedP
 
 def make_store(toy: Path, folder: Path) -> Path:
     """A store in `folder` holding the riddles dataset (three riddles) and one model's answers to them."""
-    (folder / "riddles.csv").write_text(
-        "id,text,label\n"
-        "r1,What has keys but cannot open locks?,piano\n"
-        "r2,What gets wetter the more it dries?,towel\n"
-        "r3,What has hands but cannot clap?,clock\n")
+    (folder / "release.riddles").write_text(
+        "r1\tWhat has keys but cannot open locks?\tpiano\n"
+        "r2\tWhat gets wetter the more it dries?\ttowel\n"
+        "r3\tWhat has hands but cannot clap?\tclock\n")
     (folder / "answers.csv").write_text(
         "id,model,raw\nr1,tiny,Piano.\nr2,tiny,A sponge\nr3,tiny,clock\n")
     db = folder / "store.duckdb"
-    run(toy, "import", "generic", str(folder / "riddles.csv"), "--db", str(db), "--create", "--dataset", "Riddles",
-        "--map", "stimulus=id", "--map", "text=text", "--map", "label=label", "--set", "benchmark=riddles")
+    # the release through its own reader, found by its file (no kind named); the answers through the generic one
+    run(toy, "import", "auto", str(folder / "release.riddles"), "--db", str(db), "--create", "--dataset", "Riddles")
     run(toy, "import", "generic", str(folder / "answers.csv"), "--db", str(db), "--dataset", "Riddles",
         "--map", "stimulus=id", "--map", "model=model", "--map", "raw=raw")
     return db

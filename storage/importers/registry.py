@@ -1,4 +1,9 @@
-"""The one list of importers, shared by the GUI, the command line and the tests."""
+"""The one list of importers, shared by the GUI, the command line and the tests.
+
+A package adds the reader of its benchmark's release through the entry-point group `thinslice.importers`
+(`name = module:ImporterClass`), beside its profile in `thinslice.benchmarks`; its readers come after the
+built-ins, before the generic table reader that takes whatever no other reader claims.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,9 +11,13 @@ from pathlib import Path
 from storage.errors import ImportFailed
 from storage.importers.common import Importer
 
+GROUP = "thinslice.importers"
+
 
 def importers() -> list[Importer]:
     # imported here so that a broken importer module names itself instead of breaking the registry import
+    from importlib.metadata import entry_points
+
     from storage.importers.agentviss import AgentVissImporter
     from storage.importers.echomind import EchoMindImporter
     from storage.importers.exploretom import ExploreToMImporter, NcpImporter
@@ -16,8 +25,15 @@ def importers() -> list[Importer]:
     from storage.importers.generic import GenericImporter
     from storage.importers.seamless import SeamlessImporter
 
+    installed: list[Importer] = []
+    for point in entry_points(group=GROUP):
+        importer = point.load()()
+        if not all(hasattr(importer, part) for part in ("kind", "title", "detect", "plan")):
+            raise ImportFailed(f"the {GROUP} entry point {point.name!r} ({point.value}) is no importer: it needs"
+                               " a kind, a title, detect() and plan()")
+        installed.append(importer)
     return [FriendBenchImporter(), SeamlessImporter(), EchoMindImporter(), AgentVissImporter(),
-            ExploreToMImporter(), NcpImporter(), GenericImporter()]
+            ExploreToMImporter(), NcpImporter(), *installed, GenericImporter()]
 
 
 def get_importer(kind: str) -> Importer:

@@ -1,5 +1,6 @@
-"""Analysis tracks under the waveform, on its time axis: spectrogram (with formants), pitch, intensity per
-voice, and the conversation's floors, gaps, overlaps and backchannels.
+"""Analysis tracks under the waveform, on its time axis: spectrogram (with formants), pitch, intensity (and
+any other line track registered in `widgets.lane_lines`) per voice, and the conversation's floors, gaps,
+overlaps and backchannels.
 
 Each track is toggled per lane (voice) from the Tracks menu and remembered. As in Praat's sound editor, a
 voice's pitch (on its own floor-to-ceiling scale), intensity and formants are drawn over its spectrogram when
@@ -40,6 +41,7 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QMenu, QS
 from app.settings import ANALYSIS_NUMBERS
 from storage.records import MediaRef
 from storage.spectrogram import PaintSettings, SpectrogramParams, SpectrogramTiles, open_spectrogram, paint
+from widgets.lane_lines import INTENSITY_LINE, LANE_LINES, PITCH_LINE, LaneLine, Scales, lane_line
 from widgets.settings_store import SettingsStore
 from widgets.tasks import TaskRunner
 from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR, LaneViewBox, NamedAxis
@@ -47,20 +49,20 @@ from widgets.waveform_view import LANE_COLOURS, LEFT_AXIS_WIDTH, PLAYHEAD_COLOUR
 if TYPE_CHECKING:  # the analysis stack (Praat) is imported on the first analysis, not before the window shows
     from app.cues.acoustics import PraatSettings
     from app.cues.conversation import Conversation, TimedWord
+    from app.cues.track_kinds import LineKind
     from app.cues.tracks import VoiceTracks
 
-SPECTROGRAM, PITCH, INTENSITY, FORMANTS = "spectrogram", "pitch", "intensity", "formants"
-CONVERSATION = "conversation"
-LANE_TRACKS = (SPECTROGRAM, PITCH, INTENSITY, FORMANTS)
-TRACK_TITLES = {SPECTROGRAM: "spectrogram", PITCH: "pitch (F0)", INTENSITY: "intensity", FORMANTS: "formants",
-                CONVERSATION: "turn-taking"}
-ROW_HEIGHTS = {SPECTROGRAM: 120, PITCH: 70, INTENSITY: 68, CONVERSATION: 76}  # shares of the height given
-ROW_MIN_HEIGHTS = {SPECTROGRAM: 54, PITCH: 36, INTENSITY: 34, CONVERSATION: 40}  # the least that stays legible
+# the line tracks (pitch, intensity and any registered) are described in widgets.lane_lines; these have code
+# of their own: the spectrogram is an image of tiles with formants and the lines over it, the turn-taking is
+# the conversation's and not a voice's
+SPECTROGRAM, FORMANTS, CONVERSATION = "spectrogram", "formants", "conversation"
+PITCH, INTENSITY = PITCH_LINE.name, INTENSITY_LINE.name  # the built-in line tracks
+TRACK_TITLES = {SPECTROGRAM: "spectrogram", FORMANTS: "formants", CONVERSATION: "turn-taking"}
+ROW_HEIGHTS = {SPECTROGRAM: 120, CONVERSATION: 76}  # shares of the height given
+ROW_MIN_HEIGHTS = {SPECTROGRAM: 54, CONVERSATION: 40}  # the least that stays legible
 TICK_VALUES_PX = 16  # the part of the name column the kHz values take
-# on by default: the first voice's spectrogram and pitch, and the turn-taking of a conversation
-DEFAULT_ON = {SPECTROGRAM, PITCH, CONVERSATION}
-PITCH_COLOUR = "#1f6fd1"
-INTENSITY_COLOUR = "#c98a06"
+# on by default: the first voice's spectrogram (and its lines `shown_by_default`), and the turn-taking
+DEFAULT_ON = {SPECTROGRAM, CONVERSATION}
 FORMANT_COLOUR = "#d62728"  # Praat's red dots on its grey spectrogram
 FORMANT_COLOUR_DARK = "#35e0ff"  # red would vanish in inferno's reds and yellows
 GAP_BRUSH = QColor(128, 128, 128, 90)
@@ -71,6 +73,28 @@ FORMANT_RANGE_DB = 30.0
 # window, the splitter dragged) every row grows, and given less than their least heights they scroll.
 PREFERRED_HEIGHT = 220
 UNSCROLLED_HEIGHT = 160
+
+
+def lane_tracks() -> tuple[str, ...]:
+    """The tracks of a voice, in the Tracks menu's order: its spectrogram, its lines, its formants."""
+    return (SPECTROGRAM, *(line.name for line in LANE_LINES), FORMANTS)
+
+
+def track_title(track: str) -> str:
+    line = lane_line(track)
+    return TRACK_TITLES[track] if line is None else line.title
+
+
+def row_height(track: str) -> int:
+    """A row's share of the height given."""
+    line = lane_line(track)
+    return ROW_HEIGHTS[track] if line is None else line.row_height
+
+
+def row_min_height(track: str) -> int:
+    """The least height at which a row stays legible."""
+    line = lane_line(track)
+    return ROW_MIN_HEIGHTS[track] if line is None else line.row_min_height
 
 
 def _track_key(lane_name: str | None, track: str) -> str:
@@ -211,7 +235,7 @@ class AnalysisTracksView(QWidget):
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt API)
         hint = super().sizeHint()
         strip = self.strip.sizeHint().height() + 4 if self.strip.parent() is self else 0
-        rows = sum(ROW_HEIGHTS[row.track] + 2 for row in self._rows)
+        rows = sum(row_height(row.track) + 2 for row in self._rows)
         return QSize(hint.width(), strip + min(rows, PREFERRED_HEIGHT))
 
     def _spin(self, setting: str, step: int, suffix: str, tip: str) -> QSpinBox:
@@ -244,7 +268,9 @@ class AnalysisTracksView(QWidget):
     def is_on(self, lane_name: str | None, track: str) -> bool:
         """Whether `track` is shown for the lane (None: the conversation row); remembered per lane name."""
         first = bool(self._lanes) and lane_name == self._lanes[0][0]
-        default = track in DEFAULT_ON and (lane_name is None or first)
+        line = lane_line(track)
+        on_by_default = track in DEFAULT_ON if line is None else line.shown_by_default
+        default = on_by_default and (lane_name is None or first)
         return self._tracks_shown.get(_track_key(lane_name, track), default)
 
     def set_track(self, lane_name: str | None, track: str, on: bool) -> None:
@@ -309,8 +335,8 @@ class AnalysisTracksView(QWidget):
         self.tracks_menu.clear()
         for name, _ in self._lanes:
             section = self.tracks_menu.addMenu(f"voice {name}")
-            for track in LANE_TRACKS:
-                action = section.addAction(TRACK_TITLES[track])
+            for track in lane_tracks():
+                action = section.addAction(track_title(track))
                 action.setCheckable(True)
                 action.setChecked(self.is_on(name, track))
                 action.setObjectName(f"track:{name}:{track}")
@@ -342,9 +368,9 @@ class AnalysisTracksView(QWidget):
             if self._has_spectrogram_row(name):
                 rows.append((SPECTROGRAM, index))
                 continue
-            for track in (PITCH, INTENSITY):
-                if self.is_on(name, track):
-                    rows.append((track, index))
+            for line in LANE_LINES:
+                if self.is_on(name, line.name):
+                    rows.append((line.name, index))
         if self._has_conversation() and self.is_on(None, CONVERSATION):
             rows.append((CONVERSATION, None))
         return rows
@@ -353,8 +379,8 @@ class AnalysisTracksView(QWidget):
         return self.is_on(name, SPECTROGRAM) or self.is_on(name, FORMANTS)
 
     def _needs_voice(self, name: str) -> bool:
-        """Whether the voice's pitch and intensity are on show (in a row of their own or over its spectrogram)."""
-        return self.is_on(name, PITCH) or self.is_on(name, INTENSITY)
+        """Whether any of the voice's lines is on show (in a row of its own or over its spectrogram)."""
+        return any(self.is_on(name, line.name) for line in LANE_LINES)
 
     def _rebuild(self) -> None:
         """Lay out the wanted rows, reusing each kind's plot; an unchanged set of rows keeps its layout."""
@@ -376,11 +402,11 @@ class AnalysisTracksView(QWidget):
                 if plot is None:
                     plot = self._plots[(track, lane)] = self._make_plot(track, lane)
                 self.canvas.ci.addItem(plot, row=position, col=0)
-                grid.setRowStretchFactor(position, ROW_HEIGHTS[track])  # the height given, shared by kind
+                grid.setRowStretchFactor(position, row_height(track))  # the height given, shared by kind
                 row = _Row(plot, track, lane)
                 self._rows.append(row)
                 self._reset_row(row)
-                least += ROW_MIN_HEIGHTS[track] + 2
+                least += row_min_height(track) + 2
             # the rows fill the height given; the player's splitter gives them their least legible heights
             # up to UNSCROLLED_HEIGHT, and only more rows than that scroll
             self.canvas.setMinimumHeight(least + 4)
@@ -401,15 +427,14 @@ class AnalysisTracksView(QWidget):
 
     def _name_row(self, row: _Row) -> None:
         """The row's name across its name column: the voice, the unit of its values, and the scales of
-        the pitch and intensity drawn over a spectrogram (in their colours)."""
+        the lines drawn over a spectrogram (in their colours)."""
         name = self._lanes[row.lane][0] if row.lane is not None else "turns"
-        unit = {SPECTROGRAM: "kHz", PITCH: "F0 Hz", INTENSITY: "dB", CONVERSATION: ""}[row.track]
+        line = lane_line(row.track)
+        unit = line.unit if line is not None else {SPECTROGRAM: "kHz", CONVERSATION: ""}[row.track]
         extra: list[tuple[str, str]] = []
         if row.track == SPECTROGRAM:
-            if self.is_on(name, PITCH):
-                extra.append((f"F0 {self.pitch_floor.value()}-{self.pitch_ceiling.value()} Hz", PITCH_COLOUR))
-            if self.is_on(name, INTENSITY):
-                extra.append(("dB", INTENSITY_COLOUR))
+            scales = self.scales()
+            extra = [(over.scale_label(scales), over.colour) for over in LANE_LINES if self.is_on(name, over.name)]
         values = 0 if row.track == CONVERSATION else TICK_VALUES_PX
         row.plot.getAxis("left").set_name(name, _row_colour(row.lane), unit, values, extra)
 
@@ -423,7 +448,7 @@ class AnalysisTracksView(QWidget):
         axis.enableAutoSIPrefix(False)
         if track == CONVERSATION:
             axis.setStyle(showValues=False)  # the speakers are named by their bars' colours and the row's name
-        plot.setMinimumHeight(ROW_MIN_HEIGHTS[track])
+        plot.setMinimumHeight(row_min_height(track))
         plot.image = None  # the spectrogram's image, made on its first draw and kept with the plot
         if self._x_link is not None:
             plot.setXLink(self._x_link)
@@ -439,7 +464,8 @@ class AnalysisTracksView(QWidget):
         for row in self._rows:
             if row.track == track and row.lane == lane:
                 return row.plot
-        if track in (PITCH, INTENSITY, FORMANTS) and lane is not None and self.is_on(self._lanes[lane][0], track):
+        over = track == FORMANTS or lane_line(track) is not None
+        if over and lane is not None and self.is_on(self._lanes[lane][0], track):
             return self.row_plot(SPECTROGRAM, lane)
         return None
 
@@ -465,6 +491,11 @@ class AnalysisTracksView(QWidget):
 
         return PraatSettings(pitch_floor_hz=float(self.pitch_floor.value()),
                              pitch_ceiling_hz=float(self.pitch_ceiling.value()))
+
+    def scales(self) -> Scales:
+        """The parameters the lines' scales follow, as the strip's spin boxes have them."""
+        return Scales(float(self.pitch_floor.value()), float(self.pitch_ceiling.value()),
+                      float(self.dynamic_range.value()))
 
     def _view(self) -> tuple[float, float, int]:
         if self._x_link is not None:
@@ -501,9 +532,10 @@ class AnalysisTracksView(QWidget):
                                 and self._voices[index].formants is None)
             if needs_voice and (index not in self._voices or formants_missing):
                 settings, formants = self.praat_settings(), self.is_on(name, FORMANTS)
+                kinds = tuple(line.kind for line in LANE_LINES)
                 self._status(f"{name}: pitch and intensity...")
                 self._tasks.submit(f"tracks:voice:{index}",
-                                   lambda token, _p, r=ref, s=settings, f=formants: _voice(r, s, f, token),
+                                   lambda token, _p, r=ref, s=settings, f=formants, k=kinds: _voice(r, s, f, k, token),
                                    lambda result, i=index, g=generation: self._voice_ready(g, i, result),
                                    on_error=lambda exc, i=index: self._failed(f"{self._lanes[i][0]} pitch", exc),
                                    with_progress=True)
@@ -535,7 +567,7 @@ class AnalysisTracksView(QWidget):
             return
         self._voices[lane], self._boundaries[lane] = result
         self._status("")
-        for track in (SPECTROGRAM, PITCH, INTENSITY):
+        for track in (SPECTROGRAM, *(line.name for line in LANE_LINES)):
             self._redraw_track(track, lane)
 
     def _conversation_ready(self, generation: int, result: Conversation | None) -> None:
@@ -568,7 +600,7 @@ class AnalysisTracksView(QWidget):
         self._tasks.cancel_prefix("tracks:voice:")
         self._voices, self._boundaries = {}, {}
         for row in self._rows:
-            if row.track in (PITCH, INTENSITY, SPECTROGRAM):
+            if row.track == SPECTROGRAM or lane_line(row.track) is not None:
                 self._name_row(row)
                 self._draw_row(row)
         self._request_missing()
@@ -586,14 +618,13 @@ class AnalysisTracksView(QWidget):
         row.items.append(item)
 
     def _draw_row(self, row: _Row) -> None:
+        line = lane_line(row.track)
         if row.track == SPECTROGRAM:
             self._draw_spectrogram(row)
-        elif row.track == PITCH:
-            self._draw_pitch(row)
-        elif row.track == INTENSITY:
-            self._draw_intensity(row)
-        else:
+        elif row.track == CONVERSATION:
             self._draw_conversation(row)
+        elif line is not None:
+            self._draw_line(row, line)
 
     def redraw_spectrograms(self) -> None:
         """Draw every spectrogram row for the current view from the tiles at hand; fetch what is missing."""
@@ -655,56 +686,46 @@ class AnalysisTracksView(QWidget):
             self._draw_over_spectrogram(row, voice, top_hz)
 
     def _draw_over_spectrogram(self, row: _Row, voice: VoiceTracks, top_hz: float) -> None:
-        """Pitch and intensity over the spectrogram as Praat's editor draws them: each on its own scale
-        spread over the row's whole height (pitch floor to ceiling; intensity over the dynamic range under
-        its loudest), the scales named in the row's name column."""
+        """The voice's lines on show over the spectrogram as Praat's editor draws pitch and intensity: each
+        on its own scale spread over the row's whole height, the scales named in the row's name column; the
+        first of the list is drawn last, on top."""
         name = self._lanes[row.lane][0]
-        if self.is_on(name, INTENSITY):
-            db = voice.intensity.db
-            finite = db[np.isfinite(db)]
-            if len(finite):
-                high = float(finite.max()) + 2.0
-                low = high - 2.0 - self.dynamic_range.value()
-                y = np.clip((db - low) / (high - low), 0.0, 1.0) * top_hz
-                self._add(row, pg.PlotCurveItem(voice.intensity.times, y, connect="finite",
-                                                pen=pg.mkPen(INTENSITY_COLOUR, width=2)))
-        if self.is_on(name, PITCH):
-            floor, ceiling = float(self.pitch_floor.value()), float(self.pitch_ceiling.value())
-            y = (voice.pitch.f0_hz - floor) / (ceiling - floor) * top_hz
-            # a light casing under the blue line keeps it legible on Praat's black energy and on inferno
-            self._add(row, pg.PlotCurveItem(voice.pitch.times, y, connect="finite",
-                                            pen=pg.mkPen(QColor(255, 255, 255, 170), width=4)))
-            self._add(row, pg.PlotCurveItem(voice.pitch.times, y, connect="finite",
-                                            pen=pg.mkPen(PITCH_COLOUR, width=2)))
+        scales = self.scales()
+        for line in reversed(LANE_LINES):
+            if not self.is_on(name, line.name) or line.name not in voice.lines:
+                continue
+            values = line.kind.line(voice.lines[line.name])
+            span = line.value_range(values.values, scales)
+            if span is None:
+                continue
+            low, high = span
+            share = (values.values - low) / (high - low)
+            y = (np.clip(share, 0.0, 1.0) if line.clip else share) * top_hz
+            if line.casing:  # a light casing keeps the line legible on Praat's black energy and on inferno
+                self._add(row, pg.PlotCurveItem(values.times, y, connect="finite",
+                                                pen=pg.mkPen(QColor(255, 255, 255, 170), width=4)))
+            self._add(row, pg.PlotCurveItem(values.times, y, connect="finite", pen=pg.mkPen(line.colour, width=2)))
 
     def _view_computed(self, generation: int, row: _Row) -> None:
         if generation == self._generation and row in self._rows:
             self._draw_spectrogram(row)
 
-    def _draw_pitch(self, row: _Row) -> None:
-        self._clear_row(row)
-        _set_y_range(row.plot, float(self.pitch_floor.value()), float(self.pitch_ceiling.value()), padding=0.02)
-        voice = self._voices.get(row.lane)
-        if voice is None:
-            return
-        # NaN where Praat found no voicing: the curve breaks there, so voiced stretches read at a glance
-        self._add(row, pg.PlotCurveItem(voice.pitch.times, voice.pitch.f0_hz, connect="finite",
-                                        pen=pg.mkPen(PITCH_COLOUR, width=2)))
-        self._add(row, pg.ScatterPlotItem(voice.pitch.times, voice.pitch.f0_hz, size=2, pen=None,
-                                          brush=pg.mkBrush(PITCH_COLOUR)))
-
-    def _draw_intensity(self, row: _Row) -> None:
+    def _draw_line(self, row: _Row, line: LaneLine) -> None:
+        """A line track in a row of its own, on its range (NaN breaks the curve, so a voiced stretch of
+        pitch reads at a glance)."""
         self._clear_row(row)
         voice = self._voices.get(row.lane)
-        if voice is None:
+        values = None if voice is None or line.name not in voice.lines else line.kind.line(voice.lines[line.name])
+        span = line.value_range(np.empty(0) if values is None else values.values, self.scales())
+        if span is not None:
+            _set_y_range(row.plot, span[0], span[1], padding=line.padding)
+        if values is None:
             return
-        db = voice.intensity.db
-        finite = db[np.isfinite(db)]
-        if len(finite):
-            top = float(finite.max())
-            _set_y_range(row.plot, top - self.dynamic_range.value(), top + 2.0, padding=0)
-        self._add(row, pg.PlotCurveItem(voice.intensity.times, db, connect="finite",
-                                        pen=pg.mkPen(INTENSITY_COLOUR, width=2)))
+        self._add(row, pg.PlotCurveItem(values.times, values.values, connect="finite",
+                                        pen=pg.mkPen(line.colour, width=2)))
+        if line.dots:
+            self._add(row, pg.ScatterPlotItem(values.times, values.values, size=2, pen=None,
+                                              brush=pg.mkBrush(line.colour)))
 
     def _draw_conversation(self, row: _Row) -> None:
         self._clear_row(row)
@@ -770,7 +791,7 @@ class AnalysisTracksView(QWidget):
             name = self._lanes[lane][0] if lane is not None else ""
             if track == SPECTROGRAM and lane not in self._spectrograms and f"{name} spectrogram" not in self._errors:
                 return False
-            voice_wanted = track in (PITCH, INTENSITY) or (track == SPECTROGRAM and self._needs_voice(name))
+            voice_wanted = lane_line(track) is not None or (track == SPECTROGRAM and self._needs_voice(name))
             if voice_wanted and lane not in self._voices and f"{name} pitch" not in self._errors:
                 return False
             if track == CONVERSATION and self._conversation is None and "turn-taking" not in self._errors:
@@ -791,11 +812,11 @@ class AnalysisTracksView(QWidget):
 
 
 # The analysis stack (Praat) is imported by the first analysis, on the worker: the window shows without it.
-def _voice(media: MediaRef, settings: PraatSettings, formants: bool, should_cancel: Callable[[], bool]
-           ) -> tuple[VoiceTracks, np.ndarray]:
+def _voice(media: MediaRef, settings: PraatSettings, formants: bool, kinds: tuple[LineKind, ...],
+           should_cancel: Callable[[], bool]) -> tuple[VoiceTracks, np.ndarray]:
     from app.cues.workers import voice_analysis
 
-    return voice_analysis(media, settings, formants, should_cancel)
+    return voice_analysis(media, settings, formants, should_cancel, kinds)
 
 
 def _conversation(words: list[TimedWord]) -> Conversation | None:

@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -25,6 +25,7 @@ import numpy as np
 
 from app.cues.acoustics import PraatSettings
 from app.cues.boundaries import label_boundaries
+from app.cues.track_kinds import PRAAT_LINES, LineKind
 from app.cues.tracks import VoiceTracks, voice_tracks
 from storage.media import DecodeCancelled
 from storage.records import MediaRef
@@ -143,14 +144,16 @@ def analysis_pool() -> AnalysisPool:
         return _pool
 
 
-def _voice_and_boundaries(media: MediaRef, settings: PraatSettings, formants: bool,
+def _voice_and_boundaries(media: MediaRef, settings: PraatSettings, formants: bool, kinds: Sequence[LineKind],
                           should_cancel: Callable[[], bool]) -> tuple[VoiceTracks, np.ndarray]:
-    tracks = voice_tracks(media, settings, formants, should_cancel)
+    tracks = voice_tracks(media, settings, formants, should_cancel, kinds)
     return tracks, label_boundaries(tracks.pitch, tracks.intensity)
 
 
 def voice_analysis(media: MediaRef, settings: PraatSettings = PraatSettings(), formants: bool = False,
-                   should_cancel: Callable[[], bool] = lambda: False) -> tuple[VoiceTracks, np.ndarray]:
-    """A voice's tracks (`app.cues.tracks.voice_tracks`) and the label boundaries found in them
-    (`app.cues.boundaries`), computed in a worker process."""
-    return analysis_pool().run(_voice_and_boundaries, media, settings, formants, should_cancel=should_cancel)
+                   should_cancel: Callable[[], bool] = lambda: False, kinds: Sequence[LineKind] = PRAAT_LINES
+                   ) -> tuple[VoiceTracks, np.ndarray]:
+    """A voice's tracks (`app.cues.tracks.voice_tracks`, with the line `kinds` asked) and the label
+    boundaries found in them (`app.cues.boundaries`), computed in a worker process."""
+    return analysis_pool().run(_voice_and_boundaries, media, settings, formants, tuple(kinds),
+                               should_cancel=should_cancel)

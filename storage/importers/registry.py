@@ -6,6 +6,7 @@ built-ins, before the generic table reader that takes whatever no other reader c
 """
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from storage.errors import ImportFailed
@@ -16,14 +17,22 @@ GROUP = "thinslice.importers"
 
 def importers() -> list[Importer]:
     # imported here so that a broken importer module names itself instead of breaking the registry import
-    from importlib.metadata import entry_points
-
     from storage.importers.agentviss import AgentVissImporter
     from storage.importers.echomind import EchoMindImporter
     from storage.importers.exploretom import ExploreToMImporter, NcpImporter
     from storage.importers.friendbench import FriendBenchImporter
     from storage.importers.generic import GenericImporter
     from storage.importers.seamless import SeamlessImporter
+
+    return [FriendBenchImporter(), SeamlessImporter(), EchoMindImporter(), AgentVissImporter(),
+            ExploreToMImporter(), NcpImporter(), *_installed(), GenericImporter()]
+
+
+@cache
+def _installed() -> tuple[Importer, ...]:
+    """The readers installed packages declare, read once per process: looking entry points up scans every
+    installed distribution, and `get_importer` and `detect_importer` ask for the list on every import."""
+    from importlib.metadata import entry_points
 
     installed: list[Importer] = []
     for point in entry_points(group=GROUP):
@@ -32,8 +41,7 @@ def importers() -> list[Importer]:
             raise ImportFailed(f"the {GROUP} entry point {point.name!r} ({point.value}) is no importer: it needs"
                                " a kind, a title, detect() and plan()")
         installed.append(importer)
-    return [FriendBenchImporter(), SeamlessImporter(), EchoMindImporter(), AgentVissImporter(),
-            ExploreToMImporter(), NcpImporter(), *installed, GenericImporter()]
+    return tuple(installed)
 
 
 def get_importer(kind: str) -> Importer:

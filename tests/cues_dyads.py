@@ -64,3 +64,18 @@ def dyad_plan(root: Path, n: int = 4, name: str = "Generated dyads") -> ImportPl
     if labels:
         plan.add("annotations", labels)
     return plan
+
+
+def dyad_store(folder: Path, n: int):
+    """A store in `folder` holding the bundled label sets and `n` generated dyads (media under `folder/media`);
+    returns the open store and the media folder."""
+    from app.sample import import_label_sets
+    from storage.importers.writer import write_plan
+    from storage.store import Store
+
+    root = folder / "media"
+    root.mkdir()
+    store = Store.open(folder / "tracks.duckdb")
+    import_label_sets(store)
+    write_plan(store, dyad_plan(root, n=n))
+    return store, root

@@ -8,21 +8,14 @@ import parselmouth
 import pytest
 from PySide6.QtCore import QPointF, QSettings, Qt
 
-from app.sample import import_label_sets
-from storage.importers.writer import write_plan
-from storage.store import Store
-from tests.cues_dyads import dyad_plan, f0_of
+from tests.cues_dyads import dyad_store, f0_of
 from widgets.analysis_tracks import CONVERSATION, INTENSITY, PITCH, SPECTROGRAM, AnalysisTracksView
 from widgets.settings_store import SettingsStore
 
 
 @pytest.fixture
 def dyads(tmp_path):
-    root = tmp_path / "media"
-    root.mkdir()
-    store = Store.open(tmp_path / "tracks.duckdb")
-    import_label_sets(store)
-    write_plan(store, dyad_plan(root, n=3))
+    store, root = dyad_store(tmp_path, n=3)
     yield store, root
     store.close()
 

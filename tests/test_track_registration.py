@@ -11,10 +11,7 @@ from PySide6.QtCore import QSettings
 
 from app.cues.acoustics import PraatSettings
 from app.cues.track_kinds import Line, LineKind
-from app.sample import import_label_sets
-from storage.importers.writer import write_plan
-from storage.store import Store
-from tests.cues_dyads import dyad_plan
+from tests.cues_dyads import dyad_store
 from widgets.analysis_tracks import SPECTROGRAM, AnalysisTracksView
 from widgets.lane_lines import LaneLine, register, unregister
 from widgets.palette import COLOURS
@@ -55,11 +52,7 @@ def rms_registered():
 
 @pytest.fixture
 def dyads(tmp_path):
-    root = tmp_path / "media"
-    root.mkdir()
-    store = Store.open(tmp_path / "tracks.duckdb")
-    import_label_sets(store)
-    write_plan(store, dyad_plan(root, n=1))
+    store, root = dyad_store(tmp_path, n=1)
     yield store, root
     store.close()
 

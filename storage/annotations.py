@@ -965,16 +965,16 @@ def insert_annotations(cur: duckdb.DuckDBPyConnection, rows: pl.DataFrame, *,
     if skip_existing:
         same = " AND ".join(f"a.{c} IS NOT DISTINCT FROM f.{c}" for c in NATURAL_KEY)
         fresh = f" WHERE NOT EXISTS (SELECT 1 FROM annotation a WHERE a.deleted_at IS NULL AND {same})"
+    # registered inside the caller's transaction: a failed insert leaves it to the rollback, since unregistering
+    # in an aborted transaction would fail and hide the insert's own error
     cur.register("annotations_in_", frame.to_arrow())
-    try:
-        with warnings.catch_warnings():
-            # DuckDB suggests `sql()`, which would run the INSERT as a lazy relation; one copy of the new rows
-            # is what this costs
-            warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
-            written = cur.execute(f"INSERT INTO annotation ({columns}) SELECT {columns} FROM annotations_in_ f{fresh}"
-                                  f" RETURNING {_COLUMNS}").to_arrow_table()
-    finally:
-        cur.unregister("annotations_in_")
+    with warnings.catch_warnings():
+        # DuckDB suggests `sql()`, which would run the INSERT as a lazy relation; one copy of the new rows
+        # is what this costs
+        warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+        written = cur.execute(f"INSERT INTO annotation ({columns}) SELECT {columns} FROM annotations_in_ f{fresh}"
+                              f" RETURNING {_COLUMNS}").to_arrow_table()
+    cur.unregister("annotations_in_")
     written = written.sort_by("id")
     if written.num_rows:
         _write_create_events(cur, written)
@@ -1024,13 +1024,11 @@ def _write_create_events(cur: duckdb.DuckDBPyConnection, written: Any) -> None:
         parts += [f"'{', ' if k else '{'}\"{name}\": '", f"coalesce({value}, 'null')"]
     parts += ["', \"revision\": '", "CAST(w.revision AS VARCHAR)",
               "CASE WHEN w.deleted_at IS NULL THEN ', \"deleted\": false}' ELSE ', \"deleted\": true}' END"]
-    cur.register("written_", table)
-    try:
-        cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
-                    f" SELECT w.id, w.annotator, 'create', NULL, concat({', '.join(parts)})"
-                    " FROM written_ w ORDER BY w.id")
-    finally:
-        cur.unregister("written_")
+    cur.register("written_", table)   # left to the rollback if the insert fails (see `insert_annotations`)
+    cur.execute("INSERT INTO annotation_event (annotation_id, annotator, action, before, after)"
+                f" SELECT w.id, w.annotator, 'create', NULL, concat({', '.join(parts)})"
+                " FROM written_ w ORDER BY w.id")
+    cur.unregister("written_")
 
 
 def _check_rows(frame: pl.DataFrame) -> None:

@@ -13,7 +13,9 @@ def window(qtbot, tmp_path, window_for):
     store = make_store(tmp_path / "s.duckdb", friendbench_like_plan(tmp_path))
     import_label_sets(store)
     win = window_for(store)
-    qtbot.waitUntil(lambda: win.table_model.rowCount() == 12, timeout=10000)
+    # the table's rows, not only their count: a reload can show the count before its page has come in
+    qtbot.waitUntil(lambda: win.table_model.rowCount() == 12
+                    and all(win.table_model.stimulus_id(row) is not None for row in range(12)), timeout=10000)
     for row in range(12):
         sid = win.table_model.stimulus_id(row)
         win.annotations.create(sid, "ana", "familiarity", "familiar" if row % 2 else "stranger")

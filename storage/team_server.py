@@ -273,6 +273,23 @@ def dataset_channel(dataset: str) -> str:
     return f"{pg_schema.CHANNEL}_{hashlib.md5(dataset.encode('utf-8')).hexdigest()[:16]}"
 
 
+def _close_when_free(con: psycopg.Connection) -> None:
+    """Close `con` now, or as soon as another thread's query on it is over. psycopg's `close` does not wait
+    for the connection's lock: closing under a query frees the libpq connection the query is still reading
+    from, and the query ends with no result at all instead of its own answer or error."""
+    if con.lock.acquire(blocking=False):
+        try:
+            con.close()
+        finally:
+            con.lock.release()
+        return
+
+    def close_after_query() -> None:
+        with con.lock:
+            con.close()
+    threading.Thread(target=close_after_query, name="team-connection-close", daemon=True).start()
+
+
 class MemberConnection:
     """A member's one connection to the team server: what the session sends and reads goes over it, and it
     LISTENs on the team's channel and those of `datasets()`, handing the notifications' payloads to
@@ -359,7 +376,7 @@ class MemberConnection:
         """Close the connection (after an error on it): the next `connection()` opens a new one."""
         with self._lock:
             if self._con is not None:
-                self._con.close()
+                _close_when_free(self._con)
                 self._con = None
 
     def _listen(self, con: psycopg.Connection) -> None:

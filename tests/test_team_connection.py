@@ -121,3 +121,23 @@ def test_the_windows_session_holds_one_connection_too(pg_server, tmp_path):  # n
         session.stop()
         store.close()
         ben.close()
+
+
+def test_a_query_under_way_when_the_connection_is_dropped_gets_its_answer_and_the_connection_closes_after(
+        pg_server):  # noqa: F811
+    # the listener drops the connection when it hears the server go, while the session's thread may still be
+    # reading an answer on it: that answer must come whole, and the connection must still be closed after
+    url = pg_server.new_database()
+    link = team_server.MemberConnection(url, lambda batch: None, lambda up: None, lambda: [])
+    con = link.connection()
+    answers: list = []
+    busy = threading.Thread(target=lambda: answers.append(con.execute("SELECT 7, pg_sleep(0.8)").fetchone()[0]))
+    busy.start()
+    time.sleep(0.3)
+    link.drop()
+    assert not con.closed, "closed under the query"
+    busy.join()
+    assert answers == [7]
+    assert until(lambda: con.closed, ARRIVAL_WAIT_S), "the dropped connection was never closed"
+    assert link.connection() is not con
+    link.drop()

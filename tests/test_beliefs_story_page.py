@@ -99,3 +99,26 @@ def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home)
     assert page.stepper.step() == 0
     win.close()
+
+
+def test_a_clicked_question_is_copied_with_ctrl_c_and_the_stepper_keys_still_step(qtbot, story_store, window_for):
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
+
+    win = window_for(story_store)
+    target = story_store.cursor().execute(
+        "SELECT id FROM stimulus WHERE title LIKE 'Does Kofi believe%'").fetchone()[0]
+    win.select_stimulus_id(target)
+    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == target,
+                    timeout=30000)
+    page = win.ncp_page
+    table = page.questions.table
+    qtbot.waitUntil(lambda: table.row_count() == 5)
+    _click_row(qtbot, page, 1)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is table)
+    QGuiApplication.clipboard().clear()
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "\t".join(table.shown_rows()[1])
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home)   # the stepper's key, from the list
+    assert page.stepper.step() == 0
+    win.close()

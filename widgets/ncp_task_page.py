@@ -41,8 +41,9 @@ class StoryQuestions(QWidget):
         self.table = FrameTableView()
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        # the stepper's keys work wherever focus is; the list is read and clicked, not typed into
-        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # a click gives the list focus, so Ctrl+C copies the picked question; the stepper's keys still step
+        # (the window's keymap takes them wherever focus is), and Tab passes the list by
+        self.table.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.table.setWordWrap(True)
         self.table.rowClicked.connect(self._clicked)
         # a question wraps to the width its column has once laid out, and again whenever that changes

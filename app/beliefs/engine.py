@@ -162,6 +162,9 @@ class StepOutcome(NamedTuple):
         return tuple(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
+_outcome = tuple.__new__   # StepOutcome's fields as one tuple, without the named tuple's own constructor
+
+
 class UnknownActionError(ThinsliceError, ValueError):
     """The action name is not one the engine knows."""
 
@@ -171,7 +174,7 @@ class ActionArgumentError(ThinsliceError, ValueError):
 
 
 class _StepContext:
-    """What the running step has done so far (a plain class: one is made for every step)."""
+    """What the running step has done so far: one per tracker, its lists emptied as each step starts."""
 
     __slots__ = ("changes", "witnesses", "failed", "quirks", "sentences")
 
@@ -244,33 +247,41 @@ class BeliefTracker:
         args = tuple(args)
         kwargs = dict(kwargs) if kwargs else {}
         values = signature.bind(args, kwargs)
-        self._ctx = ctx = _StepContext()
-        self._record = ctx.changes.extend
+        # The step's lists are the last step's, emptied: the outcome keeps copies of them, not the lists.
+        ctx = self._ctx
+        changes, witnessed, failed = ctx.changes, ctx.witnesses, ctx.failed
+        quirks, sentences = ctx.quirks, ctx.sentences
+        changes.clear()
+        witnessed.clear()
+        failed.clear()
+        quirks.clear()
+        sentences.clear()
         returned = signature.function(self, *values)
         self.steps_applied += 1
         logged = "leave_room" if action == "leave_container" else action
-        witnesses = tuple(dict.fromkeys(ctx.witnesses))
-        if not returned and not ctx.changes:
+        witnesses = tuple(dict.fromkeys(witnessed)) if witnessed else ()
+        if not returned and not changes:
             # The usual failure: a precondition failed before anything was written.
-            return StepOutcome(action, args, kwargs, False, (), (), witnesses, (), (), tuple(ctx.failed), (), logged)
+            return _outcome(StepOutcome, (action, args, kwargs, False, (), (), witnesses, (), (), tuple(failed), (),
+                                          logged))
         peeking = signature.peeking
         distracted = signature.distracted
         # A communication can fail and still have written (Quirk.PEEKER_LEARNS_FAILED_TALK); a failed step
-        # never tells a story.
-        return StepOutcome(
+        # never tells a story. (Made as a plain tuple of its fields: one is made for every step.)
+        return _outcome(StepOutcome, (
             action,
             args,
             kwargs,
             returned,
-            tuple(ctx.sentences) if returned else (),
-            tuple(ctx.changes),
+            tuple(sentences) if returned else (),
+            tuple(changes),
             witnesses,
             tuple(values[peeking] or ()) if peeking is not None else (),
             tuple(values[distracted] or ()) if distracted is not None else (),
-            tuple(ctx.failed),
-            tuple(ctx.quirks),
+            tuple(failed) if failed else (),
+            tuple(quirks) if quirks else (),
             logged,
-        )
+        ))
 
     def get(self, key: CellKey) -> Any:
         return self.cells.get(key)
@@ -899,8 +910,9 @@ def _belief_rows() -> defaultdict[str, _BeliefRow]:
 def _move_member(rooms: dict[Any, list[str]], rank: dict[str, int], member: str, old: Any, new: Any) -> None:
     """Update cached room lists for a member that moved from `old` to `new`, keeping order of appearance."""
     left = rooms.get(old)
-    if left is not None:
-        rooms[old] = [m for m in left if m != member]
+    if left is not None and member in left:
+        left = rooms[old] = left.copy()
+        left.remove(member)   # a member is listed once
     joined = rooms.get(new)
     if joined is not None:
         joined = rooms[new] = joined.copy()

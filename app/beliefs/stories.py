@@ -57,7 +57,7 @@ def _interpret_stories(plan: ImportPlan) -> None:
     structure_is_text = plan.mapping.get("text") in STRUCTURE_COLUMNS
     meta = pl.col("meta")
     read = stimuli.select(
-        "external_id", "title", "ground_truth",
+        "title", "ground_truth",
         structure=pl.when(pl.col("kind") == STORY_KIND).then(
             pl.col("text") if structure_is_text else meta.str.json_path_match("$.story_structure")),
         params=meta.str.json_path_match("$.params"))
@@ -70,73 +70,110 @@ def _interpret_stories(plan: ImportPlan) -> None:
     # each distinct structure once, in the order the questions first name it, and each question's story by
     # its place in that order: the structures stay in polars, not copied into Python for every question
     distinct = read.select(pl.col("structure").filter(pl.col("structure").ne("")).unique(maintain_order=True))
-    questions = read.join(distinct.with_row_index("story"), on="structure", how="left", maintain_order="left")
-    traced: list[tuple[str, int]] = []   # (a question's stimulus, the number of its story)
-    answers: list[dict[str, Any] | None] = []   # per stimulus, the engine's answer (`_answer`) if it was asked
-    stories = [_read(structure, state_types.get(structure, {})) for structure in distinct.to_series().to_list()]
-    for external, title, expected, params, number in questions.select(
-            "external_id", "title", "ground_truth", "params", "story").iter_rows():
-        story = stories[number] if number is not None else None
-        if not isinstance(story, tuple):
-            answers.append(None)
-            continue
-        traced.append((external, number))
-        answers.append(_answer(story[1], title, params, expected))
-    plan.frames["stimuli"] = stimuli.with_columns(meta=_with_answers(
-        stimuli.get_column("meta"), answers, spliced=plan.importer == ExploreToMImporter.kind))
+    story_of = read.join(distinct.with_row_index("story"), on="structure", how="left",
+                         maintain_order="left").get_column("story")
+    structures = distinct.to_series().to_list()
+    stories: list[StoredSteps | StoryParseError | TraceError] = []
+    answers = _Answers(stimuli.height)
+    # Story by story: each is replayed, its questions answered, and its replay let go before the next, so the
+    # cells and changes of hundreds of replays are never all alive at once.
+    replay: Replay | None = None
+    for number, row, title, expected, params in read.select(
+            story=story_of, row=pl.int_range(pl.len(), dtype=pl.UInt32), title="title", expected="ground_truth",
+            params="params").drop_nulls("story").sort("story", maintain_order=True).iter_rows():
+        if number == len(stories):
+            story = _read(structures[number], state_types.get(structures[number], {}))
+            stories.append(story[0] if isinstance(story, tuple) else story)
+            replay = story[1] if isinstance(story, tuple) else None
+        if replay is not None:
+            answers.add(row, replay, title, params, expected)
+    plan.frames["stimuli"] = stimuli.with_columns(meta=answers.merged(
+        stimuli.get_column("meta"), spliced=plan.importer == ExploreToMImporter.kind))
+    traced = [number for number, story in enumerate(stories) if isinstance(story, list)]
     if traced:
         plan.add("story_steps", _story_steps(stories))
-        plan.add("story_questions", pl.DataFrame(traced, schema={"stimulus": pl.String, "story": pl.Int64},
-                                                 orient="row"))
-    failed = [err for err in stories if not isinstance(err, tuple)]
+        plan.add("story_questions", stimuli.select(stimulus="external_id", story=story_of.cast(pl.Int64)).filter(
+            pl.col("story").is_in(traced)))
+    failed = [err for err in stories if not isinstance(err, list)]
     if failed:
         first = failed[0]
         plan.notes.append(f"{len(failed)} of {len(stories)} story structures have a sentence the belief tracker "
                           f"does not write, so their questions are shown as text only; the first: {first}")
 
 
-_ALWAYS = ("engine_answer", "engine_matches")          # in every answer (`_answer`)
+_ALWAYS = ("engine_answer", "engine_matches")          # in every answer (`_Answers.add`)
 _WITH_BELIEF = ("belief_step", "engine_false_belief")  # in an answer the engine could give
 
 
-def _with_answers(metas: pl.Series, answers: list[dict[str, Any] | None], spliced: bool) -> pl.Series:
-    """Each meta with its stimulus's answer (`_answer`) added, as `dumps` writes the merged object; a stimulus
-    without an answer keeps its meta.
+class _Answers:
+    """The engine's answers to a plan's stimuli, row by row, as the columns added to their meta.
 
-    With `spliced` (the metas are the ExploreToM reader's, written as `dumps` writes them), a meta none of
-    whose keys sorts before the engine's gets the answer's members put first by polars, rather than decoded
-    and written again by Python; any other meta is merged in Python.
+    A row answered has `engine_answer` and `engine_matches` (null when the engine cannot say: no question, an
+    empty story, or a question in none of the templates); one the engine could answer also has
+    `engine_false_belief` and `belief_step` (the step that last set the belief it read).
     """
-    columns = {key: [a.get(key) if a else None for a in answers] for key in (*_ALWAYS, *_WITH_BELIEF)}
-    frame = pl.DataFrame({"meta": metas, "answered": [a is not None for a in answers],
-                          "believed": [a is not None and "belief_step" in a for a in answers], **columns},
-                         schema={"meta": pl.String, "answered": pl.Boolean, "believed": pl.Boolean,
-                                 "engine_answer": pl.String, "engine_matches": pl.Boolean,
-                                 "belief_step": pl.Int64, "engine_false_belief": pl.Boolean})
-    members = {key: pl.when(pl.col("answered" if key in _ALWAYS else "believed")).then(json_values(pl.col(key)))
-               for key in (*_ALWAYS, *_WITH_BELIEF)}
-    engine = json_objects(members)
-    meta = pl.col("meta")
-    first_key = meta.str.extract(r'^\{"([^"\\]*)"', 1)
-    merged = frame.select(
-        pl.when(~pl.col("answered")).then(meta)
-        .when(meta.is_null() | meta.eq("{}")).then(engine)   # dumps({}) is "{}", whoever wrote it
-        .when(pl.lit(spliced) & (first_key > max(_ALWAYS + _WITH_BELIEF)))
-        .then(engine.str.head(-1) + ", " + meta.str.slice(1))
-    ).to_series()
-    unspliced = (frame.get_column("answered") & merged.is_null()).arg_true().to_list()
-    if unspliced:
-        merged = merged.scatter(unspliced, [dumps({**json.loads(metas[i]), **answers[i]}) for i in unspliced])
-    return merged.alias("meta")
+
+    def __init__(self, rows: int) -> None:
+        self.answered = [False] * rows
+        self.believed = [False] * rows
+        self.columns: dict[str, list[Any]] = {key: [None] * rows for key in (*_ALWAYS, *_WITH_BELIEF)}
+
+    def add(self, row: int, replay: Replay, question: str | None, params: Any, expected: str | None) -> None:
+        """Answer the question of stimulus `row` from the end of its story's `replay`."""
+        self.answered[row] = True
+        if not question or not len(replay):
+            return
+        try:
+            answer = answer_question(replay, question, params)
+        except QuestionError:
+            return
+        columns = self.columns
+        columns["engine_answer"][row] = answer.answer
+        columns["engine_matches"][row] = answers_match(answer.answer, expected)
+        columns["engine_false_belief"][row] = answer.false_belief
+        columns["belief_step"][row] = answer.set_at_step
+        self.believed[row] = True
+
+    def of(self, row: int) -> dict[str, Any]:
+        """The members row `row` adds to its meta."""
+        keys = (*_ALWAYS, *_WITH_BELIEF) if self.believed[row] else _ALWAYS
+        return {key: self.columns[key][row] for key in keys}
+
+    def merged(self, metas: pl.Series, spliced: bool) -> pl.Series:
+        """Each meta with its row's answer added, as `dumps` writes the merged object; a row not answered
+        keeps its meta.
+
+        With `spliced` (the metas are the ExploreToM reader's, written as `dumps` writes them), a meta none of
+        whose keys sorts before the engine's gets the answer's members put first by polars, rather than
+        decoded and written again by Python; any other meta is merged in Python.
+        """
+        frame = pl.DataFrame({"meta": metas, "answered": self.answered, "believed": self.believed, **self.columns},
+                             schema={"meta": pl.String, "answered": pl.Boolean, "believed": pl.Boolean,
+                                     "engine_answer": pl.String, "engine_matches": pl.Boolean,
+                                     "engine_false_belief": pl.Boolean, "belief_step": pl.Int64})
+        members = {key: pl.when(pl.col("answered" if key in _ALWAYS else "believed")).then(json_values(pl.col(key)))
+                   for key in (*_ALWAYS, *_WITH_BELIEF)}
+        engine = json_objects(members)
+        meta = pl.col("meta")
+        first_key = meta.str.extract(r'^\{"([^"\\]*)"', 1)
+        merged = frame.select(
+            pl.when(~pl.col("answered")).then(meta)
+            .when(meta.is_null() | meta.eq("{}")).then(engine)   # dumps({}) is "{}", whoever wrote it
+            .when(pl.lit(spliced) & (first_key > max(_ALWAYS + _WITH_BELIEF)))
+            .then(engine.str.head(-1) + ", " + meta.str.slice(1))
+        ).to_series()
+        unspliced = (frame.get_column("answered") & merged.is_null()).arg_true().to_list()
+        if unspliced:
+            merged = merged.scatter(unspliced, [dumps({**json.loads(metas[i]), **self.of(i)}) for i in unspliced])
+        return merged.alias("meta")
 
 
 StoredSteps = list[tuple[int, str, str, str]]   # step index, action, args and kwargs as the JSON stored
 
 
-def _story_steps(stories: list[tuple[StoredSteps, Replay] | StoryParseError | TraceError]) -> pl.DataFrame:
+def _story_steps(stories: list[StoredSteps | StoryParseError | TraceError]) -> pl.DataFrame:
     """The steps of every story read, once each, by the story's number (its place in `stories`)."""
-    steps = [(number, *step) for number, story in enumerate(stories) if isinstance(story, tuple)
-             for step in story[0]]
+    steps = [(number, *step) for number, story in enumerate(stories) if isinstance(story, list) for step in story]
     return pl.DataFrame(steps, schema={"story": pl.Int64, "step_index": pl.Int32, "action": pl.String,
                                        "args": pl.String, "kwargs": pl.String}, orient="row")
 
@@ -182,17 +219,6 @@ def _note_state_type(types: dict[str, str], question: str | None, params: Any) -
         return
     if parsed.value:
         types.setdefault(parsed.value, prop[len("<state_update> "):])
-
-
-def _answer(replay: Replay, question: str | None, params: Any, expected: str | None) -> dict[str, Any]:
-    if not question or not len(replay):
-        return {"engine_answer": None, "engine_matches": None}
-    try:
-        answer = answer_question(replay, question, params)
-    except QuestionError:
-        return {"engine_answer": None, "engine_matches": None}
-    return {"engine_answer": answer.answer, "engine_matches": answers_match(answer.answer, expected),
-            "engine_false_belief": answer.false_belief, "belief_step": answer.set_at_step}
 
 
 def engine_agreement(store: Store, dataset_name: str | None = None) -> dict[str, dict[str, int]]:

@@ -395,6 +395,7 @@ class MemberConnection:
         pause = 0.1
         try:
             while not self._stop.is_set():
+                con = None
                 try:
                     if self.on_attempt is not None:
                         self.on_attempt()
@@ -407,8 +408,12 @@ class MemberConnection:
                 except Exception as exc:
                     if self._stop.is_set():   # what it hands up may be closed by now (the store): nothing to say
                         break
-                    if not isinstance(exc, (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError)):
+                    # OSError: the socket was closed under the wait for it (the session dropped the connection)
+                    if not isinstance(exc, (TeamUnreachable, psycopg.OperationalError, psycopg.InterfaceError,
+                                            OSError)):
                         raise
+                    if con is not None and self._con is not None and self._con is not con:
+                        continue   # the session dropped it after an error of its own and opened another: serve that
                     self.drop()
                     self.on_state(False)
                     self._stop.wait(pause * random.uniform(0.5, 1.5))

@@ -141,3 +141,26 @@ def test_a_query_under_way_when_the_connection_is_dropped_gets_its_answer_and_th
     assert until(lambda: con.closed, ARRIVAL_WAIT_S), "the dropped connection was never closed"
     assert link.connection() is not con
     link.drop()
+
+
+def test_the_listener_outlives_its_connection_being_dropped_under_it_and_still_hands_news_up(pg_server):  # noqa: F811
+    # the session drops the connection after an error of its own, often while the listener waits on its socket;
+    # the listener must go on to the next connection, not end with the socket gone from under it
+    from storage import pg_schema
+    url = pg_server.new_database()
+    heard: list = []
+    states: list = []
+    link = team_server.MemberConnection(url, heard.extend, states.append, lambda: [])
+    link.start()
+    try:
+        assert until(lambda: states[-1:] == [True], ARRIVAL_WAIT_S)
+        for _ in range(30):
+            link.drop()
+            link.connection()
+            time.sleep(0.01)
+        with team_server.connect(url) as con:
+            con.execute("SELECT pg_notify(%s, %s)", [pg_schema.CHANNEL, '{"kind": "ping"}'])
+        assert until(lambda: {"kind": "ping"} in heard, ARRIVAL_WAIT_S), "the listener stopped handing news up"
+    finally:
+        link.stop()
+        link.drop()

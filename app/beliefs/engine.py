@@ -16,8 +16,8 @@ Values are strings (`"kitchen"`, `"not(kitchen)"`, `"not(???)"`), or a frozenset
 `KNOWLEDGE` property of entity `""`.
 
 The tracker also indexes the same cells by entity (the world) and by fact and person (beliefs), so that the
-questions a step asks most ("does each witness already believe this?") are lookups by name, and each cell
-keeps one key object for all its changes. The index is kept by the tracker alone; every reader sees `cells`.
+questions a step asks most ("does each witness already believe this?") are lookups by name. The index is
+kept by the tracker alone; every reader sees `cells`.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ UNKNOWN_WHEREABOUTS = "not(???)"
 
 CellKey = tuple
 Change = tuple  # (key, old value or MISSING, new value)
-_BeliefRow = tuple  # (name -> believed value, name -> the cell's key): one row of the tracker's belief index
+_BeliefRow = dict  # name -> believed value: one row of the tracker's belief index
 
 
 class _Sentinel:
@@ -227,11 +227,10 @@ class BeliefTracker:
         # The world's room of every entity (None if it has none), in the order of `_world_of`.
         self._room_of: dict[str, Any] = {}
         # The belief cells again, indexed by fact (entity, property): person -> value, and person -> other ->
-        # value, each with the cell's key. Most of a replay is checking whether each witness already believes
-        # what everyone saw: lookups by name cost far less than building and hashing a cell key for every
-        # pair, and reusing each cell's one key object keeps a long replay's garbage-collected objects few.
-        # Both make an empty entry when first asked.
-        self._first_by_fact: defaultdict[tuple[str, str], _BeliefRow] = defaultdict(_belief_row)
+        # value. Most of a replay is checking whether each witness already believes what everyone saw: lookups
+        # by name cost far less than building and hashing a cell key for every pair; a key is made only for a
+        # cell that changes. Both make an empty entry when first asked.
+        self._first_by_fact: defaultdict[tuple[str, str], _BeliefRow] = defaultdict(dict)
         self._second_by_fact: defaultdict[tuple[str, str], defaultdict[str, _BeliefRow]] = defaultdict(_belief_rows)
         # Abstract topics talked about with success, in the order first told (the reference's story topics).
         self.topics: list[str] = []
@@ -588,7 +587,7 @@ class BeliefTracker:
                     if sees:
                         firsts = self._believe(entrant_only, entity, prop, value)
                     else:
-                        firsts = self._first_by_fact[entity, prop][0]
+                        firsts = self._first_by_fact[entity, prop]
                     for w in real:
                         if w != entrant and firsts.get(w) != value:
                             diverged.append((entity, w))
@@ -653,15 +652,12 @@ class BeliefTracker:
 
     def _believe(self, people: list[str], entity: str, prop: str, value: Any) -> dict[str, Any]:
         """Each of `people` now believes entity.prop is `value`; returns every person's belief about that fact."""
-        firsts, keys = self._first_by_fact[entity, prop]
+        firsts = self._first_by_fact[entity, prop]
         for person in people:
             old = firsts.get(person, MISSING)
             if old != value:
                 firsts[person] = value
-                if old is MISSING:
-                    key = keys[person] = ("first", person, entity, prop)
-                else:
-                    key = keys[person]
+                key = ("first", person, entity, prop)
                 # as `_write` writes (inline: this runs for every witness of every step)
                 self.cells[key] = value
                 self.written_at[key] = self.steps_applied
@@ -674,7 +670,7 @@ class BeliefTracker:
         cells, written_at, step = self.cells, self.written_at, self.steps_applied
         record = self._record
         for b in believers:
-            row, keys = by_believer[b]
+            row = by_believer[b]
             get = row.get
             # The busiest loop of a replay: one name lookup per pair, a cell key made only once per cell, and
             # each change written as `_write` writes it (inline: a call per change would cost a tenth more).
@@ -682,10 +678,7 @@ class BeliefTracker:
                 old = get(other, MISSING)
                 if old != value:
                     row[other] = value
-                    if old is MISSING:
-                        key = keys[other] = ("second", b, other, entity, prop)
-                    else:
-                        key = keys[other]
+                    key = ("second", b, other, entity, prop)
                     cells[key] = value
                     written_at[key] = step
                     record((key, old, value))
@@ -741,14 +734,9 @@ class BeliefTracker:
             return
         self._write(key, old, value)
         if len(key) == 4:
-            values, keys = self._first_by_fact[key[2], key[3]]
-            name = key[1]
+            self._first_by_fact[key[2], key[3]][key[1]] = value
         else:
-            values, keys = self._second_by_fact[key[3], key[4]][key[1]]
-            name = key[2]
-        values[name] = value
-        if old is MISSING:
-            keys[name] = key   # the key object the cell mapping keeps, reused for the cell's later changes
+            self._second_by_fact[key[3], key[4]][key[1]][key[2]] = value
 
     def _set_world(self, entity: str, prop: str, value: Any) -> None:
         """The world now has entity.prop = `value`; its copy by entity and the rooms' member lists follow."""
@@ -897,14 +885,9 @@ def _topic_text(topic: Any, people: set[str] | frozenset[str]) -> str:
 _SIGNATURES = {action: _Signature(action, getattr(BeliefTracker, action)) for action in BeliefTracker.ACTIONS}
 
 
-def _belief_row() -> _BeliefRow:
-    """An empty index row: name -> believed value, and name -> the cell's key."""
-    return {}, {}
-
-
 def _belief_rows() -> defaultdict[str, _BeliefRow]:
-    """An empty second-order index of one fact: believer -> `_belief_row`."""
-    return defaultdict(_belief_row)
+    """An empty second-order index of one fact: believer -> `_BeliefRow`."""
+    return defaultdict(dict)
 
 
 def _move_member(rooms: dict[Any, list[str]], rank: dict[str, int], member: str, old: Any, new: Any) -> None:

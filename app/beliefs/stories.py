@@ -55,12 +55,10 @@ def _interpret_stories(plan: ImportPlan) -> None:
     if not stimuli.height or not stimuli.select(pl.col("kind").eq(STORY_KIND).any()).item():
         return
     structure_is_text = plan.mapping.get("text") in STRUCTURE_COLUMNS
-    meta = pl.col("meta")
-    read = stimuli.select(
+    read = stimuli.select("title", "ground_truth", pl.col("kind") == STORY_KIND, "text", _meta_members(plan)).select(
         "title", "ground_truth",
-        structure=pl.when(pl.col("kind") == STORY_KIND).then(
-            pl.col("text") if structure_is_text else meta.str.json_path_match("$.story_structure")),
-        params=meta.str.json_path_match("$.params"))
+        structure=pl.when("kind").then(pl.col("text") if structure_is_text else pl.col("story_structure")),
+        params="params")
     # A state's type is named only by a question about it: gather each story's before reading it.
     state_types: dict[str, dict[str, str]] = {}
     for structure, title, params in read.filter(
@@ -99,6 +97,18 @@ def _interpret_stories(plan: ImportPlan) -> None:
         first = failed[0]
         plan.notes.append(f"{len(failed)} of {len(stories)} story structures have a sentence the belief tracker "
                           f"does not write, so their questions are shown as text only; the first: {first}")
+
+
+def _meta_members(plan: ImportPlan) -> pl.Expr:
+    """Each stimulus's meta members `story_structure` and `params` (null where it has none), as two fields.
+
+    The ExploreToM reader writes both as JSON text, so each meta is decoded once for both; a meta another
+    reader wrote may hold any JSON there, which is read as its JSON text."""
+    meta = pl.col("meta")
+    if plan.importer == ExploreToMImporter.kind:
+        return meta.str.json_decode(pl.Struct({"story_structure": pl.String, "params": pl.String})).struct.unnest()
+    return pl.struct(story_structure=meta.str.json_path_match("$.story_structure"),
+                     params=meta.str.json_path_match("$.params")).struct.unnest()
 
 
 _ALWAYS = ("engine_answer", "engine_matches")          # in every answer (`_Answers.add`)

@@ -17,7 +17,9 @@ become the label's annotator; controlled vocabularies come back as `Reading.voca
 reads times of aligned slots only (it returns None for the rest), so this reader is our own; the tests
 check it against pympi-ling where both give times. A file whose annotations are all aligned to slots with
 times (as ELAN writes one without dependent tiers) is read a tier at a time, as columns (`_read_aligned`);
-any other, annotation by annotation (`_read_annotations`), to the same labels.
+any other, annotation by annotation (`_read_annotations`), to the same labels. A file laid out as ELAN writes
+it has its time slots and annotations read as columns straight from its text (`eaf_plain`), the rest parsed
+as XML; any other is parsed whole.
 """
 from __future__ import annotations
 
@@ -34,8 +36,9 @@ from urllib.parse import unquote
 import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
-from storage.files import open_regular
+from storage.files import read_regular_bytes
 from storage.exporters.common import ATTACHED, TierRows, parse_tier_name
+from storage.exporters.eaf_plain import Aligned, References, plain_document
 from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, bad_item, refused
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
@@ -79,15 +82,58 @@ def read_eaf(path: Path) -> Reading:
     property when it has one, else None (the importer places the file by its name)."""
     path = Path(path)
     try:
-        with open_regular(path) as source:
-            root = ET.parse(source).getroot()
+        raw = read_regular_bytes(path)
+    except OSError as exc:
+        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None
+    reading = None
+    plain = plain_document(raw, attached_tiers)
+    if plain is not None:   # laid out as ELAN writes a file: its bodies read as columns, the rest as XML
+        file = _file(path, plain.skeleton, plain.slot_ids, plain.slot_values)
+        reading = _read_aligned(file, plain.tiers)
+    if reading is None:
+        root = _parse(path, raw)
+        slots = [slot.attrib for slot in root.iter("TIME_SLOT")]
+        file = _file(path, root, list(map(dict.get, slots, repeat("TIME_SLOT_ID"), repeat(""))),
+                     list(map(dict.get, slots, repeat("TIME_VALUE"))))
+        reading = _read_aligned(file, [_element_items(element, element.get("TIER_ID", "") in file.attached)
+                                       for element in file.elements])
+        if reading is None:
+            reading = _read_annotations(file)
+    header = file.root.find("HEADER")
+    if header is not None:
+        reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
+                         for m in header.iter("MEDIA_DESCRIPTOR")]
+    if file.origin_ms:
+        reading.report.note(f"{path.name}: the medium's TIME_ORIGIN of {file.origin_ms:g} ms was added to every time")
+    return reading
+
+
+def _parse(path: Path, raw: bytes) -> ET.Element:
+    """The whole file as XML; damage refuses it, naming line and column."""
+    try:
+        return ET.fromstring(raw)
     except ET.ParseError as exc:
         line, column = exc.position
         what = _XML_DAMAGE.get(exc.code, "XML that cannot be read")
         raise ImportFailed(RowProblem(path.name, line, None, f"{what} (column {column + 1})",
                                       "an ELAN .eaf file")) from None
-    except OSError as exc:
-        raise ImportFailed(RowProblem(path.name, None, None, f"<{exc.strerror or exc}>", "a readable file")) from None
+
+
+def attached_tiers(root: ET.Element, elements: list[ET.Element]) -> dict[str, str]:
+    """The tiers of notes and values (tier -> 'note' or 'value'): a Symbolic Association tier `<tier> :note`
+    (`:value`) under `<tier>`."""
+    types = {t.get("LINGUISTIC_TYPE_ID"): t for t in root.iter("LINGUISTIC_TYPE")}
+    return {tier_id: kind for tier_id, attrs in ((e.get("TIER_ID", ""), e.attrib) for e in elements)
+            for kind, suffix in ATTACHED.items()
+            if tier_id.endswith(suffix) and attrs.get("PARENT_REF") == tier_id[:-len(suffix)]
+            and types.get(attrs.get("LINGUISTIC_TYPE_REF")) is not None
+            and types[attrs["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS") == "Symbolic_Association"}
+
+
+def _file(path: Path, root: ET.Element, slot_ids: list[str], slot_values: list[str | None]) -> _File:
+    """What reading the annotations of the document `root` needs (its time slots given as their ids and
+    TIME_VALUEs, in file order, None or empty where a slot has none); a document that is no ELAN file, or
+    counts time otherwise, is refused."""
     if root.tag != "ANNOTATION_DOCUMENT":
         raise _problem(path, "root element", f"<{root.tag}>", "<ANNOTATION_DOCUMENT> (an ELAN file)")
     header = root.find("HEADER")
@@ -103,25 +149,10 @@ def read_eaf(path: Path) -> Reading:
         except ValueError:
             raise _problem(path, "MEDIA_DESCRIPTOR TIME_ORIGIN", repr(media.get("TIME_ORIGIN")),
                            "an offset in milliseconds") from None
-
-    order, slot_ms = _time_slots(root, path)
     types = {t.get("LINGUISTIC_TYPE_ID"): t for t in root.iter("LINGUISTIC_TYPE")}
     elements = list(root.iter("TIER"))
-    attached = {tier_id: kind for tier_id, attrs in ((e.get("TIER_ID", ""), e.attrib) for e in elements)
-                for kind, suffix in ATTACHED.items()
-                if tier_id.endswith(suffix) and attrs.get("PARENT_REF") == tier_id[:-len(suffix)]
-                and types.get(attrs.get("LINGUISTIC_TYPE_REF")) is not None
-                and types[attrs["LINGUISTIC_TYPE_REF"]].get("CONSTRAINTS") == "Symbolic_Association"}
-    file = _File(path, root, elements, types, attached, stimulus, origin_ms, order, slot_ms)
-    reading = _read_aligned(file)
-    if reading is None:
-        reading = _read_annotations(file)
-    if header is not None:
-        reading.media = [PurePosixPath(unquote(m.get("MEDIA_URL") or m.get("RELATIVE_MEDIA_URL") or "")).name
-                         for m in header.iter("MEDIA_DESCRIPTOR")]
-    if origin_ms:
-        reading.report.note(f"{path.name}: the medium's TIME_ORIGIN of {origin_ms:g} ms was added to every time")
-    return reading
+    return _File(path, root, elements, types, attached_tiers(root, elements), stimulus, origin_ms, slot_ids,
+                 _slot_times(slot_ids, slot_values, path))
 
 
 # a whole number of ms below this (46 days) divided by 1000 is already the nearest double to its 9-place
@@ -132,8 +163,8 @@ _WHOLE_MS = 4e9
 @dataclass
 class _File:
     """What every reading of one file's annotations needs: its tiers (`elements`), linguistic types, the
-    tiers of notes and values (`attached`: tier -> 'note' or 'value'), and its time slots (`order`: each
-    slot's place in TIME_ORDER, `slot_ms`: the time of each that has one)."""
+    tiers of notes and values (`attached`: tier -> 'note' or 'value'), and its time slots (`slot_ids` in
+    TIME_ORDER, `slot_ms`: the time of each that has one)."""
 
     path: Path
     root: ET.Element
@@ -142,8 +173,13 @@ class _File:
     attached: dict[str, str]
     stimulus: str | None
     origin_ms: float
-    order: dict[str, int]
+    slot_ids: list[str]
     slot_ms: dict[str, float]
+
+    @functools.cached_property
+    def order(self) -> dict[str, int]:
+        """Each time slot's place in TIME_ORDER."""
+        return dict(zip(self.slot_ids, range(len(self.slot_ids))))
 
     def seconds(self, ms: float) -> float:
         """A time of the file (in ms) in the stimulus's seconds."""
@@ -184,14 +220,11 @@ class _File:
                         "a TIME_SLOT_ID of the file's TIME_ORDER")
 
 
-def _time_slots(root: ET.Element, path: Path) -> tuple[dict[str, int], dict[str, float]]:
-    """Each TIME_SLOT's place in the file, and the time (ms) of each that has one; the first time that is no
-    number refuses the file."""
-    slots = [slot.attrib for slot in root.iter("TIME_SLOT")]
-    ids = list(map(dict.get, slots, repeat("TIME_SLOT_ID"), repeat("")))
-    values = list(map(dict.get, slots, repeat("TIME_VALUE")))
+def _slot_times(ids: list[str], values: list[str | None], path: Path) -> dict[str, float]:
+    """The time (ms) of each TIME_SLOT (`ids`) that has one (its TIME_VALUE in `values`, None or empty where it
+    has none); the first time that is no number refuses the file."""
     try:
-        return dict(zip(ids, range(len(ids)))), dict(zip(compress(ids, values), map(float, compress(values, values))))
+        return dict(zip(compress(ids, values), map(float, compress(values, values))))
     except ValueError:
         slot_id, value = next((i, v) for i, v in zip(ids, values) if v and not _is_float(v))
         raise _problem(path, f"TIME_SLOT {slot_id}", repr(value), "a time in milliseconds") from None
@@ -212,45 +245,62 @@ _LABEL_SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.
                  ORIGIN_COLUMNS["tier"]: pl.String, ORIGIN_COLUMNS["item"]: pl.Int64, ORIGIN_COLUMNS["line"]: pl.Int64}
 
 
-def _read_aligned(file: _File) -> Reading | None:
-    """Every annotation as a table, read a tier at a time, when every annotation of every tier is aligned to
-    two time slots with times (as ELAN writes a file without dependent tiers) and the tiers of notes and values
-    hold references only; None when any is not (`_read_annotations` reads such a file)."""
+def _element_items(element: ET.Element, attached: bool) -> Aligned | References | None:
+    """A TIER element's annotations as columns: a tier of notes or values (`attached`) as the references and
+    values of its annotations' first elements, when it holds no aligned annotation; any other tier as
+    `Aligned`, when each ANNOTATION holds one element, an ALIGNABLE_ANNOTATION. None otherwise."""
+    wrappers = element.findall("ANNOTATION")
+    aligned = list(element.iter("ALIGNABLE_ANNOTATION"))
+    if attached:
+        if aligned:
+            return None
+        items = [item for item in (next(iter(wrapper), None) for wrapper in wrappers) if item is not None]
+        return References([item.get("ANNOTATION_REF") for item in items],
+                          [item.findtext("ANNOTATION_VALUE") or "" for item in items])
+    if not set(map(len, wrappers)) <= {1} or len(aligned) != len(wrappers) \
+            or not all(map(is_, map(itemgetter(0), wrappers), aligned)):
+        return None
+    attrs = [item.attrib for item in aligned]
+    return Aligned(list(map(dict.get, attrs, repeat("ANNOTATION_ID"), repeat(""))),
+                   list(map(dict.get, attrs, repeat("TIME_SLOT_REF1"), repeat(""))),
+                   list(map(dict.get, attrs, repeat("TIME_SLOT_REF2"), repeat(""))),
+                   list(map(methodcaller("findtext", "ANNOTATION_VALUE", ""), aligned)),
+                   list(map(dict.get, attrs, repeat("CVE_REF"))), list(map(dict.get, attrs, repeat("LANG_REF"))))
+
+
+def _read_aligned(file: _File, tiers: list[Aligned | References | None]) -> Reading | None:
+    """Every annotation as a table, read a tier at a time (`tiers`: each of `file.elements`'s annotations as
+    columns), when every annotation of every tier is aligned to two time slots with times (as ELAN writes a
+    file without dependent tiers) and the tiers of notes and values hold references only; None when any is not
+    (`_read_annotations` reads such a file)."""
     name = file.path.name
     columns: dict[str, list] = {column: [] for column in _LABEL_SCHEMA}
     ids: list[str] = []
     reading = Reading(labels=pl.DataFrame(schema=_LABEL_SCHEMA))
-    for element in file.elements:
+    for element, items in zip(file.elements, tiers):
         tier_id = element.get("TIER_ID", "")
-        wrappers = element.findall("ANNOTATION")
-        aligned = list(element.iter("ALIGNABLE_ANNOTATION"))
         if tier_id in file.attached:
-            if aligned:
+            if items is None:
                 return None
             continue
-        # each ANNOTATION holds one element, an ALIGNABLE_ANNOTATION
-        if not set(map(len, wrappers)) <= {1} or len(aligned) != len(wrappers) \
-                or not all(map(is_, map(itemgetter(0), wrappers), aligned)):
+        if not isinstance(items, Aligned):
             return None
-        attrs = [item.attrib for item in aligned]
-        first = list(map(dict.get, attrs, repeat("TIME_SLOT_REF1"), repeat("")))
-        second = list(map(dict.get, attrs, repeat("TIME_SLOT_REF2"), repeat("")))
-        used = {*first, *second}
-        if not used <= file.order.keys():
-            number, slots = next((n, slots) for n, slots in enumerate(zip(first, second), start=1)
-                                 if not {*slots} <= file.order.keys())
-            raise file.missing_slot(tier_id, number, slots)
-        if not used <= file.slot_ms.keys():
+        first, second = items.first, items.second
+        try:
+            starts, ends = list(map(file.slot_ms.__getitem__, first)), list(map(file.slot_ms.__getitem__, second))
+        except KeyError:   # a slot without a time, or none of TIME_ORDER, which refuses the file
+            number, slots = next(((n, slots) for n, slots in enumerate(zip(first, second), start=1)
+                                  if not {*slots} <= file.order.keys()), (0, None))
+            if slots is not None:
+                raise file.missing_slot(tier_id, number, slots) from None
             return None
         made, ling = file.tier_rows(tier_id, element.attrib)
-        count = len(aligned)
-        ms = file.slot_ms
-        columns["start_s"] += [None] * count if made.whole else file.all_seconds(map(ms.__getitem__, first))
-        columns["end_s"] += [None] * count if made.whole else file.all_seconds(map(ms.__getitem__, second))
-        columns["label"] += map(methodcaller("findtext", "ANNOTATION_VALUE", ""), aligned)
+        count = len(first)
+        columns["start_s"] += [None] * count if made.whole else file.all_seconds(starts)
+        columns["end_s"] += [None] * count if made.whole else file.all_seconds(ends)
+        columns["label"] += items.values
         meta = json.dumps(made.meta) if made.meta else None
-        columns["meta"] += _metas(made, list(map(dict.get, attrs, repeat("CVE_REF"))),
-                                  list(map(dict.get, attrs, repeat("LANG_REF"))), meta)
+        columns["meta"] += _metas(made, items.cves, items.languages, meta)
         for column, value in (("stimulus", made.stimulus), ("annotator", made.annotator),
                               ("label_set", made.label_set), ("media_role", made.media_role), ("value", None),
                               ("note", None), (ORIGIN_COLUMNS["file"], name), (ORIGIN_COLUMNS["tier"], tier_id),
@@ -258,18 +308,17 @@ def _read_aligned(file: _File) -> Reading | None:
             columns[column] += [value] * count
         columns[ORIGIN_COLUMNS["item"]] += range(1, count + 1)
         if file.attached:
-            ids += map(dict.get, attrs, repeat("ANNOTATION_ID"), repeat(""))
+            ids += items.ids
         reading.report.count_read(name, tier_id, count)
         file.vocabulary(reading, tier_id, ling)
     if file.attached:
         row_of = dict(zip(ids, range(len(ids))))
-        for element in file.elements:
+        for element, items in zip(file.elements, tiers):
             kind = file.attached.get(element.get("TIER_ID", ""))
-            for wrapper in element.findall("ANNOTATION") if kind else ():
-                item = next(iter(wrapper), None)
-                row = row_of.get(item.get("ANNOTATION_REF")) if item is not None else None
+            for reference, value in zip(*items) if kind else ():
+                row = row_of.get(reference)
                 if row is not None:
-                    columns[kind][row] = item.findtext("ANNOTATION_VALUE") or ""
+                    columns[kind][row] = value
     reading.labels = pl.DataFrame(columns, schema=_LABEL_SCHEMA)
     return reading
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import duckdb
 
+from storage.outcomes import refresh_outcomes
+
 _SECRET_WORDS = ("key", "secret", "token", "authorization", "password")
 LIVE_CONTEXT = "live"
 # Live answers of a batch arrive on several threads at once; creating their run must happen once.
@@ -85,6 +87,7 @@ def _write_live(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, mod
             " tokens_in, tokens_out) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [run_id, stimulus_id, raw_output, answer, correct, latency_s, json.dumps({"live": True}), prompt,
              tokens_in, tokens_out]).fetchall()[0][0])
+        refresh_outcomes(cur, dataset_id, [model], [stimulus_id])
         cur.execute("COMMIT")
     except BaseException:
         cur.execute("ROLLBACK")

@@ -15,7 +15,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from storage import lookups
+from storage import lookups, outcomes
+from storage.outcomes import RunKey
 from storage.records import (GoalAtomRecord, HumanSplit, Judgment, MediaRef, Prediction, Segment,
                              StimulusDetail, StimulusFilter, StimulusRow, TraceStepRecord, Word)
 from storage.importers.words import STORY_KIND, TASK_KIND
@@ -53,11 +54,9 @@ def dataset_facets(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> dict[str,
             "model": dataset_models(cur, dataset_id)}
 
 
-def _runs_sql(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, models: list[str] | None) -> str:
-    """`p.run_id IN (...)` over the runs a filter on the models' answers reads: the filter's dataset (or
-    benchmark), the models named (every model when `models` is None) and the modality. The runs are looked up
-    first and written as numbers, so that the scan of the predictions (stored run by run) skips every other run's
-    row groups instead of reading all the predictions into a join with the runs."""
+def _runs(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, models: list[str] | None) -> list[RunKey]:
+    """The runs a filter on the models' answers reads: the filter's dataset (or benchmark), the models named (every
+    model when `models` is None) and the modality."""
     where, params = ["TRUE"], []
     if f.dataset_id is not None:
         where.append("r.dataset_id = ?")
@@ -71,14 +70,33 @@ def _runs_sql(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, models: list[st
     if f.modality:
         where.append("r.modality = ?")
         params.append(f.modality)
-    runs = [int(r[0]) for r in cur.execute(
-        f"SELECT r.id FROM run r JOIN model m ON m.id = r.model_id WHERE {' AND '.join(where)} ORDER BY 1",
-        params).fetchall()]
-    return f"p.run_id IN ({', '.join(map(str, runs))})" if runs else "FALSE"
+    return [RunKey(int(r[0]), int(r[1]), int(r[2]), r[3]) for r in cur.execute(
+        "SELECT r.id, r.dataset_id, r.model_id, r.modality FROM run r JOIN model m ON m.id = r.model_id"
+        f" WHERE {' AND '.join(where)} ORDER BY 1", params).fetchall()]
 
 
-def _filter_sql(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> tuple[str, list[Any]]:
-    where, params = ["TRUE"], []
+def _runs_sql(runs: list[RunKey]) -> str:
+    """`p.run_id IN (...)` over these runs, written as numbers, so that the scan of the predictions (stored run by
+    run) skips every other run's row groups instead of reading all the predictions into a join with the runs."""
+    return f"p.run_id IN ({', '.join(str(r.id) for r in runs)})" if runs else "FALSE"
+
+
+@dataclass(frozen=True)
+class _Where:
+    """A filter as SQL: `FROM {source} WHERE {sql}` admits its stimuli as `s`, with `params` in that order (the
+    source's first); `reads_predictions` when it reads predictions rather than the stored outcomes."""
+
+    source: str
+    sql: str
+    params: list[Any]
+    reads_predictions: bool
+
+
+def _filter(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> _Where:
+    where, params, reads = ["TRUE"], [], False
+    # a model's stored outcomes are joined to the stimuli (a row per stimulus), which DuckDB does faster than it
+    # tests `s.id IN` them
+    joins, join_params = [], []
     if f.dataset_id is not None:
         where.append("s.dataset_id = ?")
         params.append(f.dataset_id)
@@ -101,18 +119,28 @@ def _filter_sql(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> tuple[str,
     for model, outcome in f.model_outcomes:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")
-        where.append(
-            f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE {_runs_sql(cur, f, [model])}"
-            " GROUP BY p.stimulus_id"
-            f" HAVING avg(CAST(p.correct AS INTEGER)) {'>= 0.5' if outcome == 'correct' else '< 0.5'})")
+        runs = _runs(cur, f, [model])
+        stored = outcomes.stored_outcome_sql(cur, runs, outcome)
+        if stored is None:   # a dataset read in place: its answers are in its files
+            reads = True
+            where.append(f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE {_runs_sql(runs)}"
+                         " GROUP BY p.stimulus_id HAVING "
+                         + outcomes.majority_sql("count(*) FILTER (WHERE p.correct)", "count(p.correct)", outcome)
+                         + ")")
+        else:
+            joins.append(f"JOIN ({stored[0]}) o{len(joins)} ON o{len(joins)}.stimulus_id = s.id")
+            join_params += stored[1]
     if f.models_disagree:
-        runs = _runs_sql(cur, f, list(f.compared_models) or None)
+        reads = True
+        runs_sql = _runs_sql(_runs(cur, f, list(f.compared_models) or None))
         where.append(
-            f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE p.answer IS NOT NULL AND {runs}"
+            f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE p.answer IS NOT NULL AND {runs_sql}"
             " GROUP BY p.stimulus_id HAVING count(DISTINCT lower(trim(p.answer))) > 1)")
-    elif f.modality:
-        where.append(f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE {_runs_sql(cur, f, None)})")
-    return " AND ".join(where), params
+    elif f.modality and not f.model_outcomes:
+        # (a model's outcome in the modality already says the stimulus has answers in it)
+        reads = True
+        where.append(f"s.id IN (SELECT p.stimulus_id FROM prediction_all p WHERE {_runs_sql(_runs(cur, f, None))})")
+    return _Where(" ".join(["stimulus s", *joins]), " AND ".join(where), join_params + params, reads)
 
 
 def _order_terms(sort: str, descending: bool) -> list[tuple[str, str]]:
@@ -136,16 +164,19 @@ def _order_sql(sort: str, descending: bool, reverse: bool = False) -> str:
 def stimulus_ids(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str = "id",
                  descending: bool = False) -> np.ndarray:
     """Ordered ids of every stimulus the filter admits (the whole-table query: run it off the GUI thread)."""
-    where, params = _filter_sql(cur, f)
-    rows = cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending)}",
-                       params).fetchnumpy()
+    where = _filter(cur, f)
+    rows = cur.execute(f"SELECT s.id FROM {where.source} WHERE {where.sql} ORDER BY {_order_sql(sort, descending)}",
+                       where.params).fetchnumpy()
     return np.asarray(rows["id"], dtype=np.int64)
 
 
 def stimulus_count(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> int:
     """How many stimuli the filter admits, counted in the store."""
-    where, params = _filter_sql(cur, f)
-    return int(cur.execute(f"SELECT count(*) FROM stimulus s WHERE {where}", params).fetchall()[0][0])
+    return _count(cur, _filter(cur, f))
+
+
+def _count(cur: duckdb.DuckDBPyConnection, where: _Where) -> int:
+    return int(cur.execute(f"SELECT count(*) FROM {where.source} WHERE {where.sql}", where.params).fetchall()[0][0])
 
 
 def stimulus_page(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool, offset: int,
@@ -154,13 +185,13 @@ def stimulus_page(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, 
     """Rows `offset` to `offset + limit` of the table in this order (as `stimulus_rows` makes them): the store
     sorts, and only the page reaches Python, however many stimuli the filter admits. Given the filter's
     `total`, a page in the second half is read from the end of the order (the last page costs the first's)."""
-    where, params = _filter_sql(cur, f)
+    where = _filter(cur, f)
     reverse = total is not None and 2 * offset + limit > total
     if reverse:
         offset, limit = max(0, total - offset - limit), max(0, min(limit, total - offset))
     ids = [int(r[0]) for r in cur.execute(
-        f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {_order_sql(sort, descending, reverse)}"
-        " LIMIT ? OFFSET ?", params + [limit, offset]).fetchall()]
+        f"SELECT s.id FROM {where.source} WHERE {where.sql} ORDER BY {_order_sql(sort, descending, reverse)}"
+        " LIMIT ? OFFSET ?", where.params + [limit, offset]).fetchall()]
     return stimulus_rows(cur, ids[::-1] if reverse else ids, models, modality)
 
 
@@ -187,13 +218,14 @@ def stimulus_page_beside(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort
     """The `limit` rows right after (or right before) the stimulus `anchor` in the table's order: the page next
     to one the table holds, read by the anchor's place in the order rather than an offset, so that scrolling
     costs a scan and never a sort of the whole table."""
-    where, params = _filter_sql(cur, f)
+    where = _filter(cur, f)
     terms = _order_terms(sort, descending)
     beside = _before_sql(terms, "t", "s") if after else _before_sql(terms, "s", "t")
     ids = [int(r[0]) for r in cur.execute(
         f"WITH t AS (SELECT {_order_columns(terms)} FROM stimulus s WHERE s.id = ?)"
-        f" SELECT s.id FROM stimulus s, t WHERE {where} AND {beside}"
-        f" ORDER BY {_order_sql(sort, descending, reverse=not after)} LIMIT ?", [anchor] + params + [limit]).fetchall()]
+        f" SELECT s.id FROM {where.source}, t WHERE {where.sql} AND {beside}"
+        f" ORDER BY {_order_sql(sort, descending, reverse=not after)} LIMIT ?",
+        [anchor] + where.params + [limit]).fetchall()]
     return stimulus_rows(cur, ids if after else ids[::-1], models, modality)
 
 
@@ -201,45 +233,47 @@ def stimulus_position(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: s
                       stimulus_id: int) -> int | None:
     """The row of a stimulus in the table of this filter and order (0 first), or None when the filter leaves
     it out: the stimuli that come before it, counted in one pass, without sorting the table."""
-    where, params = _filter_sql(cur, f)
-    # a filter on the stimuli alone says by one lookup whether it admits the stimulus (the count below scans the
-    # table even for one it leaves out); on the models' answers that lookup would cost the filter twice
-    if not _reads_predictions(f) and not cur.execute(f"SELECT 1 FROM stimulus s WHERE {where} AND s.id = ?",
-                                                     params + [stimulus_id]).fetchall():
+    return _position(cur, _filter(cur, f), sort, descending, stimulus_id)
+
+
+def _position(cur: duckdb.DuckDBPyConnection, where: _Where, sort: str, descending: bool,
+              stimulus_id: int) -> int | None:
+    # a filter that reads no predictions says by one lookup whether it admits the stimulus (the count below scans
+    # the table even for one it leaves out); one that reads the models' answers would cost that lookup twice
+    if not where.reads_predictions and not cur.execute(f"SELECT 1 FROM {where.source} WHERE {where.sql} AND s.id = ?",
+                                                       where.params + [stimulus_id]).fetchall():
         return None
     terms = _order_terms(sort, descending)
     rows = cur.execute(
-        f"WITH t AS (SELECT {_order_columns(terms)} FROM stimulus s WHERE {where} AND s.id = ?)"
-        f" SELECT (SELECT count(*) FROM stimulus s, t WHERE {where} AND {_before_sql(terms)}) FROM t",
-        params + [stimulus_id] + params).fetchall()
+        f"WITH t AS (SELECT {_order_columns(terms)} FROM {where.source} WHERE {where.sql} AND s.id = ?)"
+        f" SELECT (SELECT count(*) FROM {where.source}, t WHERE {where.sql} AND {_before_sql(terms)}) FROM t",
+        where.params + [stimulus_id] + where.params).fetchall()
     return int(rows[0][0]) if rows else None
-
-
-def _reads_predictions(f: StimulusFilter) -> bool:
-    return bool(f.model_outcomes or f.models_disagree or f.modality)
 
 
 def stimulus_table_start(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, sort: str, descending: bool,
                          limit: int, keep: int | None) -> tuple[int, list[int], int | None]:
     """What a table needs to show a filter in an order: how many stimuli it admits, the ids of the first
-    `limit` of them, and the row of the stimulus `keep` (None when left out or not asked). A filter on the
-    models' answers reads every prediction of the models it names, so it is evaluated once for all three; a
-    filter on the stimuli alone costs less asked three times than held."""
-    where, params = _filter_sql(cur, f)
+    `limit` of them, and the row of the stimulus `keep` (None when left out or not asked). A filter that reads
+    predictions (which models disagree, or a model's answers in a dataset read in place) reads every one of the
+    runs it names, so it is evaluated once for all three; any other filter (a model's outcomes among them, read
+    from the stored outcomes) costs less asked three times than held."""
+    where = _filter(cur, f)
     terms, order = _order_terms(sort, descending), _order_sql(sort, descending)
-    if not _reads_predictions(f):
-        first = [int(r[0]) for r in cur.execute(f"SELECT s.id FROM stimulus s WHERE {where} ORDER BY {order} LIMIT ?",
-                                                params + [limit]).fetchall()]
+    if not where.reads_predictions:
+        first = [int(r[0]) for r in cur.execute(
+            f"SELECT s.id FROM {where.source} WHERE {where.sql} ORDER BY {order} LIMIT ?",
+            where.params + [limit]).fetchall()]
         # the kept stimulus is often on the first page (the one chosen at the top): no count of those before it
         row = first.index(keep) if keep in first else (
-            None if keep is None else stimulus_position(cur, f, sort, descending, keep))
-        return stimulus_count(cur, f), first, row
+            None if keep is None else _position(cur, where, sort, descending, keep))
+        return _count(cur, where), first, row
     count, ids, row = cur.execute(
-        f"WITH admitted AS MATERIALIZED (SELECT {_order_columns(terms)} FROM stimulus s WHERE {where})"
+        f"WITH admitted AS MATERIALIZED (SELECT {_order_columns(terms)} FROM {where.source} WHERE {where.sql})"
         " SELECT (SELECT count(*) FROM admitted),"
         f" (SELECT list(s.id ORDER BY {order}) FROM (SELECT * FROM admitted s ORDER BY {order} LIMIT ?) s),"
         " (SELECT (SELECT count(*) FROM admitted s WHERE " + _before_sql(terms) + ") FROM admitted t"
-        " WHERE t.id = ?)", params + [limit, keep]).fetchall()[0]
+        " WHERE t.id = ?)", where.params + [limit, keep]).fetchall()[0]
     return int(count), [int(i) for i in ids or []], None if row is None else int(row)
 
 
@@ -247,9 +281,9 @@ def stimulus_listing(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, batch: i
                      ) -> Iterator[list[tuple[str, str]]]:
     """(external id, kind) of every stimulus the filter admits, in natural id order (as the table shows them),
     in batches of at most `batch`: a listing of any length never holds more than one batch in Python."""
-    where, params = _filter_sql(cur, f)
-    result = cur.execute(f"SELECT s.external_id, s.kind FROM stimulus s WHERE {where}"
-                         f" ORDER BY {', '.join(NATURAL_ORDER)}", params)
+    where = _filter(cur, f)
+    result = cur.execute(f"SELECT s.external_id, s.kind FROM {where.source} WHERE {where.sql}"
+                         f" ORDER BY {', '.join(NATURAL_ORDER)}", where.params)
     while rows := result.fetchmany(batch):
         yield rows
 

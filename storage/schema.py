@@ -10,6 +10,7 @@ from collections.abc import Callable
 import duckdb
 
 from storage.natural_order import natural_key_sql
+from storage.outcomes import BUILD_SQL, CREATE_SQL
 
 _V1_TABLES = ["dataset", "stimulus", "media", "segment", "model", "run", "prediction", "judgment",
               "human_rating", "label_set", "label", "annotation", "annotation_event", "trace_step",
@@ -374,8 +375,13 @@ CREATE OR REPLACE VIEW prediction_counts AS SELECT r.dataset_id, p.run_id, p.cor
     JOIN run r ON r.id = p.run_id GROUP BY ALL;
 """
 
+# Version 14: each model's outcome on each stimulus is kept (`model_outcome`, see storage/outcomes.py), so that the
+# filter on a model's right or wrong answers reads a row per stimulus instead of grouping the model's predictions;
+# an older store gets the rows of every stored prediction.
+V14 = CREATE_SQL + BUILD_SQL
+
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
-                                                                       V12, V13]
+                                                                       V12, V13, V14]
 LATEST_VERSION = len(MIGRATIONS)
 
 

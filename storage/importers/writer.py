@@ -20,6 +20,7 @@ from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, PLAN_ROW, ST
                                       PlanEffect, StimuliWouldChange, plan_effect)
 from storage.importers.plan import REFERRING, ImportPlan
 from storage.natural_order import natural_key_sql
+from storage.outcomes import refresh_outcomes
 from storage.story_steps import write_story_steps
 from storage.store import Store
 from storage.validation import check_values
@@ -520,6 +521,8 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
             w.runs(dataset_id)
             w.step(0.35, "predictions")
             w.predictions(effect)
+            refresh_outcomes(cur, dataset_id, [m for (m,) in cur.execute("SELECT DISTINCT model FROM plan_run_keys")
+                                               .fetchall()])
             w.step(0.65, "judgments")
             w.judgments()
             w.step(0.75, "human ratings")

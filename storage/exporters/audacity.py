@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from itertools import compress
+from operator import lt
 from pathlib import Path
 
 import polars as pl
@@ -178,39 +180,55 @@ def _note_swapped(reading: Reading, name: str, swapped: list[int]) -> None:
                             " Audacity reads them, from the earlier time to the later")
 
 
-# A label line as Audacity writes one: two times in decimals (which Python's `float`, polars and `_time` read
-# alike), then the label's text; lines end in a line feed (after a carriage return or not), and no character
-# `str.splitlines` would also break a line at is in the file.
-_PLAIN_LINE = r"^[-+]?[0-9]+(?:\.[0-9]+)?\t[-+]?[0-9]+(?:\.[0-9]+)?\t"
-_OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\r(?!\n)")
+# A label line as Audacity writes one: two times in decimals (which Python's `float` and `_time` read alike),
+# then the label's text, which may begin with a tier name (`_PREFIXED`'s groups, taken as it takes them); lines
+# end in a line feed (after a carriage return or not), and no character `str.splitlines` would also break a line
+# at is in the file. A line of another kind is caught by the last group, and the file read line by line.
+_PLAIN_LINES = re.compile(r"^(?:([-+]?[0-9]+(?:\.[0-9]+)?)\t([-+]?[0-9]+(?:\.[0-9]+)?)\t"
+                          r"(?:\[(.*?) \| (.*?)(?: \| role=(.*?))?( \| whole)?\] )?(.*)|(.+))$", re.M)
+_OTHER_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"   # once each "\r\n" is one "\n"
+_NO_NAME = {"": None}   # a tier name's empty part names nothing
 
 
 def _plain_track(text: str, name: str) -> Reading | None:
-    """The labels of a file whose every line is empty or a plain label line (`_PLAIN_LINE`), read as columns at
+    """The labels of a file whose every line is empty or a plain label line (`_PLAIN_LINES`), read as columns at
     once; None when any line is not (a frequency line, a comma, a time alone), for the reading line by line."""
-    if _OTHER_BREAKS.search(text):
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    if any(map(text.__contains__, _OTHER_BREAKS)):
         return None
-    lines = pl.Series("line", text.split("\n"), dtype=pl.String).str.strip_suffix("\r")
-    frame = pl.DataFrame(lines).with_row_index("number", offset=1).filter(pl.col("line") != "")
-    if not frame["line"].str.contains(_PLAIN_LINE).all():
+    found = _PLAIN_LINES.findall(text)
+    if not found:
         return None
-    parts = pl.col("line").str.splitn("\t", 3)
-    times = frame.select("number", parts.struct[0].cast(pl.Float64).alias("a"),
-                         parts.struct[1].cast(pl.Float64).alias("b"), parts.struct[2].alias("text"))
-    prefix = pl.col("text").str.extract_groups("(?s)" + _PREFIXED.pattern)
-    whole = prefix.struct["whole"].is_not_null()
-    backwards = pl.col("b") < pl.col("a")   # read as Audacity reads it: from the earlier time to the later
-    start, end = pl.when(backwards).then("b").otherwise("a"), pl.when(backwards).then("a").otherwise("b")
-    labels = times.select(
-        stimulus=pl.lit(None, pl.String), annotator=pl.when(prefix.struct["annotator"] != "").then(prefix.struct["annotator"]),
-        label_set=pl.when(prefix.struct["label_set"] != "").then(prefix.struct["label_set"]),
-        label=pl.coalesce(prefix.struct["label"], pl.col("text")),
-        start_s=pl.when(~whole).then(start), end_s=pl.when(~whole).then(end),
-        value=pl.lit(None, pl.String), note=pl.lit(None, pl.String),
-        media_role=pl.when(prefix.struct["role"] != "").then(prefix.struct["role"]), meta=pl.lit(None, pl.String),
-        **{ORIGIN_COLUMNS["file"]: pl.lit(name, pl.String), ORIGIN_COLUMNS["tier"]: pl.lit(None, pl.String),
-           ORIGIN_COLUMNS["item"]: pl.lit(None, pl.Int64), ORIGIN_COLUMNS["line"]: pl.col("number").cast(pl.Int64)})
+    firsts, seconds, annotators, label_sets, roles, wholes, labels, others = zip(*found)
+    if any(others):
+        return None
+    count = len(found)
+    # each label's line: the file's lines counted, blank ones passed over
+    lines = range(1, count + 1) if "\n\n" not in text and not text.startswith("\n") else \
+        list(compress(range(1, text.count("\n") + 2), text.split("\n")))
+    starts, ends = list(map(float, firsts)), list(map(float, seconds))
+    swapped = list(compress(lines, map(lt, ends, starts)))
+    if swapped:   # read as Audacity reads a label ending before it starts: from the earlier time to the later
+        starts, ends = list(map(min, starts, ends)), list(map(max, ends, starts))
+    if any(wholes):
+        starts = [None if whole else start for start, whole in zip(starts, wholes)]
+        ends = [None if whole else end for end, whole in zip(ends, wholes)]
+    nothing = pl.Series([None], dtype=pl.String)
+    labels = pl.DataFrame([
+        nothing.new_from_index(0, count).alias("stimulus"),
+        pl.Series("annotator", list(map(_NO_NAME.get, annotators, annotators)), pl.String),
+        pl.Series("label_set", list(map(_NO_NAME.get, label_sets, label_sets)), pl.String),
+        pl.Series("label", labels, pl.String), pl.Series("start_s", starts, pl.Float64),
+        pl.Series("end_s", ends, pl.Float64), nothing.new_from_index(0, count).alias("value"),
+        nothing.new_from_index(0, count).alias("note"),
+        pl.Series("media_role", list(map(_NO_NAME.get, roles, roles)), pl.String),
+        nothing.new_from_index(0, count).alias("meta"),
+        pl.Series(ORIGIN_COLUMNS["file"], [name], pl.String).new_from_index(0, count),
+        nothing.new_from_index(0, count).alias(ORIGIN_COLUMNS["tier"]),
+        pl.Series(ORIGIN_COLUMNS["item"], [None], pl.Int64).new_from_index(0, count),
+        pl.Series(ORIGIN_COLUMNS["line"], lines, pl.Int64)])
     reading = Reading(labels=labels)
-    reading.report.count_read(name, None, labels.height)
-    _note_swapped(reading, name, times.filter(pl.col("b") < pl.col("a"))["number"].to_list())
+    reading.report.count_read(name, None, count)
+    _note_swapped(reading, name, swapped)
     return reading

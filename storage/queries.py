@@ -297,21 +297,23 @@ def stimulus_rows(cur: duckdb.DuckDBPyConnection, ids: list[int], models: list[s
         "SELECT s.id, s.external_id, s.kind, s.ground_truth, s.title FROM stimulus s"
         " WHERE list_contains(?, s.id)", [ids]).fetchall()
     modality_sql = " AND r.modality = ?" if modality else ""
+    # a model's outcome by the one majority rule; None with no judged answer
+    right = outcomes.majority_sql("count(*) FILTER (WHERE p.correct)", "count(p.correct)", "correct")
     outcome_rows = cur.execute(
-        "SELECT p.stimulus_id, m.name, avg(CAST(p.correct AS INTEGER)), count(*) FROM prediction_all p"
-        " JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
+        f"SELECT p.stimulus_id, m.name, CASE WHEN count(p.correct) > 0 THEN {right} END, count(*)"
+        " FROM prediction_all p JOIN run r ON r.id = p.run_id JOIN model m ON m.id = r.model_id"
         f" WHERE list_contains(?, p.stimulus_id){modality_sql} GROUP BY ALL",
         [ids] + ([modality] if modality else [])).fetchall()
     human_rows = cur.execute(
         "SELECT stimulus_id, avg(CAST(correct AS INTEGER)), count(*) FROM human_rating"
         " WHERE list_contains(?, stimulus_id)" + (" AND condition = ?" if modality else "") + " GROUP BY 1",
         [ids] + ([modality] if modality else [])).fetchall()
-    outcomes: dict[int, dict[str, bool | None]] = {}
+    shown: dict[int, dict[str, bool | None]] = {}
     counts: dict[int, int] = {}
-    for sid, model, share, n in outcome_rows:
+    for sid, model, is_right, n in outcome_rows:
         counts[sid] = counts.get(sid, 0) + n
         if model in models:
-            outcomes.setdefault(sid, {})[model] = None if share is None else share >= 0.5
+            shown.setdefault(sid, {})[model] = is_right
     humans = {sid: (share, n) for sid, share, n in human_rows}
     by_id = {r[0]: r for r in base}
     result = []
@@ -320,7 +322,7 @@ def stimulus_rows(cur: duckdb.DuckDBPyConnection, ids: list[int], models: list[s
         if r is None:
             continue
         share, n = humans.get(sid, (None, 0))
-        result.append(StimulusRow(r[0], r[1], r[2], r[3], r[4], outcomes.get(sid, {}), share, n,
+        result.append(StimulusRow(r[0], r[1], r[2], r[3], r[4], shown.get(sid, {}), share, n,
                                   counts.get(sid, 0)))
     return result
 

@@ -22,7 +22,7 @@ from storage.schema import LATEST_VERSION, migrate
 from storage.store import Store
 from storage.verdicts import set_prediction_correctness
 
-MODELS = ("alpha", "beta", "gamma", "nobody")
+MODELS = ("alpha", "beta", "gamma", "delta", "nobody")
 
 
 def _prediction_rows(store: Store) -> list[dict]:
@@ -74,6 +74,15 @@ def _check(store: Store) -> None:
         keep = max(expected) if expected else None
         count, first, row = queries.stimulus_table_start(cur, wanted, "id", False, 5, keep)
         assert (count, first, row) == (len(ordered), ordered[:5], None if keep is None else ordered.index(keep))
+    # the table's rows show each model's outcome by the same rule (None: answered, never judged)
+    for modality in (None, "audio"):
+        shown = {row.id: row.outcomes for row in queries.stimulus_rows(cur, sorted(stimuli), list(MODELS), modality)}
+        for model in MODELS:
+            answered = {r["stimulus"] for r in rows if r["model"] == model and modality in (None, r["modality"])}
+            right = _by_hand(rows, stimuli, StimulusFilter(modality=modality, model_outcomes=((model, "correct"),)))
+            wrong = _by_hand(rows, stimuli, StimulusFilter(modality=modality, model_outcomes=((model, "incorrect"),)))
+            assert {s: o[model] for s, o in shown.items() if model in o} == {
+                s: True if s in right else False if s in wrong else None for s in answered}
     recounted = cur.execute(
         "SELECT r.dataset_id, p.stimulus_id, r.model_id, r.modality, count(p.correct), count(*) FILTER (WHERE p.correct)"
         " FROM prediction p JOIN run r ON r.id = p.run_id GROUP BY ALL ORDER BY ALL").fetchall()
@@ -107,15 +116,17 @@ def test_the_filter_on_a_models_outcomes_follows_every_write_and_nothing_else_ch
         write_plan(store, friendbench_like_plan(tmp_path, n_stimuli=18, name="Two", seed=4))
         _check(store)
 
-        # a second run of alpha in text (another prompt setting): its outcome now counts both runs' answers
+        # a second run of alpha in text (another prompt setting): its outcome now counts both runs' answers, some
+        # of them without a verdict; and delta, whose answers have none
         before = store_rows(store)
         ids = [f"clip-{i:03d}" for i in range(24)]
         write_plan(store, _answers_plan(tmp_path, "One", [
             {"stimulus": s, "model": "alpha", "modality": "text", "prompt_setting": "P2", "answer": "familiar",
-             "correct": i % 3 == 0} for i, s in enumerate(ids)]))
+             "correct": None if i % 5 == 0 else i % 3 == 0} for i, s in enumerate(ids)]
+            + [{"stimulus": s, "model": "delta", "modality": "text", "answer": "?"} for s in ids[:4]]))
         after = store_rows(store)
-        assert set(changed_rows(before, after)) == {"run", "prediction", "model_outcome"}
-        assert {m for _s, m in _outcome_changes(before, after)} == {_model_id(store, "alpha")}
+        assert set(changed_rows(before, after)) == {"model", "run", "prediction", "model_outcome"}
+        assert {m for _s, m in _outcome_changes(before, after)} == {_model_id(store, m) for m in ("alpha", "delta")}
         _check(store)
 
         # a live answer, right, where alpha was wrong in text: the stimulus leaves alpha's wrong answers in text

@@ -155,13 +155,15 @@ def _parse_question(text: str, params: Any) -> Question:
 
 def answer_question(replay: Replay, question: Question | str, params: Any = None) -> Answer:
     """The engine's answer to a question about the state after the last step of `replay`."""
-    q = parse_question(question, params) if isinstance(question, str) else question
+    if isinstance(question, str) and (params is None or isinstance(params, str)):
+        q, key, world_key = _read_text_question(question, params)
+    else:
+        q = parse_question(question, params) if isinstance(question, str) else question
+        key, world_key = _cell_keys(q)
     if q.kind == FACTUAL:
         return _factual(replay, q)
     cells = replay.final_state().cells
-    layer = ("first", *q.holders) if q.order == 1 else ("second", *q.holders)
     if q.kind == KNOWS:
-        key = (*layer, KNOWLEDGE_ENTITY, KNOWLEDGE)
         known = cells.get(key) or frozenset()
         heard = q.value in known
         if q.order == 1:
@@ -170,20 +172,37 @@ def answer_question(replay: Replay, question: Question | str, params: Any = None
             really = q.value in (cells.get(("first", q.holders[1], KNOWLEDGE_ENTITY, KNOWLEDGE)) or frozenset())
             answer, false = ("knows about it" if heard else "does not know about it"), heard != really
         step = _set_at(replay, key, lambda v: q.value in (v or ()))
-        return Answer(q, answer, sorted(known), None, false, step)
+        return _answer(Answer, (q, answer, sorted(known), None, false, step))
     if q.kind == STATE:
         q = q._replace(prop=_state_property(replay.final_state(), q))
-    key = (*layer, q.entity, q.prop)
+        key, world_key = _cell_keys(q)
     belief = cells.get(key)
-    world = cells.get(("world", q.entity, q.prop))
+    world = cells.get(world_key)
     # The belief read is the cell's final value, so the step that set it is the cell's last write.
     step = replay.last_write(key)
     if q.kind == STATE:
         held = belief is not None and q.value in belief
-        return Answer(q, "yes" if held else "no", belief, world, (belief != world) if belief is not None else None,
-                      step)
-    return Answer(q, belief if is_positive(belief) else None, belief, world,
-                  belief != world if belief is not None else None, step)
+        return _answer(Answer, (q, "yes" if held else "no", belief, world,
+                                (belief != world) if belief is not None else None, step))
+    return _answer(Answer, (q, belief if is_positive(belief) else None, belief, world,
+                            belief != world if belief is not None else None, step))
+
+
+_answer = tuple.__new__   # an Answer from its fields as one tuple, without the named tuple's own constructor
+
+
+def _cell_keys(q: Question) -> tuple[tuple, tuple]:
+    """The cell a question reads (its holders' belief about the thing's property) and the world's cell of it."""
+    layer = ("first", *q.holders) if q.order == 1 else ("second", *q.holders)
+    return (*layer, q.entity, q.prop), ("world", q.entity, q.prop)
+
+
+@functools.lru_cache(maxsize=16384)
+def _read_text_question(text: str, params: str | None) -> tuple[Question, tuple, tuple]:
+    """`parse_question` of a question as the CSV writes it, with its `_cell_keys`, worked out once per distinct
+    question: a release asks the same questions of many stories."""
+    q = _parse_question_text(text, params)
+    return (q, *_cell_keys(q))
 
 
 def answers_match(engine: str | None, expected: str | None) -> bool:

@@ -147,6 +147,9 @@ class StepRecord(NamedTuple):
         return f"{self.outcome.action}({', '.join(parts)})"
 
 
+_step_record = tuple.__new__   # a StepRecord from its fields as one tuple, without the named tuple's constructor
+
+
 class Replay:
     """Every step of a replayed trace; `state_at(i)` is the state after step i (-1: before any step)."""
 
@@ -263,7 +266,7 @@ def replay_steps(steps: Any) -> Replay:
             outcome = apply(action, args, kwargs)
         except (UnknownActionError, ActionArgumentError) as exc:
             raise TraceError(str(exc), index) from None
-        records.append(StepRecord(index, outcome))
+        records.append(_step_record(StepRecord, (index, outcome)))
     # The tracker's cells were written in the order of the steps' changes, so they are the state after the
     # last step, keys in the order the changes first name them; the tracker is dropped here, so no one else
     # changes them.

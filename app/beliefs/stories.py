@@ -75,15 +75,16 @@ def _interpret_stories(plan: ImportPlan) -> None:
     answers = _Answers(stimuli.height)
     # Story by story: each is replayed, its questions answered, and its replay let go before the next, so the
     # cells and changes of hundreds of replays are never all alive at once.
-    replay: Replay | None = None
+    read_ok, replay = False, None
     for number, row, title, expected, params in read.select(
             story=story_of, row=pl.int_range(pl.len(), dtype=pl.UInt32), title="title", expected="ground_truth",
             params="params").drop_nulls("story").sort("story", maintain_order=True).iter_rows():
         if number == len(stories):
             story = _read(structures[number], state_types.get(structures[number], {}))
-            stories.append(story[0] if isinstance(story, tuple) else story)
-            replay = story[1] if isinstance(story, tuple) else None
-        if replay is not None:
+            read_ok = isinstance(story, tuple)
+            stories.append(story[0] if read_ok else story)
+            replay = story[1] if read_ok and len(story[1]) else None
+        if read_ok:
             answers.add(row, replay, title, params, expected)
     plan.frames["stimuli"] = stimuli.with_columns(meta=answers.merged(
         stimuli.get_column("meta"), spliced=plan.importer == ExploreToMImporter.kind))
@@ -128,10 +129,11 @@ class _Answers:
         self.believed = [False] * rows
         self.columns: dict[str, list[Any]] = {key: [None] * rows for key in (*_ALWAYS, *_WITH_BELIEF)}
 
-    def add(self, row: int, replay: Replay, question: str | None, params: Any, expected: str | None) -> None:
-        """Answer the question of stimulus `row` from the end of its story's `replay`."""
+    def add(self, row: int, replay: Replay | None, question: str | None, params: Any, expected: str | None) -> None:
+        """Answer the question of stimulus `row` from the end of its story's `replay` (None: the story has no
+        steps, so there is nothing to read)."""
         self.answered[row] = True
-        if not question or not len(replay):
+        if replay is None or not question:
             return
         try:
             answer = answer_question(replay, question, params)

@@ -380,8 +380,33 @@ CREATE OR REPLACE VIEW prediction_counts AS SELECT r.dataset_id, p.run_id, p.cor
 # an older store gets the rows of every stored prediction.
 V14 = CREATE_SQL + BUILD_SQL
 
+# Version 15: a stimulus is no longer indexed by its dataset and external id (nor by its dataset alone): no query
+# reads through those indexes (a lookup by dataset and id scans the table's zone maps either way), and keeping them
+# was a third of writing a large results table's stimuli. A dataset's ids stay unique by its two writers: the import
+# writer adds only ids the dataset lacks (one import at a time: one process opens a store, and the window's next
+# import cancels the one before), and attaching makes a new dataset of distinct ids. DuckDB cannot drop a
+# constraint, so the table is made again with its rows.
+V15 = """
+CREATE TABLE stimulus_v15 (
+    id BIGINT PRIMARY KEY DEFAULT nextval('seq_stimulus'),
+    dataset_id BIGINT NOT NULL,
+    external_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    ground_truth VARCHAR,
+    split VARCHAR,
+    title VARCHAR,
+    text VARCHAR,
+    meta JSON,
+    sort_key VARCHAR
+);
+INSERT INTO stimulus_v15 SELECT id, dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key
+    FROM stimulus ORDER BY id;
+DROP TABLE stimulus;
+ALTER TABLE stimulus_v15 RENAME TO stimulus;
+"""
+
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
-                                                                       V12, V13, V14]
+                                                                       V12, V13, V14, V15]
 LATEST_VERSION = len(MIGRATIONS)
 
 

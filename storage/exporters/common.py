@@ -11,6 +11,7 @@ a label says so before writing (`unrepresentable`), and the user chooses to skip
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import tempfile
@@ -389,3 +390,46 @@ class TierRows:
         return {"stimulus": self.stimulus, "annotator": self.annotator, "label_set": self.label_set, "label": text,
                 "start_s": None if whole else start, "end_s": None if whole else end, "value": None, "note": None,
                 "media_role": self.media_role, "meta": meta, "origin": origin}
+
+
+def reading_schema() -> dict[str, pl.DataType]:
+    """The columns of a reading's table (`Reading.labels`) and their types."""
+    import polars as pl
+
+    return {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
+            "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String, "media_role": pl.String,
+            "meta": pl.String, ORIGIN_COLUMNS["file"]: pl.String, ORIGIN_COLUMNS["tier"]: pl.String,
+            ORIGIN_COLUMNS["item"]: pl.Int64, ORIGIN_COLUMNS["line"]: pl.Int64}
+
+
+class TierTable:
+    """A reading's table (`reading_schema`) of one file built a tier at a time from columns: a tier's labels
+    come as lists, what its name and `TierRows` say once for all of them. Labels have no value or note until
+    `columns` is given them."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.columns: dict[str, list[Any]] = {column: [] for column in reading_schema()}
+
+    def add(self, made: TierRows, tier: str, labels: Sequence[str], starts: Sequence[float], ends: Sequence[float],
+            items: Iterable[int], lines: Sequence[int | None] | None = None,
+            metas: Sequence[str | None] | None = None) -> None:
+        """The labels of the tier named `tier` (each with its times, item number and line); a whole tier's
+        labels lose their times. Each label's `meta` (JSON text) is its own in `metas`, else the tier's."""
+        count = len(labels)
+        columns = self.columns
+        columns["label"] += labels
+        columns["start_s"] += [None] * count if made.whole else starts
+        columns["end_s"] += [None] * count if made.whole else ends
+        columns["meta"] += metas if metas is not None else [json.dumps(made.meta) if made.meta else None] * count
+        columns[ORIGIN_COLUMNS["item"]] += items
+        columns[ORIGIN_COLUMNS["line"]] += [None] * count if lines is None else lines
+        for column, value in (("stimulus", made.stimulus), ("annotator", made.annotator),
+                              ("label_set", made.label_set), ("media_role", made.media_role), ("value", None),
+                              ("note", None), (ORIGIN_COLUMNS["file"], self.file), (ORIGIN_COLUMNS["tier"], tier)):
+            columns[column] += [value] * count
+
+    def frame(self) -> pl.DataFrame:
+        import polars as pl
+
+        return pl.DataFrame(self.columns, schema=reading_schema())

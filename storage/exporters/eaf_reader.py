@@ -33,13 +33,11 @@ from operator import add, is_, itemgetter, methodcaller, truediv
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
-import polars as pl
-
 from storage.errors import ImportFailed, RowProblem
 from storage.files import read_regular_bytes
-from storage.exporters.common import ATTACHED, TierRows, parse_tier_name
+from storage.exporters.common import ATTACHED, TierRows, TierTable, parse_tier_name
 from storage.exporters.eaf_plain import Aligned, References, plain_document
-from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, bad_item, refused
+from storage.exporters.report import Origin, Reading, TransferReport, bad_item, refused
 
 STIMULUS_PROPERTY = "thinslice:stimulus"
 ATTACHED_TYPE = "attached-lt"  # the linguistic type of a Symbolic Association tier of notes or values
@@ -207,11 +205,12 @@ class _File:
                      "linguistic_type": attrs.get("LINGUISTIC_TYPE_REF")}
         return TierRows(self.stimulus, tier_id, annotator=attrs.get("ANNOTATOR"), meta=tier_meta), ling
 
-    def vocabulary(self, reading: Reading, tier_id: str, ling: ET.Element | None) -> None:
-        """The controlled vocabulary of a tier's linguistic type, kept under the tier's label set."""
+    def vocabulary(self, vocabularies: dict[str, list[tuple[str, str | None]]], tier_id: str,
+                   ling: ET.Element | None) -> None:
+        """The controlled vocabulary of a tier's linguistic type, kept in `vocabularies` under the tier's label set."""
         if ling is not None and ling.get("CONTROLLED_VOCABULARY_REF"):
             label_set = parse_tier_name(tier_id)[1] or tier_id
-            reading.vocabularies.setdefault(label_set, []).extend(
+            vocabularies.setdefault(label_set, []).extend(
                 _vocabulary(self.root, ling.get("CONTROLLED_VOCABULARY_REF")))
 
     def missing_slot(self, tier_id: str, number: int, slots: tuple[str, str]) -> ImportFailed:
@@ -236,13 +235,6 @@ def _is_float(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-# the columns of a reading's table, as `Reading.labels` holds them
-_LABEL_SCHEMA = {"stimulus": pl.String, "annotator": pl.String, "label_set": pl.String, "label": pl.String,
-                 "start_s": pl.Float64, "end_s": pl.Float64, "value": pl.String, "note": pl.String,
-                 "media_role": pl.String, "meta": pl.String, ORIGIN_COLUMNS["file"]: pl.String,
-                 ORIGIN_COLUMNS["tier"]: pl.String, ORIGIN_COLUMNS["item"]: pl.Int64, ORIGIN_COLUMNS["line"]: pl.Int64}
 
 
 def _element_items(element: ET.Element, attached: bool) -> Aligned | References | None:
@@ -274,9 +266,10 @@ def _read_aligned(file: _File, tiers: list[Aligned | References | None]) -> Read
     file without dependent tiers) and the tiers of notes and values hold references only; None when any is not
     (`_read_annotations` reads such a file)."""
     name = file.path.name
-    columns: dict[str, list] = {column: [] for column in _LABEL_SCHEMA}
+    table = TierTable(name)
     ids: list[str] = []
-    reading = Reading(labels=pl.DataFrame(schema=_LABEL_SCHEMA))
+    report = TransferReport()
+    vocabularies: dict[str, list[tuple[str, str | None]]] = {}
     for element, items in zip(file.elements, tiers):
         tier_id = element.get("TIER_ID", "")
         if tier_id in file.attached:
@@ -295,22 +288,13 @@ def _read_aligned(file: _File, tiers: list[Aligned | References | None]) -> Read
                 raise file.missing_slot(tier_id, number, slots) from None
             return None
         made, ling = file.tier_rows(tier_id, element.attrib)
-        count = len(first)
-        columns["start_s"] += [None] * count if made.whole else file.all_seconds(starts)
-        columns["end_s"] += [None] * count if made.whole else file.all_seconds(ends)
-        columns["label"] += items.values
         meta = json.dumps(made.meta) if made.meta else None
-        columns["meta"] += _metas(made, items.cves, items.languages, meta)
-        for column, value in (("stimulus", made.stimulus), ("annotator", made.annotator),
-                              ("label_set", made.label_set), ("media_role", made.media_role), ("value", None),
-                              ("note", None), (ORIGIN_COLUMNS["file"], name), (ORIGIN_COLUMNS["tier"], tier_id),
-                              (ORIGIN_COLUMNS["line"], None)):
-            columns[column] += [value] * count
-        columns[ORIGIN_COLUMNS["item"]] += range(1, count + 1)
+        table.add(made, tier_id, items.values, file.all_seconds(starts), file.all_seconds(ends),
+                  range(1, len(first) + 1), metas=_metas(made, items.cves, items.languages, meta))
         if file.attached:
             ids += items.ids
-        reading.report.count_read(name, tier_id, count)
-        file.vocabulary(reading, tier_id, ling)
+        report.count_read(name, tier_id, len(first))
+        file.vocabulary(vocabularies, tier_id, ling)
     if file.attached:
         row_of = dict(zip(ids, range(len(ids))))
         for element, items in zip(file.elements, tiers):
@@ -318,9 +302,8 @@ def _read_aligned(file: _File, tiers: list[Aligned | References | None]) -> Read
             for reference, value in zip(*items) if kind else ():
                 row = row_of.get(reference)
                 if row is not None:
-                    columns[kind][row] = value
-    reading.labels = pl.DataFrame(columns, schema=_LABEL_SCHEMA)
-    return reading
+                    table.columns[kind][row] = value
+    return Reading(report=report, vocabularies=vocabularies, labels=table.frame())
 
 
 def _metas(made: TierRows, cves: list[str | None], languages: list[str | None], meta: str | None) -> list[str | None]:
@@ -423,7 +406,7 @@ def _read_annotations(file: _File) -> Reading:
             if attached:
                 row_of[annotation.id] = row
         reading.report.count_read(name, tier.id, len(found) - before)
-        file.vocabulary(reading, tier.id, ling)
+        file.vocabulary(reading.vocabularies, tier.id, ling)
     for tier in tiers:
         for annotation in tier.annotations if tier.id in attached else ():
             if annotation.parent in row_of:

@@ -20,12 +20,12 @@ value by value, to the same items; the labels come back as a table (`Reading.lab
 """
 from __future__ import annotations
 
-import json
 import math
-from itertools import chain, repeat
 import re
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import compress, repeat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -33,8 +33,8 @@ import polars as pl
 
 from storage.errors import ImportFailed, RowProblem
 from storage.files import read_regular_bytes
-from storage.exporters.common import ATTACHED, ROW_FIELDS, TierRows
-from storage.exporters.report import ORIGIN_COLUMNS, Origin, Reading, bad_item
+from storage.exporters.common import ATTACHED, TierRows, TierTable
+from storage.exporters.report import Origin, Reading, TransferReport, bad_item
 
 _BINARY_MAGIC = b"ooBinaryFile"
 # What Praat skips (white space, and words no value can start with: `xmin`, `=`, `item [1]:`) is consumed
@@ -66,9 +66,6 @@ class _Items(NamedTuple):
     end: list[float]
     text: list[str]
     line: list[int | None]
-
-
-_ITEMS = {"start": pl.Float64, "end": pl.Float64, "text": pl.String, "line": pl.Int64}
 
 
 @dataclass
@@ -296,12 +293,12 @@ def _read_text(text: str) -> tuple[list[_Tier], float, float]:
 # item, then one value a line (`key = value`: Praat passes over the key and '='), the last a string closed on
 # its line (each quote inside it doubled). Each number is in the form Python's `float` and Praat's `getReal`
 # read alike. An item holds as many line ends as it has lines.
-_NUMBER_LINE = r"[ \t\r]*\n[ \t]*{key} = ([-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)"
-_STRING_LINE = r'[ \t\r]*\n[ \t]*{key} = "((?:[^"\n]|"")*)"(?=[ \t\r]*(?:\n|\Z))'
+_NUMBER_LINE = r"[ \t\r]*+\n[ \t]*+{key} = ([-+]?[0-9]++(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?)"
+_STRING_LINE = r'[ \t\r]*+\n[ \t]*+{key} = "([^"\n]*+(?:""[^"\n]*+)*+)"(?=[ \t\r]*+(?:\n|\Z))'
 _PLAIN_ITEM = {
-    True: (re.compile(r"[ \t\r]*\n[ \t]*intervals \[[0-9]+\]:" + _NUMBER_LINE.format(key="xmin")
+    True: (re.compile(r"[ \t\r]*+\n[ \t]*+intervals \[[0-9]++\]:" + _NUMBER_LINE.format(key="xmin")
                       + _NUMBER_LINE.format(key="xmax") + _STRING_LINE.format(key="text")), 4),
-    False: (re.compile(r"[ \t\r]*\n[ \t]*points \[[0-9]+\]:" + _NUMBER_LINE.format(key="number")
+    False: (re.compile(r"[ \t\r]*+\n[ \t]*+points \[[0-9]++\]:" + _NUMBER_LINE.format(key="number")
                        + _STRING_LINE.format(key="mark")), 3)}
 
 
@@ -328,7 +325,9 @@ def _plain_items(stream: _TextStream, count: int, intervals: bool) -> _Items | N
     if max(map(len, values[0] + values[-2])) > _LONGEST_WORD:
         return None   # Praat refuses so long a number: read one value at a time, to say where
     starts = list(map(float, values[0]))   # as `praat_number` reads a number of this form
-    texts = [item.replace('""', '"') for item in values[-1]] if '""' in text else list(values[-1])
+    texts = list(values[-1])
+    if '"' in "".join(texts):   # a quote inside a text is written doubled
+        texts = [item.replace('""', '"') for item in texts]
     stream.offset = end
     return _Items(starts, list(map(float, values[1])) if intervals else starts, texts,
                   list(range(first + width, first + width * (count + 1), width)))
@@ -427,60 +426,37 @@ def read_textgrid(path: Path) -> Reading:
                 if not (math.isfinite(times[0]) and math.isfinite(times[1])))
             raise bad_item(Origin(name, tier.name, number, line), f"times {start!r}..{end!r}",
                            "finite times in seconds")
-    heights = [len(tier.items.text) for tier in tiers]
-    items = pl.DataFrame({column: list(chain.from_iterable(getattr(tier.items, column) for tier in tiers))
-                          for column in _ITEMS} | {
-        "tier": list(chain.from_iterable(map(repeat, range(len(tiers)), heights))),
-        "item": list(chain.from_iterable(range(1, height + 1) for height in heights))},
-        schema={**_ITEMS, "tier": pl.Int64, "item": pl.Int64})
-    # a label is an item of a tier that is not a tier of notes or values, and not an empty interval (a gap)
-    kept = [tier.name not in attached for tier in tiers]
-    gaps_too = [tier.kind == "IntervalTier" for tier in tiers]
-    labels = items.lazy().filter(_by_tier(kept, pl.Boolean)
-                                 & ~(_by_tier(gaps_too, pl.Boolean) & (pl.col("text") == "")))
-    reading = Reading(labels=_label_frame(labels, [TierRows(None, tier.name) for tier in tiers], name,
-                                          [tier.name for tier in tiers]).collect())
-    for index, tier in enumerate(tiers):
-        if kept[index]:
-            found = heights[index] - (tier.items.text.count("") if gaps_too[index] else 0)
-            reading.report.count_read(name, tier.name, found)
-            reading.report.tally(name, tier.name).gaps += heights[index] - found
+    report = TransferReport()
+    table = TierTable(name)
+    keys: list[tuple[str, float, float]] = []   # each label's tier and times as the file gives them
+    for tier in tiers:
+        if tier.name in attached:
+            continue
+        items = tier.items
+        count = len(items.text)
+        numbers: Iterable[int] = range(1, count + 1)
+        if tier.kind == "IntervalTier" and "" in items.text:   # an empty interval is a gap, not a label
+            keep = list(map(bool, items.text))
+            items = _Items(*(list(compress(column, keep)) for column in items))
+            numbers = list(compress(numbers, keep))
+        table.add(TierRows(None, tier.name), tier.name, items.text, items.start, items.end, numbers, items.line)
+        report.count_read(name, tier.name, len(items.text))
+        report.tally(name, tier.name).gaps += count - len(items.text)
+        if attached:
+            keys += zip(repeat(tier.name), items.start, items.end)
+    reading = Reading(report=report, labels=table.frame())
     if attached:
-        _attach(reading, labels.collect(), tiers, attached, name)
+        _attach(reading, keys, tiers, attached, name)
     return reading
 
 
-def _by_tier(values: list, dtype: pl.DataType) -> pl.Expr:
-    """Each item's tier's entry in `values` (one per tier, in the file's order)."""
-    return pl.lit(pl.Series(values, dtype=dtype)).gather(pl.col("tier"))
-
-
-def _label_frame(labels: pl.LazyFrame, made: list[TierRows], file: str, names: list[str]) -> pl.LazyFrame:
-    """The labels (items of `_ITEMS` with their tier's index and item number) as a reading's table: each tier's
-    annotator, label set, medium and `meta` as `TierRows` makes them; a whole tier's labels without times."""
-    whole = _by_tier([tier.whole for tier in made], pl.Boolean)
-    constant = {"annotator": [tier.annotator for tier in made], "label_set": [tier.label_set for tier in made],
-                "media_role": [tier.media_role for tier in made],
-                "meta": [json.dumps(tier.meta) if tier.meta else None for tier in made]}
-    fields = {"stimulus": pl.lit(None, pl.String), **{k: _by_tier(v, pl.String) for k, v in constant.items()},
-              "label": pl.col("text"), "start_s": pl.when(~whole).then(pl.col("start")),
-              "end_s": pl.when(~whole).then(pl.col("end")), "value": pl.lit(None, pl.String),
-              "note": pl.lit(None, pl.String)}
-    return labels.select(*(fields[name].alias(name) for name in ROW_FIELDS),
-                         pl.lit(file, pl.String).alias(ORIGIN_COLUMNS["file"]),
-                         _by_tier(names, pl.String).alias(ORIGIN_COLUMNS["tier"]),
-                         pl.col("item").alias(ORIGIN_COLUMNS["item"]), pl.col("line").alias(ORIGIN_COLUMNS["line"]))
-
-
-def _attach(reading: Reading, labels: pl.DataFrame, tiers: list[_Tier], attached: dict[str, tuple[str, str]],
-            file: str) -> None:
-    """Give each label (`labels`: the items the reading's rows were made of, in their order) the note (value) a
-    tier `<tier> :note` (`:value`) holds at its times; one at times where its tier has no label is left out,
-    and said so. (A rare tier: looked at item by item.)"""
+def _attach(reading: Reading, keys: list[tuple[str, float, float]], tiers: list[_Tier],
+            attached: dict[str, tuple[str, str]], file: str) -> None:
+    """Give each label (`keys`: its tier and times as the file gives them, in the reading's order) the note
+    (value) a tier `<tier> :note` (`:value`) holds at its times; one at times where its tier has no label is
+    left out, and said so. (A rare tier: looked at item by item.)"""
     frame = reading.labels.with_row_index("_at")
-    at: dict[tuple[str, float, float], int] = {}   # a label by its tier and its times as the file gives them
-    for index, (tier, start, end) in enumerate(labels.select("tier", "start", "end").iter_rows()):
-        at[(tiers[tier].name, start, end)] = index
+    at = {key: index for index, key in enumerate(keys)}   # a label by its tier and times
     given: dict[str, dict[int, str]] = {kind: {} for kind in ATTACHED}
     for tier in tiers:
         if tier.name not in attached:

@@ -672,8 +672,9 @@ class BeliefTracker:
         for b in believers:
             row = by_believer[b]
             get = row.get
-            # The busiest loop of a replay: one name lookup per pair, a cell key made only once per cell, and
-            # each change written as `_write` writes it (inline: a call per change would cost a tenth more).
+            # The busiest loop of a replay: one name lookup per pair, a cell key made only for a cell that
+            # changes, and each change written as `_write` writes it (inline: a call per change would cost a
+            # tenth more).
             for other in seen_by:
                 old = get(other, MISSING)
                 if old != value:

@@ -13,6 +13,7 @@ which story and sentence, so nothing is lost silently.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -185,9 +186,16 @@ StoredSteps = list[tuple[int, str, str, str]]   # step index, action, args and k
 
 def _story_steps(stories: list[StoredSteps | StoryParseError | TraceError]) -> pl.DataFrame:
     """The steps of every story read, once each, by the story's number (its place in `stories`)."""
-    steps = [(number, *step) for number, story in enumerate(stories) if isinstance(story, list) for step in story]
-    return pl.DataFrame(steps, schema={"story": pl.Int64, "step_index": pl.Int32, "action": pl.String,
-                                       "args": pl.String, "kwargs": pl.String}, orient="row")
+    numbers: list[int] = []
+    columns: tuple[list, ...] = ([], [], [], [])   # step index, action, args, kwargs
+    for number, story in enumerate(stories):
+        if isinstance(story, list):
+            numbers += itertools.repeat(number, len(story))
+            for column, values in zip(columns, zip(*story)):
+                column += values
+    return pl.DataFrame(dict(zip(("story", "step_index", "action", "args", "kwargs"), (numbers, *columns))),
+                        schema={"story": pl.Int64, "step_index": pl.Int32, "action": pl.String, "args": pl.String,
+                                "kwargs": pl.String})
 
 
 def _read(structure: str, state_types: dict[str, str]) -> tuple[StoredSteps, Replay] | StoryParseError | TraceError:

@@ -40,16 +40,18 @@ def _note(number: int, parent: int, value: str, extra: str = "") -> str:
 
 
 def document(*, elan: bool = False, extra_first: bool = False, declaration: str = '<?xml version="1.0" encoding="UTF-8"?>',
-             header_extra: str = "", slots: list[tuple[str, str | None]] = SLOTS, cues: str | None = None) -> str:
-    """A recording's tiers: cues with notes, a speaker's utterances with vocabulary entries and languages, a
-    tier with a UTF-8 name, a whole-stimulus tier and two empty ones."""
+             header_extra: str = "", slots: list[tuple[str, str | None]] = SLOTS, cues: str | None = None,
+             closed_empty: bool = True) -> str:
+    """A recording's tiers: cues with notes (their empty value written `<ANNOTATION_VALUE/>`, or not), a
+    speaker's gestures with vocabulary entries and languages, a tier with a UTF-8 name, a whole-stimulus tier
+    and two empty ones."""
     a = {"elan": elan, "extra_first": extra_first}
     timed = "".join(f'<TIME_SLOT TIME_SLOT_ID="{i}" TIME_VALUE="{v}"/>' if v is not None
                     else f'<TIME_SLOT TIME_SLOT_ID="{i}"/>' for i, v in slots)
     if cues is None:
         cues = "".join([_aligned(1, "ts1", "ts2", "laugh &amp; cry", **a),
                         _aligned(2, "ts2", "ts3", 'say &quot;hi&quot; &lt;b&gt; &apos;x&apos; ] ]] >', **a),
-                        _aligned(3, "ts3", "ts3", "click", **a), _aligned(4, "ts4", "ts5", None, **a),
+                        _aligned(3, "ts3", "ts3", "click", **a), _aligned(4, "ts4", "ts5", None if closed_empty else "", **a),
                         _aligned(5, "ts5", "ts6", "two\nlines\tand a tab", **a)])
     return f"""{declaration}
 <ANNOTATION_DOCUMENT AUTHOR="" FORMAT="3.0" VERSION="3.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
@@ -116,9 +118,11 @@ LAYOUTS = {"one line each": {}, "as ELAN writes": {"elan": True, "extra_first": 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 @pytest.mark.parametrize("newline, bom", [("\n", False), ("\r\n", True)])
-def test_a_file_laid_out_plainly_reads_as_the_whole_parse_reads_it(tmp_path, layout, newline, bom):
-    plain = _write(tmp_path, "plain", document(**LAYOUTS[layout]), newline=newline, bom=bom)
-    parsed = _write(tmp_path, "parsed", document(**LAYOUTS[layout], header_extra="<!-- parse me whole -->"),
+@pytest.mark.parametrize("closed_empty", [True, False], ids=["one item written otherwise", "items alike"])
+def test_a_file_laid_out_plainly_reads_as_the_whole_parse_reads_it(tmp_path, layout, newline, bom, closed_empty):
+    shape = {**LAYOUTS[layout], "closed_empty": closed_empty}
+    plain = _write(tmp_path, "plain", document(**shape), newline=newline, bom=bom)
+    parsed = _write(tmp_path, "parsed", document(**shape, header_extra="<!-- parse me whole -->"),
                     newline=newline, bom=bom)
     assert _laid_out_plainly(plain) and not _laid_out_plainly(parsed)
     ours = _reading(plain)

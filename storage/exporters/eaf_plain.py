@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
+from operator import getitem
 from typing import NamedTuple
 
 _S = "[ \t\n]"
@@ -119,13 +120,11 @@ def plain_document(raw: bytes, attached_tiers: Callable[[ET.Element, list[ET.Ele
     slot_ids: list[str] = []
     slot_values: list[str] = []
     for start, end in slot_bodies:
-        found = _SLOT.findall(text, start, end)
-        if found:
-            ids, values, stray = zip(*found)
-            if any(stray):
-                return None
-            slot_ids += ids
-            slot_values += values
+        slots = _uniform_slots(text[start:end]) or _slots(text, start, end)
+        if slots is None:
+            return None
+        slot_ids += slots[0]
+        slot_values += slots[1]
     attached = attached_tiers(root, elements)
     tiers: list[Aligned | References] = []
     for element, body in zip(elements, tier_bodies):
@@ -152,7 +151,84 @@ def _text(raw: bytes) -> str | None:
     return text
 
 
+def _slots(text: str, start: int, end: int) -> tuple[Sequence[str], Sequence[str]] | None:
+    found = _SLOT.findall(text, start, end)
+    if not found:
+        return [], []
+    ids, values, stray = zip(*found)
+    return None if any(stray) else (ids, values)
+
+
+# The same shapes taken faster where every item of a body is written alike, as a program writes them: the body
+# split at its quotes alternates between the same pieces of markup (checked once each) and attribute values;
+# an annotation's value sits between the same markup in every item. Any body written otherwise (a slot without
+# a time, further attributes, a quote in a value, a value without text) is left to the patterns above.
+_SLOT_PIECES = tuple(re.compile(pattern) for pattern in (
+    f"{_S}*+<TIME_SLOT{_S}++TIME_SLOT_ID=", f"{_S}++TIME_VALUE=", f"{_S}*+/>{_S}*+<TIME_SLOT{_S}++TIME_SLOT_ID=",
+    f"{_S}*+/>{_S}*+"))
+_ALIGNED_PIECES = tuple(re.compile(pattern) for pattern in (
+    f"{_S}*+<ANNOTATION{_S}*+>{_S}*+<ALIGNABLE_ANNOTATION{_S}++ANNOTATION_ID=", f"{_S}++TIME_SLOT_REF1=",
+    f"{_S}++TIME_SLOT_REF2="))
+# after an annotation's last slot: the markup before its value, the value, and the markup after it (with the
+# next item's, up to its first attribute value, but for the last item)
+_ALIGNED_TAIL = re.compile(
+    f"({_S}*+>{_S}*+<ANNOTATION_VALUE{_S}*+>){_TEXT}(</ANNOTATION_VALUE{_S}*+>{_S}*+</ALIGNABLE_ANNOTATION{_S}*+>"
+    f"{_S}*+</ANNOTATION{_S}*+>{_S}*+(?:<ANNOTATION{_S}*+>{_S}*+<ALIGNABLE_ANNOTATION{_S}++ANNOTATION_ID=)?)")
+_ATTRIBUTE_REFUSES = re.compile("[<&\x00-\x1f\ufffe\uffff]")
+_TEXT_REFUSES = re.compile("[<\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]|]]>|&(?!(?:lt|gt|amp|quot|apos);)")
+
+
+def _alike(pieces: list[str], pattern: re.Pattern[str]) -> bool:
+    """Whether the pieces are all one piece of markup that `pattern` takes."""
+    return not pieces or (pieces.count(pieces[0]) == len(pieces) and pattern.fullmatch(pieces[0]) is not None)
+
+
+def _uniform_slots(body: str) -> tuple[list[str], list[str]] | None:
+    """A TIME_ORDER's slot ids and times, when every slot has both and is written alike; else None."""
+    parts = body.split('"')
+    count, rest = divmod(len(parts) - 1, 4)
+    first, value, between, last = _SLOT_PIECES
+    if rest or not count or not (first.fullmatch(parts[0]) and last.fullmatch(parts[-1])
+                                 and _alike(parts[2::4], value) and _alike(parts[4:-1:4], between)):
+        return None
+    ids, values = parts[1::4], parts[3::4]
+    if _ATTRIBUTE_REFUSES.search("".join(ids)) or _ATTRIBUTE_REFUSES.search("".join(values)):
+        return None
+    return ids, values
+
+
+def _uniform_aligned(body: str) -> Aligned | None:
+    """A tier's aligned annotations, when each has an id, two slots and a value and no more, written alike;
+    else None."""
+    parts = body.split('"')
+    count, rest = divmod(len(parts) - 1, 6)
+    first, slot1, slot2 = _ALIGNED_PIECES
+    if rest or not count or not (first.fullmatch(parts[0]) and _alike(parts[2::6], slot1)
+                                 and _alike(parts[4::6], slot2)):
+        return None
+    ids, firsts, seconds, tails = parts[1::6], parts[3::6], parts[5::6], parts[6::6]
+    last = _ALIGNED_TAIL.fullmatch(tails[-1])
+    if last is None or last[3].endswith("="):
+        return None
+    values = []
+    if count > 1:
+        model = _ALIGNED_TAIL.fullmatch(tails[0])
+        if model is None or not model[3].endswith("="):
+            return None
+        before, after = model[1], model[3]
+        if not (all(map(str.startswith, tails[:-1], repeat(before))) and all(map(str.endswith, tails[:-1], repeat(after)))):
+            return None
+        values = list(map(getitem, tails[:-1], repeat(slice(len(before), -len(after)))))
+    values.append(last[2])
+    if _ATTRIBUTE_REFUSES.search("".join(ids + firsts + seconds)) or _TEXT_REFUSES.search("\n".join(values)):
+        return None
+    return Aligned(ids, firsts, seconds, _unescaped(values, body, 0, len(body)), [None] * count, [None] * count)
+
+
 def _aligned(text: str, start: int, end: int) -> Aligned | None:
+    uniform = _uniform_aligned(text[start:end])
+    if uniform is not None:
+        return uniform
     found = _ALIGNED.findall(text, start, end)
     if not found:
         return Aligned([], [], [], [], [], [])

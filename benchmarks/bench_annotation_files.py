@@ -3,8 +3,9 @@
 Figures, each the median of several runs: `annotation_file_export_100k_<format>_s` (store to files) and
 `annotation_file_import_100k_<format>_s` (files to a fresh store, reading, placing, checking and writing
 with history), beside `annotation_bulk_insert_100k_baseline_s`, one plain INSERT of the same 100,000 rows
-into the same DuckDB table, and `annotation_import_100k_worst_vs_bulk_insert_ratio`, the slowest format's
-import over that baseline (`..._cpu_s`: the same in processor seconds). Each round times the baseline and
+into the same DuckDB table, `annotation_import_100k_<format>_vs_bulk_insert_ratio`, each format's import over
+that baseline, and `annotation_import_100k_worst_vs_bulk_insert_ratio`, the slowest format's (`..._cpu_...`: the
+same in processor seconds). Each round times the baseline and
 then every format's import, so that a machine busier in one stretch of the run than in another weighs on both
 sides of the ratio alike;
 `annotation_import_100k_worst_cpu_vs_bulk_insert_ratio` is the same ratio of processor time (every thread's
@@ -116,6 +117,10 @@ def run() -> list[tuple[str, float, str]]:
                 for name, samples in imports.items()]
     results += [(f"annotation_file_import_100k_{name}_cpu_s", round(_median([c for _, c in samples]), 3), "s")
                 for name, samples in imports.items()]
+    results += [(f"annotation_import_100k_{name}_vs_bulk_insert_ratio", round(_median([s for s, _ in samples]) / bulk, 2),
+                 "x") for name, samples in imports.items()]
+    results += [(f"annotation_import_100k_{name}_cpu_vs_bulk_insert_ratio",
+                 round(_median([c for _, c in samples]) / bulk_cpu, 2), "x") for name, samples in imports.items()]
     worst = max(_median([s for s, _ in samples]) for samples in imports.values())
     worst_cpu = max(_median([c for _, c in samples]) for samples in imports.values())
     results.append(("annotation_import_100k_worst_vs_bulk_insert_ratio", round(worst / bulk, 2), "x"))

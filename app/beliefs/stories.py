@@ -66,34 +66,34 @@ def _interpret_stories(plan: ImportPlan) -> None:
             pl.col("structure").ne("") & pl.col("params").str.contains(STATE_PREFIX, literal=True)
     ).select("structure", "title", "params").iter_rows():
         _note_state_type(state_types.setdefault(structure, {}), title, params)
-    # each distinct structure once, in the order the questions first name it, and each question's story by
-    # its place in that order: the structures stay in polars, not copied into Python for every question
-    distinct = read.select(pl.col("structure").filter(pl.col("structure").ne("")).unique(maintain_order=True))
-    story_of = read.join(distinct.with_row_index("story"), on="structure", how="left",
-                         maintain_order="left").get_column("story")
-    structures = distinct.to_series().to_list()
+    # each distinct structure once, in the order the questions first name it, with the rows that ask about it:
+    # the structures stay in polars, not copied into Python for every question
+    asking = read.with_row_index("row").filter(pl.col("structure").ne("")).group_by(
+        "structure", maintain_order=True).agg("row")
+    titles, expected, params = (read.get_column(c).to_list() for c in ("title", "ground_truth", "params"))
     stories: list[StoredSteps | StoryParseError | TraceError] = []
     answers = _Answers(stimuli.height)
     # Story by story: each is replayed, its questions answered, and its replay let go before the next, so the
     # cells and changes of hundreds of replays are never all alive at once.
-    read_ok, replay = False, None
-    for number, row, title, expected, params in read.select(
-            story=story_of, row=pl.int_range(pl.len(), dtype=pl.UInt32), title="title", expected="ground_truth",
-            params="params").drop_nulls("story").sort("story", maintain_order=True).iter_rows():
-        if number == len(stories):
-            story = _read(structures[number], state_types.get(structures[number], {}))
-            read_ok = isinstance(story, tuple)
-            stories.append(story[0] if read_ok else story)
-            replay = story[1] if read_ok and len(story[1]) else None
-        if read_ok:
-            answers.add(row, replay, title, params, expected)
+    for structure, rows in asking.iter_rows():
+        story = _read(structure, state_types.get(structure, {}))
+        if not isinstance(story, tuple):
+            stories.append(story)
+            continue
+        stories.append(story[0])
+        replay = story[1] if len(story[1]) else None
+        for row in rows:
+            answers.add(row, replay, titles[row], params[row], expected[row])
     plan.frames["stimuli"] = stimuli.with_columns(meta=answers.merged(
         stimuli.get_column("meta"), spliced=plan.importer == ExploreToMImporter.kind))
     traced = [number for number, story in enumerate(stories) if isinstance(story, list)]
     if traced:
         plan.add("story_steps", _story_steps(stories))
-        plan.add("story_questions", stimuli.select(stimulus="external_id", story=story_of.cast(pl.Int64)).filter(
-            pl.col("story").is_in(traced)))
+        # each question of a story read, by the story's number (its place in `stories`), in the stimuli's order
+        asked = asking.select(story=pl.int_range(pl.len(), dtype=pl.Int64), row="row").explode("row").filter(
+            pl.col("story").is_in(traced)).sort("row")
+        plan.add("story_questions", asked.select(
+            stimulus=stimuli.get_column("external_id").gather(asked.get_column("row")), story="story"))
     failed = [err for err in stories if not isinstance(err, list)]
     if failed:
         first = failed[0]

@@ -108,3 +108,22 @@ def test_the_same_table_again_changes_nothing_and_a_changed_answer_only_its_row(
         assert _stored(store) == _expected(path)
     finally:
         store.close()
+
+
+def test_a_column_with_the_same_value_at_both_ends_keeps_every_other_value_between(tmp_path):
+    """A column whose first and last rows agree is still read row by row: a condition and an answer that differ,
+    or are missing, between them land as written."""
+    rows = [["clip-0", "alpha", "text", "familiar", "familiar", "0.50"],
+            ["clip-1", "alpha", "audio", "", "stranger", "0.75"],
+            ["clip-2", "alpha", "audio", "stranger", "familiar", "1.00"],
+            ["clip-3", "alpha", "text", "familiar", "stranger", "1.25"]]
+    path = _write(tmp_path / "results.csv", rows)
+    store = Store.open(tmp_path / "s.duckdb")
+    try:
+        _import(store, path)
+        assert _stored(store) == {("clip-0", "alpha", "text", "familiar", True, 0.5),
+                                  ("clip-1", "alpha", "audio", None, None, 0.75),
+                                  ("clip-2", "alpha", "audio", "stranger", False, 1.0),
+                                  ("clip-3", "alpha", "text", "familiar", False, 1.25)}
+    finally:
+        store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -115,6 +116,31 @@ def _text(column: str, alias: str) -> str:
 PLAN_ROW = "plan_row"
 
 
+def _arrow(frame: pl.DataFrame) -> Any:
+    """The frame as an Arrow table for DuckDB. Text columns are string views (DuckDB reads polars' own buffers
+    instead of a copy), and a column holding one value in every row (a condition or a field the table does not
+    have: '' or null) is that value with its count (run-end encoded): polars keeps such a column as the value
+    alone, and making it whole would write a copy per row that DuckDB then reads."""
+    import pyarrow as pa
+
+    newest = pl.CompatLevel.newest()
+    if frame.height < 2:
+        return frame.to_arrow(compat_level=newest)
+    flat = [c for c, dtype in frame.schema.items() if not dtype.is_nested()]
+    # the first and last values answer for most columns at once; only a column where they agree is compared whole
+    ends = frame.select(pl.col(c).first().eq_missing(pl.col(c).last()) for c in flat).row(0)
+    candidates = [c for c, same in zip(flat, ends) if same]
+    alike = frame.select(pl.col(c).eq_missing(pl.col(c).first()).all() for c in candidates).row(0) if candidates else ()
+    constant = [c for c, same in zip(candidates, alike) if same]
+    if not constant:
+        return frame.to_arrow(compat_level=newest)
+    values = frame.select(pl.col(c).first() for c in constant).to_arrow(compat_level=newest)
+    rest = frame.drop(constant).to_arrow(compat_level=newest)
+    count = pa.array([frame.height], pa.int64())
+    return pa.table({c: pa.RunEndEncodedArray.from_arrays(count, values.column(c).combine_chunks()) if c in constant
+                     else rest.column(c) for c in frame.columns})
+
+
 class FrameViews:
     """Polars frames registered on a cursor as views for SQL (the comparison here, the writer's inserts), and
     forgotten afterwards with `release`."""
@@ -124,8 +150,7 @@ class FrameViews:
         self.names: list[str] = []
 
     def register(self, name: str, frame: pl.DataFrame) -> str:
-        # as string views: DuckDB reads polars' own buffers instead of a copy of every text column
-        self.cur.register(name, frame.to_arrow(compat_level=pl.CompatLevel.newest()))
+        self.cur.register(name, _arrow(frame))
         self.names.append(name)
         return name
 

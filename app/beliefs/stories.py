@@ -81,9 +81,7 @@ def _interpret_stories(plan: ImportPlan) -> None:
             stories.append(story)
             continue
         stories.append(story[0])
-        replay = story[1] if len(story[1]) else None
-        for row in rows:
-            answers.add(row, replay, titles[row], params[row], expected[row])
+        answers.add_story(rows, story[1] if len(story[1]) else None, titles, params, expected)
     plan.frames["stimuli"] = stimuli.with_columns(meta=answers.merged(
         stimuli.get_column("meta"), spliced=plan.importer == ExploreToMImporter.kind))
     traced = [number for number, story in enumerate(stories) if isinstance(story, list)]
@@ -130,22 +128,27 @@ class _Answers:
         self.believed = [False] * rows
         self.columns: dict[str, list[Any]] = {key: [None] * rows for key in (*_ALWAYS, *_WITH_BELIEF)}
 
-    def add(self, row: int, replay: Replay | None, question: str | None, params: Any, expected: str | None) -> None:
-        """Answer the question of stimulus `row` from the end of its story's `replay` (None: the story has no
-        steps, so there is nothing to read)."""
-        self.answered[row] = True
-        if replay is None or not question:
-            return
-        try:
-            answer = answer_question(replay, question, params)
-        except QuestionError:
-            return
-        columns = self.columns
-        columns["engine_answer"][row] = answer.answer
-        columns["engine_matches"][row] = answers_match(answer.answer, expected)
-        columns["engine_false_belief"][row] = answer.false_belief
-        columns["belief_step"][row] = answer.set_at_step
-        self.believed[row] = True
+    def add_story(self, rows: list[int], replay: Replay | None, questions: list[str | None], params: list[Any],
+                  expected: list[str | None]) -> None:
+        """Answer the questions of the stimuli `rows` (their places in `questions`, `params` and `expected`) from
+        the end of their story's `replay` (None: the story has no steps, so there is nothing to read)."""
+        answered, believed = self.answered, self.believed
+        answers, matches, false_beliefs, steps = (self.columns[key] for key in (
+            "engine_answer", "engine_matches", "engine_false_belief", "belief_step"))
+        for row in rows:
+            answered[row] = True
+            question = questions[row]
+            if replay is None or not question:
+                continue
+            try:
+                answer = answer_question(replay, question, params[row])
+            except QuestionError:
+                continue
+            answers[row] = answer.answer
+            matches[row] = answers_match(answer.answer, expected[row])
+            false_beliefs[row] = answer.false_belief
+            steps[row] = answer.set_at_step
+            believed[row] = True
 
     def of(self, row: int) -> dict[str, Any]:
         """The members row `row` adds to its meta."""

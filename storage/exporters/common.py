@@ -404,12 +404,14 @@ def reading_schema() -> dict[str, pl.DataType]:
 
 class TierTable:
     """A reading's table (`reading_schema`) of one file built a tier at a time from columns: a tier's labels
-    come as lists, what its name and `TierRows` say once for all of them. Labels have no value or note until
-    `columns` is given them."""
+    come as lists, what its name and `TierRows` say once for all of them. Labels have no value or note unless
+    `give` gives them one."""
 
     def __init__(self, file: str) -> None:
         self.file = file
-        self.columns: dict[str, list[Any]] = {column: [] for column in reading_schema()}
+        self.columns: dict[str, list[Any]] = {column: [] for column in _PER_LABEL}
+        self._tiers: list[tuple[TierRows, str, int]] = []   # each tier's rows, name and count of labels
+        self._given: dict[str, dict[int, str]] = {"value": {}, "note": {}}
 
     def add(self, made: TierRows, tier: str, labels: Sequence[str], starts: Sequence[float], ends: Sequence[float],
             items: Iterable[int], lines: Sequence[int | None] | None = None,
@@ -424,12 +426,43 @@ class TierTable:
         columns["meta"] += metas if metas is not None else [json.dumps(made.meta) if made.meta else None] * count
         columns[ORIGIN_COLUMNS["item"]] += items
         columns[ORIGIN_COLUMNS["line"]] += [None] * count if lines is None else lines
-        for column, value in (("stimulus", made.stimulus), ("annotator", made.annotator),
-                              ("label_set", made.label_set), ("media_role", made.media_role), ("value", None),
-                              ("note", None), (ORIGIN_COLUMNS["file"], self.file), (ORIGIN_COLUMNS["tier"], tier)):
-            columns[column] += [value] * count
+        self._tiers.append((made, tier, count))
+
+    def give(self, field_name: str, row: int, text: str) -> None:
+        """Give the label in `row` (counted over the whole table) its `value` or `note`."""
+        self._given[field_name][row] = text
 
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        return pl.DataFrame(self.columns, schema=reading_schema())
+        schema = reading_schema()
+        height = len(self.columns["label"])
+
+        def per_tier(name: str, values: list[Any]) -> pl.Series:
+            # one value a tier, repeated for its labels without a Python object per label
+            series = pl.Series(name, values or [None], schema[name])
+            if len(set(values)) <= 1:
+                return series.new_from_index(0, height)
+            return pl.concat([series.new_from_index(index, count) for index, (*_, count) in enumerate(self._tiers)])
+
+        made = [tier[0] for tier in self._tiers]
+        columns = {"stimulus": per_tier("stimulus", [m.stimulus for m in made]),
+                   "annotator": per_tier("annotator", [m.annotator for m in made]),
+                   "label_set": per_tier("label_set", [m.label_set for m in made]),
+                   "media_role": per_tier("media_role", [m.media_role for m in made]),
+                   ORIGIN_COLUMNS["file"]: per_tier(ORIGIN_COLUMNS["file"], [self.file] * len(made)),
+                   ORIGIN_COLUMNS["tier"]: per_tier(ORIGIN_COLUMNS["tier"], [tier[1] for tier in self._tiers])}
+        for name, given in self._given.items():
+            if given:
+                values: list[str | None] = [None] * height
+                for row, text in given.items():
+                    values[row] = text
+                columns[name] = pl.Series(name, values, schema[name])
+            else:
+                columns[name] = per_tier(name, [])
+        columns |= {name: pl.Series(name, values, schema[name]) for name, values in self.columns.items()}
+        return pl.DataFrame([columns[name] for name in schema])
+
+
+# the columns of a `TierTable` given a value per label; the rest are given one per tier
+_PER_LABEL = ("label", "start_s", "end_s", "meta", ORIGIN_COLUMNS["item"], ORIGIN_COLUMNS["line"])

@@ -302,7 +302,7 @@ def _read_aligned(file: _File, tiers: list[Aligned | References | None]) -> Read
             for reference, value in zip(*items) if kind else ():
                 row = row_of.get(reference)
                 if row is not None:
-                    table.columns[kind][row] = value
+                    table.give(kind, row, value)
     return Reading(report=report, vocabularies=vocabularies, labels=table.frame())
 
 

@@ -218,12 +218,14 @@ _step_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _args_json(args: list[Any]) -> str:
-    """`_step_json(args)`, worked out once per distinct list of names and flags: a release's stories take the
-    same steps ("Anne", "kitchen") story after story. (Only strings and booleans are looked up: among those no
-    two different lists are equal, as True and 1 would be.)"""
-    if all(arg.__class__ is str or arg.__class__ is bool for arg in args):
+    """`_step_json(args)` of a story step's arguments, worked out once per distinct list of names and flags: a
+    release's stories take the same steps ("Anne", "kitchen") story after story. A story's steps hold names,
+    flags and told facts (lists) but never a number, so no two different lists of them are equal (as True and 1
+    would be); one with a told fact is not looked up."""
+    try:
         return _plain_args_json(tuple(args))
-    return _step_json(args)
+    except TypeError:   # a told fact: a list, which cannot be looked up
+        return _step_json(args)
 
 
 @functools.lru_cache(maxsize=16384)

@@ -136,9 +136,16 @@ def _arrow(frame: pl.DataFrame) -> Any:
         return frame.to_arrow(compat_level=newest)
     values = frame.select(pl.col(c).first() for c in constant).to_arrow(compat_level=newest)
     rest = frame.drop(constant).to_arrow(compat_level=newest)
-    count = pa.array([frame.height], pa.int64())
-    return pa.table({c: pa.RunEndEncodedArray.from_arrays(count, values.column(c).combine_chunks()) if c in constant
-                     else rest.column(c) for c in frame.columns})
+    # made from their parts: pyarrow's constructors from Python values load its compute module, a fifth of a
+    # second the first time
+    ends = pl.Series([frame.height], dtype=pl.Int64).to_arrow()
+
+    def repeated(value: Any) -> Any:
+        return pa.Array.from_buffers(pa.run_end_encoded(pa.int64(), value.type), frame.height, [None],
+                                     children=[ends, value])
+
+    return pa.table({c: repeated(values.column(c).combine_chunks()) if c in constant else rest.column(c)
+                     for c in frame.columns})
 
 
 class FrameViews:

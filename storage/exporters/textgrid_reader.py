@@ -289,16 +289,17 @@ def _read_text(text: str) -> tuple[list[_Tier], float, float]:
     return tiers, xmin, xmax
 
 
-# A tier's item as Praat writes it in the long text form, from the end of the line before it: a line naming the
-# item, then one value a line (`key = value`: Praat passes over the key and '='), the last a string closed on
-# its line (each quote inside it doubled). Each number is in the form Python's `float` and Praat's `getReal`
-# read alike. An item holds as many line ends as it has lines.
+# A tier's item as Praat writes it in the long text form, from the line end before it to the end of its last
+# line: a line naming the item, then one value a line (`key = value`: Praat passes over the key and '='), the
+# last a string closed on its line (each quote inside it doubled). Each number is in the form Python's `float`
+# and Praat's `getReal` read alike. An item holds as many line ends as it has lines. (Each begins with the
+# line end, so the search for the next one skips ahead to a line end.)
 _NUMBER_LINE = r"[ \t\r]*+\n[ \t]*+{key} = ([-+]?[0-9]++(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?)"
-_STRING_LINE = r'[ \t\r]*+\n[ \t]*+{key} = "([^"\n]*+(?:""[^"\n]*+)*+)"(?=[ \t\r]*+(?:\n|\Z))'
+_STRING_LINE = r'[ \t\r]*+\n[ \t]*+{key} = "([^"\n]*+(?:""[^"\n]*+)*+)"[ \t\r]*+(?=\n|\Z)'
 _PLAIN_ITEM = {
-    True: (re.compile(r"[ \t\r]*+\n[ \t]*+intervals \[[0-9]++\]:" + _NUMBER_LINE.format(key="xmin")
+    True: (re.compile(r"\n[ \t]*+intervals \[[0-9]++\]:" + _NUMBER_LINE.format(key="xmin")
                       + _NUMBER_LINE.format(key="xmax") + _STRING_LINE.format(key="text")), 4),
-    False: (re.compile(r"[ \t\r]*+\n[ \t]*+points \[[0-9]++\]:" + _NUMBER_LINE.format(key="number")
+    False: (re.compile(r"\n[ \t]*+points \[[0-9]++\]:" + _NUMBER_LINE.format(key="number")
                        + _STRING_LINE.format(key="mark")), 3)}
 
 
@@ -322,7 +323,7 @@ def _plain_items(stream: _TextStream, count: int, intervals: bool) -> _Items | N
     if len(found) != count:
         return None
     values = list(zip(*found))
-    if max(map(len, values[0] + values[-2])) > _LONGEST_WORD:
+    if max(max(map(len, values[0])), max(map(len, values[-2]))) > _LONGEST_WORD:
         return None   # Praat refuses so long a number: read one value at a time, to say where
     starts = list(map(float, values[0]))   # as `praat_number` reads a number of this form
     texts = list(values[-1])

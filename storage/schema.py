@@ -383,9 +383,9 @@ V14 = CREATE_SQL + BUILD_SQL
 # Version 15: a stimulus is no longer indexed by its dataset and external id (nor by its dataset alone): no query
 # reads through those indexes (a lookup by dataset and id scans the table's zone maps either way), and keeping them
 # was a third of writing a large results table's stimuli. A dataset's ids stay unique by its two writers: the import
-# writer adds only ids the dataset lacks (one import at a time: one process opens a store, and the window's next
-# import cancels the one before), and attaching makes a new dataset of distinct ids. DuckDB cannot drop a
-# constraint, so the table is made again with its rows.
+# writer adds only ids the dataset lacks, one import at a time (one process opens a store, and within it
+# `Store.import_lock` lets one import write at once), and attaching makes a new dataset of distinct ids. DuckDB
+# cannot drop a constraint, so the table is made again with its rows.
 V15 = """
 CREATE TABLE stimulus_v15 (
     id BIGINT PRIMARY KEY DEFAULT nextval('seq_stimulus'),

@@ -103,6 +103,9 @@ class Store:
         self._con = con
         self._local = threading.local()
         self._lock = threading.Lock()
+        # one import writes at a time: a dataset's ids are kept unique by the writer adding only those it lacks,
+        # which holds only if no other import's uncommitted stimuli are out of its sight (see schema V15)
+        self.import_lock = threading.Lock()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         # what opening found to say (attached Parquet files moved or changed), one line each, and what each new
         # cursor runs first (`storage.attached.Opening`)

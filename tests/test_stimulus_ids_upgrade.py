@@ -51,3 +51,39 @@ def test_a_store_of_the_version_before_opens_with_every_row_and_takes_new_ids_af
     assert stimuli[-1][0] > max(row[0] for row in stimuli[:-1])
     assert cur.execute("SELECT count(*), count(DISTINCT (run_id, stimulus_id)) FROM prediction").fetchall() == [(5, 5)]
     store.close()
+
+
+def test_two_imports_at_once_into_one_dataset_store_each_new_id_once(tmp_path):
+    # two windows' worth of imports cannot share a store, but one window's workers can: an import started while
+    # another writes the same new clips must find them stored, not add them a second time
+    import threading
+
+    store = Store.open(tmp_path / "store.duckdb")
+    _import(store, _csv(tmp_path / "base.csv", [("clip-0", "m0", "yes", "yes")]))
+    clips = [f"clip-{i}" for i in range(1, 301)]
+    files = [_csv(tmp_path / f"{model}.csv", [(c, model, "yes", "yes") for c in clips]) for model in ("m1", "m2")]
+    inside = threading.Barrier(2, timeout=2.0)
+
+    def meet(_fraction: float, message: str) -> None:
+        if message == "stimuli":   # each import waits inside its transaction for the other to get there too
+            try:
+                inside.wait()
+            except threading.BrokenBarrierError:   # the other is held back until this one is written
+                pass
+    failures: list[BaseException] = []
+
+    def run(path: Path) -> None:
+        try:
+            run_import(store, "generic", path, ImportOptions(dataset_name="Results", mapping=dict(MAP)), progress=meet)
+        except BaseException as exc:
+            failures.append(exc)
+    threads = [threading.Thread(target=run, args=(path,)) for path in files]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    cur = store.cursor()
+    assert cur.execute("SELECT count(*), count(DISTINCT external_id) FROM stimulus").fetchall() == [(301, 301)]
+    assert cur.execute("SELECT count(*) FROM prediction").fetchall() == [(601,)]
+    store.close()

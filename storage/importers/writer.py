@@ -498,14 +498,14 @@ def write_plan(store: Store, plan: ImportPlan, *, progress: Progress | None = No
     progress = progress or (lambda _f, _m: None)
     should_cancel = should_cancel or (lambda: False)
     if datasetless:
-        with store.transaction() as cur:
+        with store.import_lock, store.transaction() as cur:
             w = _Writer(cur, plan, progress, should_cancel)
             try:
                 w.labels()
             finally:
                 w.release()
         return ImportSummary(plan.dataset.name, -1, w.written, list(plan.notes))
-    with store.transaction() as cur:
+    with store.import_lock, store.transaction() as cur:
         w = _Writer(cur, plan, progress, should_cancel)
         try:
             w.step(0.0, "dataset")

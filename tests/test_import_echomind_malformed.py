@@ -6,12 +6,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from storage.errors import ImportFailed
 from app.import_service import plan_import
 from storage.importers.common import ImportOptions
+from storage.importers.effect import StimuliWouldChange
 from storage.importers.writer import write_plan
 from storage.store import Store
 from test_import_echomind import add_model_outputs, dump, make_release, table_counts
@@ -150,6 +151,7 @@ def shared_store() -> Store:
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(target=st.sampled_from([SCRIPTS, UNDERSTANDING, "outputs/m/asr.json", "outputs/m/judge_basic.json"]),
        damage=st.lists(record_damage, max_size=3), broken=file_damage)
+@example(target=SCRIPTS, damage=[(0, "topic", "<drop>")], broken=None)   # a stored script's title would change
 def test_any_damage_imports_or_fails_naming_the_file(target, damage, broken):
     store = shared_store()
     with tempfile.TemporaryDirectory() as tmp:
@@ -173,6 +175,12 @@ def test_any_damage_imports_or_fails_naming_the_file(target, damage, broken):
         try:
             plan = plan_of(root)  # same folder name, so the same dataset as the undamaged import
             write_plan(store, plan)
+        except StimuliWouldChange as exc:
+            # the damage changed what a stored script says (its topic is in its title): refused, naming the
+            # stimulus and each value it would change, as any import that would rewrite stored stimuli is
+            assert target == SCRIPTS and "synthesis/" in str(exc) and "->" in str(exc), str(exc)
+            assert table_counts(store) == before
+            return
         except ImportFailed as exc:
             # a damaged script id is reported where it is missed: in the outputs that refer to it
             orphaned = target == SCRIPTS and any(key == "case_id" for _i, key, _v in damage)

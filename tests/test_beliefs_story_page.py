@@ -81,15 +81,21 @@ def test_each_model_answer_has_a_column(qtbot, story_store):
     assert isinstance(questions[0], StoryQuestion)
 
 
-def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(qtbot, story_store, window_for):
-    from PySide6.QtWidgets import QApplication
-
+def _window_on_a_story(qtbot, story_store, window_for):
+    """The window showing a story question about Kofi, picked in its table."""
     win = window_for(story_store)
     target = story_store.cursor().execute(
         "SELECT id FROM stimulus WHERE title LIKE 'Does Kofi believe%'").fetchone()[0]
     win.select_stimulus_id(target)
     qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == target,
                     timeout=30000)
+    return win
+
+
+def test_the_window_opens_an_imported_story_in_the_stepper_and_its_keys_step_it(qtbot, story_store, window_for):
+    from PySide6.QtWidgets import QApplication
+
+    win = _window_on_a_story(qtbot, story_store, window_for)
     page = win.ncp_page
     assert win.stimulus_view.current_page() is page
     assert page.questions.isVisibleTo(win) and page.questions.table.row_count() == 5
@@ -105,12 +111,7 @@ def test_a_clicked_question_is_copied_with_ctrl_c_and_the_stepper_keys_still_ste
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QApplication
 
-    win = window_for(story_store)
-    target = story_store.cursor().execute(
-        "SELECT id FROM stimulus WHERE title LIKE 'Does Kofi believe%'").fetchone()[0]
-    win.select_stimulus_id(target)
-    qtbot.waitUntil(lambda: win.stimulus_view.detail is not None and win.stimulus_view.detail.id == target,
-                    timeout=30000)
+    win = _window_on_a_story(qtbot, story_store, window_for)
     page = win.ncp_page
     table = page.questions.table
     qtbot.waitUntil(lambda: table.row_count() == 5)

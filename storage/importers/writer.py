@@ -31,13 +31,9 @@ ShouldCancel = Callable[[], bool]
 RUN_COLS = ["model", "modality", "prompt_setting", "vision_mode", "context"]
 # the plan's frames that name runs (a model and its conditions)
 _RUN_FRAMES = ("predictions", "judgments", "trace_steps")
-# the columns of a plan's answers stored as they are, under the same names
-_ANSWER_FIELDS = ("raw_output", "answer", "correct", "latency_s", "meta")
-_PREDICTION_COLUMNS = "run_id, stimulus_id, " + ", ".join(_ANSWER_FIELDS)
+_PREDICTION_COLUMNS = "run_id, stimulus_id, raw_output, answer, correct, latency_s, meta"
 # those columns' values for a plan's answer `f` joined to its run `r` and stimulus `s`
-_ANSWER_VALUES = "r.run_id, s.stimulus_id, " + ", ".join(f"f.{c}" for c in _ANSWER_FIELDS)
-# the fields of a new stimulus stored as the plan states them
-_STIMULUS_STATED = ("ground_truth", "split", "title", "text", "meta")
+_ANSWER_VALUES = "r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
 # the sequence each table's ids come from (storage.schema), for inserts that draw them beforehand
 _ID_SEQUENCES = {"prediction": "seq_prediction", "stimulus": "seq_stimulus"}
 
@@ -63,14 +59,6 @@ def _check_unique(frame: pl.DataFrame, keys: list[str], table: str) -> list[RowP
         problems.append(RowProblem(table, None, ",".join(keys), f"{row['len']} rows with {ident}",
                                    "each to appear once"))
     return problems
-
-
-def _stated(frame: pl.DataFrame, fields: tuple[str, ...]) -> list[str]:
-    """The `fields` of `frame` that hold a value in some row. A new row's field that no row states is left to
-    the table's default (null) rather than written as a column of nulls, which costs an insert of a million
-    rows about as much as a column of values (a results table states few of a stimulus's or an answer's
-    fields). Counting a column's nulls reads a count polars keeps."""
-    return [c for c in fields if frame.get_column(c).null_count() < frame.height]
 
 
 def _same_conditions(frame: pl.DataFrame) -> list[str] | None:
@@ -233,10 +221,9 @@ class _Writer:
         if frame.height:
             # new ids become stimuli; a field the plan leaves empty was not stated (a results table names
             # its stimuli without describing them), so a new stimulus gets the generic kind
-            stated = _stated(frame, _STIMULUS_STATED)
-            columns = ", ".join(["dataset_id, external_id, kind", *stated, "sort_key"])
-            values = ", ".join(["?, f.external_id, coalesce(f.kind, 'generic')", *(f"f.{c}" for c in stated),
-                                natural_key_sql("f.external_id")])
+            columns = "dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key"
+            values = ("?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title, f.text,"
+                      f" f.meta, {natural_key_sql('f.external_id')}")
             if not effect.dataset_exists:   # a new dataset's stimuli are all new: their ids are drawn beforehand
                 self.insert_numbered("stimulus", columns, values, "stimuli", params=[dataset_id])
             else:
@@ -357,12 +344,8 @@ class _Writer:
             " WHERE f.source = 'predictions')")
         unique = "predictions" in self.plan.unique_checked
         if not existing and unique:
-            # new runs whose keys the reader proved unique: one pass from the plan into the table, of the fields
-            # the plan's answers state
-            stated = _stated(frame, _ANSWER_FIELDS)
-            self.insert_numbered("prediction", ", ".join(["run_id, stimulus_id", *stated]),
-                                 ", ".join(["r.run_id, s.stimulus_id", *(f"f.{c}" for c in stated)]),
-                                 "predictions", join, params)
+            # new runs whose keys the reader proved unique: one pass from the plan into the table
+            self.insert_numbered("prediction", _PREDICTION_COLUMNS, _ANSWER_VALUES, "predictions", join, params)
             self.written["predictions"] = frame.height
             return
         self.cur.execute(f"CREATE OR REPLACE TEMP TABLE pred_in AS {incoming}", params)

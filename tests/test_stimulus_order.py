@@ -3,6 +3,7 @@ listing of 300,000 ids streamed out whole."""
 from __future__ import annotations
 
 import random
+import re
 
 import polars as pl
 
@@ -39,6 +40,29 @@ def test_the_table_sorts_ids_as_numbers_where_they_are_numbers(tmp_path):
         wanted = [i for i in IDS_IN_ORDER if i]
         assert _table_ids(store) == wanted
         assert _table_ids(store, descending=True) == wanted[::-1]
+    finally:
+        store.close()
+
+
+def _natural_key(text: str) -> str:
+    """The rule stated once more, independently of the store's SQL: each digit run becomes chr(1), its length
+    without leading zeros (six digits) and those digits; text stays as it is."""
+    return "".join("\x01" + str(len(part.lstrip("0"))).rjust(6, "0") + part.lstrip("0") if part[0] in "0123456789"
+                   else part for part in re.findall("[0-9]+|[^0-9]+", text))
+
+
+def test_every_ids_stored_sort_key_is_the_rules_whatever_its_shape(tmp_path):
+    # text ending in one number (most ids), numbers alone, zeros, several numbers, no number, digits of other
+    # scripts (text to the rule), spaces
+    rng = random.Random(17)
+    shapes = ["clip-10", "clip-0010", "clip-000", "0", "007", "42", "s01e02", "a1b2c3", "x", "x00y", "٣٣", " 12", "12 ",
+              "9" * 30]
+    ids = shapes + ["".join(rng.choice("ab-_0019 ٣Zé") for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    ids = list(dict.fromkeys(ids))
+    store = _store(tmp_path / "s.duckdb", ids)
+    try:
+        stored = dict(store.cursor().execute("SELECT external_id, sort_key FROM stimulus").fetchall())
+        assert stored == {i: _natural_key(i) for i in ids}
     finally:
         store.close()
 

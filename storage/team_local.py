@@ -236,12 +236,19 @@ class TeamLocal:
 
     def _settle(self, ids: Sequence[int]) -> str:
         """What `SEEN_KEY` holds once `ids` are accounted for: the mark, and the ids above it accounted for
-        while a write was under way. Only while none is does the mark move over them, as only then is every
-        id up to the newest one committed (or never will be)."""
+        out of order. The mark moves over accounted ids only while no write is under way (only then is every
+        id below the newest committed, or never will be), and only up to the first event not accounted for: a
+        local edit that has committed but whose sending waits for the session (while labels from the server
+        are written and accounted for) must still be read as unsent."""
         mark, above = self._seen()
         above |= set(ids)
         if above and not writes_open(self.store):
-            mark, above = max(mark, *above), set()
+            unread = self.store.cursor().execute(
+                "SELECT min(id) FROM annotation_event WHERE id > ? AND NOT list_contains(?::BIGINT[], id)",
+                [mark, sorted(above)]).fetchone()[0]
+            passed = {i for i in above if unread is None or i < unread}
+            if passed:
+                mark, above = max(mark, *passed), above - passed
         return json.dumps({"mark": mark, "above": sorted(above)})
 
     def _seen(self) -> tuple[int, set[int]]:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from app.changes import Topic
-from tests.pg_server import Client, pg_server  # noqa: F401  (the session's cluster)
+from tests.pg_server import Client, pg_server, until  # noqa: F401  (the session's cluster)
 
 
 @pytest.fixture
@@ -123,3 +123,32 @@ def test_undo_and_redo_reach_the_other_member_as_edits(team):
         assert arrived.wait(ARRIVAL_WAIT_S)
         assert [a.label for a in ben.model.annotations()] == expected
     assert ana.session.status().message == "" and ben.session.status().message == ""
+
+
+def test_an_edit_that_commits_while_the_others_labels_are_written_here_still_reaches_the_team(team):
+    # ben's rating commits; before his session sends it, ana's rating arrives and is written in his store: his
+    # own is still sent, and both copies end with both ratings
+    from storage import team_server
+    from storage.annotations import after_commit
+    ana, ben = team
+    ana.show("a")
+    ben.show("a")
+    first = []
+
+    def the_team_first() -> None:
+        if not first:
+            first.append(True)
+            ana.model.set_whole("rating", "familiar")   # on the server once this returns
+            ben.session.catch_up()
+    after_commit(ben.store, the_team_first)
+    try:
+        ben.model.set_whole("rating", "stranger")
+    finally:
+        after_commit(ben.store, the_team_first, remove=True)
+    assert first
+    with team_server.connect(ana.session.url) as con:
+        on_server = {(row["annotator"], row["label"]) for row in team_server.annotations(con)}
+    assert on_server == {("ana", "familiar"), ("ben", "stranger")}
+    assert ben.session.status().waiting == 0
+    assert until(lambda: all({(a.annotator, a.label) for a in c.model.annotations()} == on_server for c in (ana, ben)),
+                 ARRIVAL_WAIT_S)

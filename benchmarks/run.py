@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -22,6 +23,7 @@ def main(argv: list[str]) -> int:
     modules = sorted(p.stem for p in HERE.glob("bench_*.py") if wanted in p.stem)
     failed = 0
     for name in modules:
+        started = time.perf_counter()
         try:
             figures = importlib.import_module(name).run()
         except Exception:  # one broken benchmark must not hide the others' figures
@@ -31,6 +33,8 @@ def main(argv: list[str]) -> int:
             continue
         for figure, value, unit in figures:
             print(f"{figure} {value:.4g} {unit}", flush=True)
+        # on the error stream, so the figures stay `name value unit`: which module makes the whole run long
+        print(f"# {name} took {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     return 1 if failed else 0
 
 

@@ -64,7 +64,7 @@ def test_agreement_export_and_history_read_the_team_labels_as_a_local_project_do
         ana.model.set_whole("rating", mine)
         ben.show(name)
         ben.model.set_whole("rating", theirs)
-    deadline = time.monotonic() + 10   # each one's last label is on its way to the other (longer on a busy machine)
+    deadline = time.monotonic() + ARRIVAL_WAIT_S   # each one's last label is on its way to the other
     while time.monotonic() < deadline and min(len(c.model.store.for_stimuli(dataset_id=1)) for c in (ana, ben)) < 6:
         time.sleep(0.05)
     for client in (ana, ben):

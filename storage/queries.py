@@ -54,16 +54,23 @@ def dataset_facets(cur: duckdb.DuckDBPyConnection, dataset_id: int) -> dict[str,
             "model": dataset_models(cur, dataset_id)}
 
 
+def _dataset_where(alias: str, f: StimulusFilter) -> tuple[list[str], list[Any]]:
+    """The conditions (and their parameters) by which the filter's dataset or benchmark admits rows of the table
+    named `alias` (stimuli or runs, each with a `dataset_id`)."""
+    where, params = ["TRUE"], []
+    if f.dataset_id is not None:
+        where.append(f"{alias}.dataset_id = ?")
+        params.append(f.dataset_id)
+    if f.benchmark:
+        where.append(f"{alias}.dataset_id IN (SELECT id FROM dataset WHERE benchmark = ?)")
+        params.append(f.benchmark)
+    return where, params
+
+
 def _runs(cur: duckdb.DuckDBPyConnection, f: StimulusFilter, models: list[str] | None) -> list[RunKey]:
     """The runs a filter on the models' answers reads: the filter's dataset (or benchmark), the models named (every
     model when `models` is None) and the modality."""
-    where, params = ["TRUE"], []
-    if f.dataset_id is not None:
-        where.append("r.dataset_id = ?")
-        params.append(f.dataset_id)
-    if f.benchmark:
-        where.append("r.dataset_id IN (SELECT id FROM dataset WHERE benchmark = ?)")
-        params.append(f.benchmark)
+    where, params = _dataset_where("r", f)
     if models is not None:
         where.append("list_contains(?, m.name)")
         params.append(models)
@@ -93,16 +100,11 @@ class _Where:
 
 
 def _filter(cur: duckdb.DuckDBPyConnection, f: StimulusFilter) -> _Where:
-    where, params, reads = ["TRUE"], [], False
+    where, params = _dataset_where("s", f)
+    reads = False
     # a model's stored outcomes are joined to the stimuli (a row per stimulus), which DuckDB does faster than it
     # tests `s.id IN` them
     joins, join_params = [], []
-    if f.dataset_id is not None:
-        where.append("s.dataset_id = ?")
-        params.append(f.dataset_id)
-    if f.benchmark:
-        where.append("s.dataset_id IN (SELECT id FROM dataset WHERE benchmark = ?)")
-        params.append(f.benchmark)
     if f.kind:
         where.append("s.kind = ?")
         params.append(f.kind)

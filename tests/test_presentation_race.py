@@ -25,7 +25,8 @@ LIVE = ("SELECT m.name, p.stimulus_id, p.answer, p.correct FROM prediction p JOI
 def race_window(window_for, tmp_path, qtbot):
     store = make_store(tmp_path / "race.duckdb", friendbench_like_plan(tmp_path, n_stimuli=4))
     win = window_for(store)
-    qtbot.waitUntil(lambda: win.table_model.rowCount() == 4, timeout=10000)
+    # the rows of the latest read, so a click is not made on rows about to be replaced
+    qtbot.waitUntil(lambda: win.table_model.rowCount() == 4 and win.table_model.settled(), timeout=10000)
     yield win, store
     if win.compare.presentation is not None:
         win.compare.presentation.leave()

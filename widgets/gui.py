@@ -200,15 +200,20 @@ def _import_sample_in_background(window: MainWindow) -> None:
     window.statusBar().addPermanentWidget(bar)
     window.show_status("First run: importing the bundled sample…")
 
-    def done(names: list[str]) -> None:
+    def take_bar_away() -> None:
+        # out of the status bar's children at once: a deferred delete alone leaves it there until the
+        # event loop next turns, after the status line already says the import is done
         window.statusBar().removeWidget(bar)
+        bar.setParent(None)
         bar.deleteLater()
+
+    def done(names: list[str]) -> None:
+        take_bar_away()
         window.show_status(f"Imported the sample: {', '.join(names)}")
         window.refresh_datasets()
 
     def failed(exc: BaseException) -> None:
-        window.statusBar().removeWidget(bar)
-        bar.deleteLater()
+        take_bar_away()
         window.report_error(exc)
 
     window.runner.submit("sample-import", lambda token, progress: import_sample(window.store, progress, token),

@@ -8,7 +8,7 @@ lab would. Each window opens in a fresh interpreter under the offscreen platform
 - resident memory: the window process's peak (VmHWM) once everything the window starts at open is done;
 - sort, filter and scroll: from the click (a header sort, a filter bar change, a jump of the scroll bar)
   to the rows it brings painted, each the median of several in each window; the filter on a model's
-  wrong answers (which reads that model's stored outcomes, `storage/outcomes.py`, a row per stimulus) is reported
+  wrong answers (which reads that model's outcomes, `storage/outcomes.py`: its one run's answers) is reported
   apart from the filters on the stimuli.
 
 Every figure is the median of five windows; `THINSLICE_BENCH_WINDOW_CLIPS` sets the large store's clips (a

@@ -405,8 +405,15 @@ DROP TABLE stimulus;
 ALTER TABLE stimulus_v15 RENAME TO stimulus;
 """
 
+# Version 16: a model's outcomes are kept only where it has several runs in a dataset and modality; where it has one,
+# that run's answers are its outcomes and are read as they are (storage/outcomes.py), so the copy is dropped.
+V16 = """
+DELETE FROM model_outcome o WHERE (SELECT count(*) FROM run r WHERE r.dataset_id = o.dataset_id
+    AND r.model_id = o.model_id AND r.modality = o.modality) < 2;
+"""
+
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
-                                                                       V12, V13, V14, V15]
+                                                                       V12, V13, V14, V15, V16]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -70,7 +70,7 @@ def test_a_models_answers_attach_to_stored_clips_and_change_nothing_else(sample_
     assert clips["fb_001"][0] == "dyad" and clips["fb_001"][5] > 0
     assert accuracy(store, FRIENDBENCH, "atlas-7b", "audio") == atlas
     changes = changed_rows(before, store_rows(store))
-    assert set(changes) == {"model", "run", "prediction", "model_outcome"}
+    assert set(changes) == {"model", "run", "prediction"}
     assert all(not gone for gone, _came in changes.values())   # only added rows, none changed or removed
     assert [row[1] for row in changes["model"][1]] == ["newmodel"]
     # the answers are the benchmark's: scored by FriendBench's rule against the stored truth (fb_001 is
@@ -100,7 +100,7 @@ def test_answers_to_stored_story_questions_keep_their_truth_and_are_scored(sampl
 
     assert summary.effect.existing_stimuli == 10 and summary.effect.new_stimuli == 0
     changes = changed_rows(before, store_rows(store))
-    assert set(changes) == {"model", "run", "prediction", "model_outcome"}
+    assert set(changes) == {"model", "run", "prediction"}
     assert all(not gone for gone, _came in changes.values())
     assert store.cursor().execute(
         "SELECT s.external_id, s.ground_truth FROM stimulus s JOIN dataset d ON d.id = s.dataset_id"
@@ -160,7 +160,7 @@ def test_new_ids_become_generic_stimuli_and_stimuli_exist_refuses_them(sample_st
     assert summary.effect.sentence() == "2 predictions added to 1 existing stimuli, 1 new stimuli, 0 stimuli changed"
     assert stimulus(store, FRIENDBENCH, "fb_999")[:3] == ("generic", None, None)
     changes = changed_rows(before, store_rows(store))
-    assert set(changes) == {"model", "run", "prediction", "model_outcome", "stimulus"}
+    assert set(changes) == {"model", "run", "prediction", "stimulus"}
     assert all(not gone for gone, _came in changes.values())
 
 

@@ -49,7 +49,7 @@ def test_what_is_written_next_continues_after_the_imported_ids(tmp_path):
     # a new model's answers to the same clips: only they are added, numbered after the first 120
     import_table(store, write_answers(tmp_path / "b.csv", ["m4"], clips))
     changes = changed_rows(before, store_rows(store))
-    assert set(changes) == {"model", "run", "prediction", "model_outcome"}
+    assert set(changes) == {"model", "run", "prediction"}
     assert all(not gone for gone, _came in changes.values())
     assert sorted(row[0] for row in changes["prediction"][1]) == list(range(121, 161))
     cur = store.cursor()

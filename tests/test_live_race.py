@@ -116,7 +116,7 @@ def test_four_contenders_at_once_each_end_on_their_own_and_are_kept(race_store):
     # the window hears once, when the race is over, of every answer and failed attempt it stored
     assert [(c.topics, c.stimulus_ids) for c in published] == [(frozenset(ANSWER_TOPICS), {detail.id})]
     changed = changed_rows(before, store_rows(store))
-    assert set(changed) == {"model", "run", "prediction", "model_outcome", "live_failure"}
+    assert set(changed) == {"model", "run", "prediction", "live_failure"}
     assert all(not gone for gone, _came in changed.values())
     assert SECRET not in repr(store_rows(store))
     # the dashboard and failure mining read them as they read any live run

@@ -74,8 +74,8 @@ def _stimulus(store, name: str) -> int:
 
 
 def worker(folder: str, url: str, member: str, count: int, mode: str) -> None:
-    """One annotator process (`mode` team or local): ready its store, wait for the start signal, edit,
-    write its latencies to a file."""
+    """One annotator process (`mode` team or local): ready its store, wait for the start signal, edit, wait
+    for every member to have edited, write its latencies to a file."""
     from app.annotation_model import AnnotationModel
     from app.changes import ChangeChannel
     from app.team import TeamSession, join_team
@@ -101,9 +101,13 @@ def worker(folder: str, url: str, member: str, count: int, mode: str) -> None:
     began = time.time()
     latencies = _edits(model, count, PACE_S, rng)
     ended = time.time()
-    waiting = 0
+    waiting = session.status().waiting if session is not None else 0
+    # stopped only once every member has made their edits: a process winding down (its session stopped, its
+    # store closed) takes the two cores from the members still editing, and their last edits would measure that
+    (here / f"{mode}-{member}.edited").touch()
+    while not (here / f"done-{mode}").exists():
+        time.sleep(0.01)
     if session is not None:
-        waiting = session.status().waiting
         session.stop()
     store.close()
     (here / f"{mode}-{member}.json").write_text(json.dumps({"latencies": latencies, "began": began,
@@ -120,6 +124,11 @@ def _burst(folder: Path, url: str, urls: dict[str, str], mode: str, edits: int) 
                 raise RuntimeError(f"an annotator process ({mode}) failed to start")
             time.sleep(0.05)
         (folder / f"go-{mode}").touch()
+        while len(list(folder.glob(f"{mode}-*.edited"))) < len(urls):
+            if any(c.poll() not in (None, 0) for c in children):
+                raise RuntimeError(f"an annotator process ({mode}) failed")
+            time.sleep(0.05)
+        (folder / f"done-{mode}").touch()
         for child in children:
             if child.wait() != 0:
                 raise RuntimeError(f"an annotator process ({mode}) failed")

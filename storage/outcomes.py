@@ -40,7 +40,8 @@ CREATE TABLE {TABLE} (
 # the counts of a group of predictions `p`
 _COUNTS = "CAST(count(p.correct) AS INTEGER), CAST(count(*) FILTER (WHERE p.correct) AS INTEGER)"
 # the same of one prediction, as a run's answers are read where it is the model's one run
-_ONE = "CAST(p.correct IS NOT NULL AS INTEGER) AS n_judged, CAST(coalesce(p.correct, false) AS INTEGER) AS n_right"
+_ONE_JUDGED = "CAST(p.correct IS NOT NULL AS INTEGER)"
+_ONE_RIGHT = "CAST(coalesce(p.correct, false) AS INTEGER)"
 _KEY = "r.dataset_id, p.stimulus_id, r.model_id, r.modality"
 # every stored prediction counted: how a store of version 13 got its rows (storage/schema.py, version 14; version 16
 # keeps those of models with several runs), in the order the filter reads them (a model's rows together, so that
@@ -85,10 +86,11 @@ def refresh_outcomes(cur: duckdb.DuckDBPyConnection, dataset_id: int, models: Se
         "SELECT r.id, r.model_id, r.modality, count(*) OVER (PARTITION BY r.model_id, r.modality) FROM run r"
         f" WHERE {' AND '.join(where)} ORDER BY r.model_id, r.modality, r.id", params).fetchall()
     grouped = [(int(r[0]), int(r[1]), r[2]) for r in runs if r[3] > 1]
-    # the groups that have no rows before this write: made whole below, whatever stimuli are named
+    # where stimuli are named, the groups that have no rows before this write are made whole below (with none
+    # named, every group is made whole anyway)
     stored = {(int(m), modality) for m, modality in cur.execute(
         f"SELECT DISTINCT model_id, modality FROM {TABLE} WHERE dataset_id = ? AND list_contains(?, model_id)",
-        [dataset_id, sorted({m for _r, m, _mod in grouped})]).fetchall()} if grouped else set()
+        [dataset_id, sorted({m for _r, m, _mod in grouped})]).fetchall()} if grouped and stimulus_ids else set()
     scope, scope_params = "dataset_id = ?", [dataset_id]
     if models is not None:
         scope += " AND list_contains(?, model_id)"
@@ -156,14 +158,14 @@ def stored_outcome_sql(cur: duckdb.DuckDBPyConnection, runs: Sequence[RunKey], o
     if len(groups) == 1:   # one dataset and modality: a row per stimulus, its outcome read as it is
         if single:
             return (f"SELECT p.stimulus_id FROM prediction p WHERE p.run_id = {single[0]} AND "
-                    + majority_sql("CAST(coalesce(p.correct, false) AS INTEGER)",
-                                   "CAST(p.correct IS NOT NULL AS INTEGER)", outcome), [])
+                    + majority_sql(_ONE_RIGHT, _ONE_JUDGED, outcome), [])
         (dataset, modality), = several
         return (f"SELECT stimulus_id FROM {TABLE} WHERE dataset_id = ? AND model_id = ? AND modality = ?"
                 f" AND {majority_sql('n_right', 'n_judged', outcome)}", [dataset, model, modality])
     parts, params = [], []
     if single:
-        parts.append(f"SELECT p.stimulus_id, {_ONE} FROM prediction p WHERE p.run_id IN ({', '.join(map(str, single))})")
+        parts.append(f"SELECT p.stimulus_id, {_ONE_JUDGED} AS n_judged, {_ONE_RIGHT} AS n_right FROM prediction p"
+                     f" WHERE p.run_id IN ({', '.join(map(str, single))})")
     if several:
         parts.append(f"SELECT stimulus_id, n_judged, n_right FROM {TABLE} WHERE model_id = ?"
                      " AND list_contains(?, struct_pack(d := dataset_id, m := modality))")

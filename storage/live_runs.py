@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 
+from storage.id_blocks import reserve_ids
 from storage.outcomes import refresh_outcomes
 
 _SECRET_WORDS = ("key", "secret", "token", "authorization", "password")
@@ -82,11 +83,13 @@ def _write_live(cur: duckdb.DuckDBPyConnection, dataset_id: int, model: str, mod
             cur.execute("DELETE FROM judgment WHERE list_contains(?, prediction_id)", [old])
             cur.execute("DELETE FROM trace_step WHERE list_contains(?, prediction_id)", [old])
             cur.execute("DELETE FROM prediction WHERE list_contains(?, id)", [old])
-        pid = int(cur.execute(
-            "INSERT INTO prediction (run_id, stimulus_id, raw_output, answer, correct, latency_s, meta, prompt,"
-            " tokens_in, tokens_out) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            [run_id, stimulus_id, raw_output, answer, correct, latency_s, json.dumps({"live": True}), prompt,
-             tokens_in, tokens_out]).fetchall()[0][0])
+        # an import may be reserving a block of prediction ids at this moment (`storage.id_blocks`)
+        pid = reserve_ids(cur, "seq_prediction", 1)
+        cur.execute(
+            "INSERT INTO prediction (id, run_id, stimulus_id, raw_output, answer, correct, latency_s, meta, prompt,"
+            " tokens_in, tokens_out) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [pid, run_id, stimulus_id, raw_output, answer, correct, latency_s, json.dumps({"live": True}), prompt,
+             tokens_in, tokens_out])
         refresh_outcomes(cur, dataset_id, [model], [stimulus_id])
         cur.execute("COMMIT")
     except BaseException:

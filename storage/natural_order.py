@@ -7,6 +7,11 @@ stored key in milliseconds.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # the store loads this module on opening: polars waits for an import
+    import polars as pl
+
 
 def _number_key(digits: str) -> str:
     """SQL for the key of a digit run, given its digits without leading zeros (SQL text): a mark (chr(1), below
@@ -32,3 +37,19 @@ def natural_key_sql(column: str) -> str:
     split = (f"array_to_string(list_transform(regexp_extract_all(CASE WHEN {one_number} THEN '' ELSE {column} END,"
              f" '[0-9]+|[^0-9]+'), lambda p: CASE WHEN p[1] BETWEEN '0' AND '9' THEN {run} ELSE p END), '')")
     return f"{direct} || {split}"
+
+
+def natural_keys(ids: pl.Series) -> pl.Series:
+    """`natural_key_sql` of each id (null for null), worked out by DuckDB in memory where the ids lie: an import
+    finds its new stimuli's keys while it checks the rest of its table, rather than as it writes them."""
+    import duckdb
+    import polars as pl
+
+    con = duckdb.connect()
+    try:
+        # as string views: DuckDB reads polars' own buffers instead of a copy of every id
+        con.register("ids", pl.DataFrame({"id": ids}).to_arrow(compat_level=pl.CompatLevel.newest()))
+        keys = con.sql(f"SELECT {natural_key_sql('id')} AS sort_key FROM ids").pl()
+    finally:
+        con.close()
+    return keys.get_column("sort_key").cast(pl.String)

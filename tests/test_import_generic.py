@@ -157,6 +157,24 @@ def test_skip_bad_keeps_the_good_rows(tmp_path):
     assert [p.line for p in plan.problems] == [3]
 
 
+def test_bad_values_deep_in_a_large_table_are_named_by_their_own_lines(tmp_path):
+    # a table this size is read in several pieces: each row must still be named by its line in the file
+    rows = 300_000
+    secs = [str(i % 9) for i in range(rows)]
+    secs[123_456] = "later"     # the data's 123,457th row: line 123,458 (the header is line 1)
+    secs[rows - 1] = "-1"       # the last line, 300,001
+    path = tmp_path / "p.csv"
+    pl.DataFrame({"clip": [f"c{i}" for i in range(rows)], "system": ["m"] * rows, "pred": ["a"] * rows,
+                  "truth": ["a"] * rows, "secs": secs}).write_csv(path)
+    assert pl.read_csv(path, infer_schema=False).get_column("secs").n_chunks() > 1   # what this test is about
+    with pytest.raises(ImportFailed) as refused:
+        GenericImporter().plan(path, ImportOptions(mapping=MAP))
+    assert [(p.line, p.found) for p in refused.value.problems] == [(123_458, "'later'"), (300_001, "-1.0")]
+    plan = GenericImporter().plan(path, ImportOptions(mapping=MAP, skip_bad=True))
+    assert [p.line for p in plan.problems] == [123_458, 300_001]
+    assert plan.frame("predictions").height == rows - 2
+
+
 @pytest.fixture(scope="module")
 def shared_store(tmp_path_factory) -> Store:
     """One store for every example of a property test (opening one per example would dominate its time)."""

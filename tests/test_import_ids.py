@@ -2,10 +2,13 @@
 order, and whatever is written next (another import, a live answer) continues after them, never reusing one."""
 from __future__ import annotations
 
+import random
+import threading
 from pathlib import Path
 
 import polars as pl
 
+from storage.id_blocks import reserve_ids
 from storage.importers.common import ImportOptions
 from storage.importers.generic import GenericImporter
 from storage.importers.writer import write_plan
@@ -39,6 +42,56 @@ def test_answers_and_new_stimuli_are_numbered_in_the_tables_order(tmp_path):
                           " ORDER BY p.id").fetchall()
     assert answers == [(i + 1, model, clip) for i, (model, clip) in
                        enumerate((m, c) for m in ("m1", "m2") for c in clips)]
+
+
+def test_the_answers_of_seventy_models_each_go_to_their_own_models_run(tmp_path):
+    # a few models' runs are told apart by name as the answers are written, many by a lookup: both keep each
+    # answer with its model
+    clips = ["c2", "c1", "c10"]
+    for models in ([f"m{i}" for i in range(3)], [f"model {i}" for i in range(70)]):
+        store = Store.open(tmp_path / f"{len(models)}.duckdb")
+        try:
+            import_table(store, write_answers(tmp_path / f"{len(models)}.csv", models, clips))
+            answers = store.cursor().execute(
+                "SELECT p.id, m.name, s.external_id FROM prediction p JOIN run r ON r.id = p.run_id"
+                " JOIN model m ON m.id = r.model_id JOIN stimulus s ON s.id = p.stimulus_id ORDER BY p.id").fetchall()
+            assert answers == [(i + 1, model, clip) for i, (model, clip) in
+                               enumerate((m, c) for m in models for c in clips)]
+        finally:
+            store.close()
+
+
+def test_blocks_of_ids_reserved_on_many_threads_at_once_never_overlap(tmp_path):
+    # an import reserves its answers' ids in one block while live answers draw theirs one at a time
+    store = Store.open(tmp_path / "t.duckdb")
+    reserved: list[range] = []
+    failures: list[BaseException] = []
+
+    def reserve(seed: int) -> None:
+        rng = random.Random(seed)
+        cur = store.cursor()   # this thread's own
+        try:
+            for _ in range(150):
+                count = rng.choice([1, 1, 2, rng.randint(3, 5000)])
+                first = reserve_ids(cur, "seq_prediction", count)
+                reserved.append(range(first, first + count))
+        except BaseException as exc:   # noqa: BLE001 - reported by the test below
+            failures.append(exc)
+
+    try:
+        threads = [threading.Thread(target=reserve, args=(seed,)) for seed in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not failures
+        ordered = sorted(reserved, key=lambda block: block.start)
+        assert all(a.stop <= b.start for a, b in zip(ordered, ordered[1:]))
+        # the next id drawn by default comes after every block
+        nxt = store.cursor().execute("SELECT nextval('seq_prediction')").fetchone()[0]
+        assert nxt >= ordered[-1].stop
+    finally:
+        store.close()
 
 
 def test_what_is_written_next_continues_after_the_imported_ids(tmp_path):

@@ -9,6 +9,8 @@ import polars as pl
 
 from app.cli import dispatch
 from storage import lookups, queries
+from storage.importers.common import ImportOptions
+from storage.importers.generic import GenericImporter
 from storage.importers.plan import DatasetInfo, ImportPlan
 from storage.importers.writer import write_plan
 from storage.store import Store
@@ -61,6 +63,26 @@ def test_every_ids_stored_sort_key_is_the_rules_whatever_its_shape(tmp_path):
     ids = list(dict.fromkeys(ids))
     store = _store(tmp_path / "s.duckdb", ids)
     try:
+        stored = dict(store.cursor().execute("SELECT external_id, sort_key FROM stimulus").fetchall())
+        assert stored == {i: _natural_key(i) for i in ids}
+    finally:
+        store.close()
+
+
+def test_the_stimuli_a_results_table_names_get_the_rules_sort_key_too(tmp_path):
+    # a results table's new stimuli have their keys worked out while the table is checked, not as they are
+    # written: the same rule either way
+    rng = random.Random(29)
+    ids = ["clip-10", "clip-0010", "clip-000", "0", "007", "42", "s01e02", "a1b2c3", "x", "x00y", "٣٣", "9" * 30]
+    ids += ["".join(rng.choice("ab-_0019٣Zé") for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    ids = list(dict.fromkeys(ids))
+    table = tmp_path / "answers.csv"
+    pl.DataFrame({"clip": ids * 2, "system": ["m1"] * len(ids) + ["m2"] * len(ids),
+                  "pred": ["yes"] * (2 * len(ids))}).write_csv(table)
+    store = Store.open(tmp_path / "s.duckdb")
+    try:
+        write_plan(store, GenericImporter().plan(table, ImportOptions(
+            dataset_name="D", mapping={"stimulus": "clip", "model": "system", "answer": "pred"})))
         stored = dict(store.cursor().execute("SELECT external_id, sort_key FROM stimulus").fetchall())
         assert stored == {i: _natural_key(i) for i in ids}
     finally:

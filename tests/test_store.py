@@ -187,7 +187,7 @@ def test_plan_conforms_frames_to_the_schema(tmp_path):
     plan = ImportPlan(DatasetInfo("x", "generic", tmp_path, "t"), "test")
     plan.add("stimuli", pl.DataFrame({"external_id": ["a"], "kind": ["generic"], "extra": [1]}))
     frame = plan.frame("stimuli")
-    assert frame.columns == ["external_id", "kind", "ground_truth", "split", "title", "text", "meta"]
+    assert frame.columns == ["external_id", "kind", "ground_truth", "split", "title", "text", "meta", "sort_key"]
     assert frame["ground_truth"].to_list() == [None]
     assert json.loads(json.dumps(plan.counts()))["stimuli"] == 1
 

@@ -15,6 +15,7 @@ truth, title, media and metadata, and only new ids become new (generic) stimuli.
 """
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from storage.importers.common import (MAP_FIELDS, ImportOptions, ProblemLog, che
                                       resolve_media)
 from storage.importers.plan import REFERRING, DatasetInfo, ImportPlan
 from storage.importers.sniff import mapping_of, sniff_frame
+from storage.natural_order import natural_keys
 from storage.tables import LINE, TABLE_SUFFIXES, form_of, read_table
 from storage.validation import TIMES_EXPECTED, bad_values
 from storage.importers.correctness import correct_word_expr, same_answers
@@ -292,15 +294,32 @@ def _duplicates(frame: pl.DataFrame, keys: list[str], file: str, log: ProblemLog
     return frame
 
 
-def _stimuli_for(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], file: str, log: ProblemLog) -> None:
-    # kind and the other fields stay empty: a results table does not say what its stimuli are
+def _first_rows(typed: pl.DataFrame) -> pl.DataFrame:
+    """Each stimulus id's first row of the table (its line, id, sort key and any label or split), in the table's
+    order: the stimuli a results table names. A row a builder drops as a second row of one key has the id of a
+    row before it, so the first rows are the same before and after that."""
     exprs = [pl.col("stimulus").alias("external_id")]
     if "label" in typed.columns:
         exprs.append(pl.col("label").alias("ground_truth"))
     if "split" in typed.columns:
         exprs.append(pl.col("split"))
-    _add(plan, "stimuli", typed.select(pl.col(LINE), *exprs).filter(pl.col("external_id").is_first_distinct()),
-         mapping, file, log)
+    firsts = typed.select(pl.col(LINE), *exprs).filter(pl.col("external_id").is_first_distinct())
+    return firsts.with_columns(natural_keys(firsts.get_column("external_id")).alias("sort_key"))
+
+
+def _while_first_rows_are_found(typed: pl.DataFrame) -> tuple[ThreadPoolExecutor, Future[pl.DataFrame]]:
+    """`_first_rows(typed)` started on a thread of its own, with the pool it runs in (to be shut down): polars
+    finds first occurrences on one core, so the other checks of a large table use the second meanwhile, and
+    the new stimuli's sort keys are ready before the write begins."""
+    pool = ThreadPoolExecutor(max_workers=1)
+    return pool, pool.submit(_first_rows, typed)
+
+
+def _stimuli_for(plan: ImportPlan, firsts: pl.DataFrame, mapping: dict[str, str], file: str,
+                 log: ProblemLog) -> None:
+    """The plan's stimuli: the first rows (`_first_rows`) of the ids a results table names."""
+    # kind and the other fields stay empty: a results table does not say what its stimuli are
+    _add(plan, "stimuli", firsts, mapping, file, log)
     stimuli = plan.frames["stimuli"]
     if plan.values_checked.get("stimuli") is stimuli:
         # no id was left out: every id of the table is a stimulus of the plan, so every row the plan took from
@@ -328,39 +347,44 @@ def _run_key(typed: pl.DataFrame) -> list[pl.Expr]:
 
 def _predictions(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
                  file: str, log: ProblemLog) -> None:
-    typed = typed.with_columns(_run_key(typed))
-    typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode"], file, log,
-                        "prediction")
-    plan.unique_checked.add("predictions")
-    correct = _correct(typed)
-    _add(plan, "predictions", typed.select(
-        pl.col(LINE), pl.col("stimulus"), pl.col("model"), "modality", "prompt_setting", "vision_mode", "context",
-        _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer"), correct.alias("correct"),
-        (pl.col("latency_s") if "latency_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("latency_s"),
-    ), mapping, file, log)
-    _stimuli_for(plan, typed, mapping, file, log)
+    pool, firsts = _while_first_rows_are_found(typed)
+    with pool:
+        typed = typed.with_columns(_run_key(typed))
+        typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode"], file, log,
+                            "prediction")
+        plan.unique_checked.add("predictions")
+        correct = _correct(typed)
+        _add(plan, "predictions", typed.select(
+            pl.col(LINE), pl.col("stimulus"), pl.col("model"), "modality", "prompt_setting", "vision_mode",
+            "context", _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer"),
+            correct.alias("correct"),
+            (pl.col("latency_s") if "latency_s" in typed.columns else pl.lit(None, dtype=pl.Float64))
+            .alias("latency_s")), mapping, file, log)
+    _stimuli_for(plan, firsts.result(), mapping, file, log)
 
 
 def _judgments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
                file: str, log: ProblemLog) -> None:
     # without a criterion column, the score column's own name says what was judged
     criterion = _col(typed, "criterion", mapping.get("score", "score"))
-    typed = typed.with_columns(*_run_key(typed), _col(typed, "judge", "").alias("judge"),
-                               criterion.alias("criterion"))
-    typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode", "judge",
-                                "criterion"], file, log, "judgment")
-    scale = options.extra.get("scale_max")
-    _add(plan, "judgments", typed.select(
-        LINE, "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "judge", "criterion",
-        (pl.col("score") if "score" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("score"),
-        pl.lit(float(scale) if scale is not None else None, dtype=pl.Float64).alias("scale_max"),
-        _col(typed, "rationale").alias("rationale")), mapping, file, log)
-    if {"answer", "raw"} & mapping.keys():
-        _add(plan, "predictions", typed.unique(subset=["stimulus", "model", "modality", "prompt_setting",
-                                                       "vision_mode"], keep="first", maintain_order=True).select(
-            LINE, "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context",
-            _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer")), mapping, file, log)
-    _stimuli_for(plan, typed, mapping, file, log)
+    pool, firsts = _while_first_rows_are_found(typed)
+    with pool:
+        typed = typed.with_columns(*_run_key(typed), _col(typed, "judge", "").alias("judge"),
+                                   criterion.alias("criterion"))
+        typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode", "judge",
+                                    "criterion"], file, log, "judgment")
+        scale = options.extra.get("scale_max")
+        _add(plan, "judgments", typed.select(
+            LINE, "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context", "judge", "criterion",
+            (pl.col("score") if "score" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("score"),
+            pl.lit(float(scale) if scale is not None else None, dtype=pl.Float64).alias("scale_max"),
+            _col(typed, "rationale").alias("rationale")), mapping, file, log)
+        if {"answer", "raw"} & mapping.keys():
+            _add(plan, "predictions", typed.unique(subset=["stimulus", "model", "modality", "prompt_setting",
+                                                           "vision_mode"], keep="first", maintain_order=True).select(
+                LINE, "stimulus", "model", "modality", "prompt_setting", "vision_mode", "context",
+                _col(typed, "raw").alias("raw_output"), _col(typed, "answer").alias("answer")), mapping, file, log)
+    _stimuli_for(plan, firsts.result(), mapping, file, log)
 
 
 def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
@@ -368,14 +392,16 @@ def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str
     condition = _col(typed, "modality", "")
     if "prompt" in typed.columns:
         condition = pl.concat_str([condition, pl.col("prompt").fill_null("")], separator=" ").str.strip_chars()
-    typed = typed.with_columns(condition.alias("condition"))
-    typed = _duplicates(typed, ["stimulus", "rater", "condition"], file, log, "rating")
-    correct = _correct(typed)
-    _add(plan, "human_ratings", typed.select(
-        LINE, "stimulus", "rater", "condition", _col(typed, "answer").alias("answer"), correct.alias("correct"),
-        (pl.col("response_time_s") if "response_time_s" in typed.columns
-         else pl.lit(None, dtype=pl.Float64)).alias("response_time_s")), mapping, file, log)
-    _stimuli_for(plan, typed, mapping, file, log)
+    pool, firsts = _while_first_rows_are_found(typed)
+    with pool:
+        typed = typed.with_columns(condition.alias("condition"))
+        typed = _duplicates(typed, ["stimulus", "rater", "condition"], file, log, "rating")
+        correct = _correct(typed)
+        _add(plan, "human_ratings", typed.select(
+            LINE, "stimulus", "rater", "condition", _col(typed, "answer").alias("answer"), correct.alias("correct"),
+            (pl.col("response_time_s") if "response_time_s" in typed.columns
+             else pl.lit(None, dtype=pl.Float64)).alias("response_time_s")), mapping, file, log)
+    _stimuli_for(plan, firsts.result(), mapping, file, log)
 
 
 def _with_ids(typed: pl.DataFrame) -> pl.DataFrame:
@@ -405,7 +431,7 @@ def _segments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], op
         (pl.col("start_s") if "start_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("start_s"),
         (pl.col("end_s") if "end_s" in typed.columns else pl.lit(None, dtype=pl.Float64)).alias("end_s"),
         _col(typed, "text").alias("text")), mapping, file, log)
-    _stimuli_for(plan, typed, mapping, file, log)
+    _stimuli_for(plan, _first_rows(typed), mapping, file, log)
 
 
 def media_role(path: str) -> str:

@@ -23,8 +23,10 @@ RUN_KEY = {"model": pl.String, "modality": pl.String, "prompt_setting": pl.Strin
            "vision_mode": pl.String, "context": pl.String}
 
 FRAME_SCHEMAS: dict[str, dict[str, Any]] = {
+    # `sort_key`: the id's natural sort key (`storage.natural_order`) where the reader worked it out, else null
+    # and worked out as the stimulus is written
     "stimuli": {"external_id": pl.String, "kind": pl.String, "ground_truth": pl.String,
-                "split": pl.String, "title": pl.String, "text": pl.String, "meta": pl.String},
+                "split": pl.String, "title": pl.String, "text": pl.String, "meta": pl.String, "sort_key": pl.String},
     "media": {"stimulus": pl.String, "role": pl.String, "path": pl.String, "present": pl.Boolean,
               "offset_s": pl.Float64, "duration_s": pl.Float64, "sample_rate": pl.Int32},
     "segments": {"stimulus": pl.String, "ord": pl.Int32, "speaker": pl.String, "start_s": pl.Float64,

@@ -16,6 +16,7 @@ import polars as pl
 
 from storage.annotations import AnnotationError, insert_annotations, upsert_label_sets
 from storage.errors import ImportCancelled, ImportFailed, RowProblem
+from storage.id_blocks import BLOCK_SEQUENCES, reserve_ids
 from storage.importers.effect import (CHILD_DEFAULTS, CHILD_TABLES, PLAN_ROW, STIMULUS_FIELDS, FrameViews,
                                       PlanEffect, StimuliWouldChange, plan_effect)
 from storage.importers.plan import REFERRING, ImportPlan
@@ -34,6 +35,8 @@ _RUN_FRAMES = ("predictions", "judgments", "trace_steps")
 _PREDICTION_COLUMNS = "run_id, stimulus_id, raw_output, answer, correct, latency_s, meta"
 # those columns' values for a plan's answer `f` joined to its run `r` and stimulus `s`
 _ANSWER_VALUES = "r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
+# up to how many runs of one import's answers are told apart by a CASE on the model rather than a join
+_RUNS_WRITTEN_OUT = 64
 # the sequence each table's ids come from (storage.schema), for inserts that draw them beforehand
 _ID_SEQUENCES = {"prediction": "seq_prediction", "stimulus": "seq_stimulus"}
 
@@ -157,17 +160,21 @@ class _Writer:
                         params: list | None = None) -> None:
         """INSERT INTO `sql_table` (`columns`) SELECT `values` FROM the plan's frame of `table` as f, then
         `tail` (joins that find a row for each of the frame's rows), each row with the id the table's sequence
-        would give it in the frame's order: the ids are drawn from the sequence in one go beforehand, because
-        a sequence drawn row by row as rows are inserted holds the whole insert to one thread. Should another
-        writer draw from the sequence at the same time (the ids drawn are then not consecutive), each row
-        draws its own id as it is inserted."""
+        would give it in the frame's order: the ids are drawn beforehand, because a sequence drawn row by row as
+        rows are inserted holds the whole insert to one thread. A sequence of `BLOCK_SEQUENCES` gives a block at
+        once (`storage.id_blocks`); another is drawn value by value, and should another writer draw from it at
+        the same time (the ids drawn are then not consecutive), each row draws its own id as it is inserted."""
         rows = self.plan.frame(table).height
-        first, last = self.cur.execute(f"SELECT min(v), max(v) FROM (SELECT nextval('{_ID_SEQUENCES[sql_table]}')"
-                                       " AS v FROM range(?))", [rows]).fetchall()[0]
-        if last - first + 1 != rows:
-            self.cur.execute(f"INSERT INTO {sql_table} ({columns}) SELECT {values} FROM {self.view(table)} f {tail}",
-                             params or [])
-            return
+        sequence = _ID_SEQUENCES[sql_table]
+        if sequence in BLOCK_SEQUENCES:
+            first = reserve_ids(self.cur, sequence, rows)
+        else:
+            first, last = self.cur.execute(f"SELECT min(v), max(v) FROM (SELECT nextval('{sequence}') AS v"
+                                           " FROM range(?))", [rows]).fetchall()[0]
+            if last - first + 1 != rows:
+                self.cur.execute(f"INSERT INTO {sql_table} ({columns}) SELECT {values} FROM {self.view(table)} f"
+                                 f" {tail}", params or [])
+                return
         self.cur.execute(f"INSERT INTO {sql_table} (id, {columns}) SELECT ? + f.{PLAN_ROW}, {values}"
                          f" FROM {self.view(table)} f {tail}", [first, *(params or [])])
 
@@ -223,7 +230,7 @@ class _Writer:
             # its stimuli without describing them), so a new stimulus gets the generic kind
             columns = "dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key"
             values = ("?, f.external_id, coalesce(f.kind, 'generic'), f.ground_truth, f.split, f.title, f.text,"
-                      f" f.meta, {natural_key_sql('f.external_id')}")
+                      f" f.meta, coalesce(f.sort_key, {natural_key_sql('f.external_id')})")
             if not effect.dataset_exists:   # a new dataset's stimuli are all new: their ids are drawn beforehand
                 self.insert_numbered("stimulus", columns, values, "stimuli", params=[dataset_id])
             else:
@@ -329,12 +336,22 @@ class _Writer:
 
     def _answers(self, frame: pl.DataFrame, effect: PlanEffect) -> None:
         same = _same_conditions(frame)
-        # answers all given under the same conditions are matched to their runs by the model alone
-        join = self._RUN_JOIN if same is None else (
-            "JOIN run_map r ON r.model = f.model AND r.modality = ? AND r.prompt_setting = ? AND r.vision_mode = ?"
-            " AND r.context = ? JOIN stim_map s ON s.external_id = f.stimulus")
-        incoming = f"SELECT {_ANSWER_VALUES} FROM {self.view('predictions')} f {join}"
-        params = same or []
+        values, join, params = _ANSWER_VALUES, self._RUN_JOIN, []
+        if same is not None:
+            # answers all given under the same conditions are matched to their runs by the model alone; a few
+            # models' runs are written out, which costs less than a join looking up every answer's model
+            runs = self.cur.execute("SELECT model, run_id FROM run_map WHERE modality = ? AND prompt_setting = ?"
+                                    " AND vision_mode = ? AND context = ?", same).fetchall()
+            join = "JOIN stim_map s ON s.external_id = f.stimulus"
+            if len(runs) <= _RUNS_WRITTEN_OUT:
+                run_id = "CASE f.model" + " WHEN ? THEN ?" * len(runs) + " END AS run_id"
+                values = _ANSWER_VALUES.replace("r.run_id", run_id, 1)
+                params = [value for run in runs for value in run]
+            else:
+                join = ("JOIN run_map r ON r.model = f.model AND r.modality = ? AND r.prompt_setting = ?"
+                        " AND r.vision_mode = ? AND r.context = ? " + join)
+                params = same
+        incoming = f"SELECT {values} FROM {self.view('predictions')} f {join}"
         columns = f"prediction ({_PREDICTION_COLUMNS})"
         # the plan's runs are few: whether any of them already has answers is asked of them alone
         existing = self.scalar(
@@ -345,7 +362,7 @@ class _Writer:
         unique = "predictions" in self.plan.unique_checked
         if not existing and unique:
             # new runs whose keys the reader proved unique: one pass from the plan into the table
-            self.insert_numbered("prediction", _PREDICTION_COLUMNS, _ANSWER_VALUES, "predictions", join, params)
+            self.insert_numbered("prediction", _PREDICTION_COLUMNS, values, "predictions", join, params)
             self.written["predictions"] = frame.height
             return
         self.cur.execute(f"CREATE OR REPLACE TEMP TABLE pred_in AS {incoming}", params)

@@ -1,13 +1,15 @@
 """Stimulus ids in natural order: each run of digits compares as the number it writes (0, 1, 2, 10, 100;
 clip-9 before clip-10), text runs as text, and a number before text at the same place.
 
-The key is computed once, when a stimulus is written (`stimulus.sort_key`), because computing it costs far
+The key is computed once, as a stimulus is imported (`stimulus.sort_key`), because computing it costs far
 more than sorting by it: a window that sorts a million stimuli by id reads a page of them ordered by the
 stored key in milliseconds.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from storage.frame_sql import evaluate_sql
 
 if TYPE_CHECKING:   # the store loads this module on opening: polars waits for an import
     import polars as pl
@@ -40,16 +42,8 @@ def natural_key_sql(column: str) -> str:
 
 
 def natural_keys(ids: pl.Series) -> pl.Series:
-    """`natural_key_sql` of each id (null for null), worked out by DuckDB in memory where the ids lie: an import
-    finds its new stimuli's keys while it checks the rest of its table, rather than as it writes them."""
-    import duckdb
+    """`natural_key_sql` of each id (null for null): an import finds its new stimuli's keys while it checks the
+    rest of its table, rather than as it writes them."""
     import polars as pl
 
-    con = duckdb.connect()
-    try:
-        # as string views: DuckDB reads polars' own buffers instead of a copy of every id
-        con.register("ids", pl.DataFrame({"id": ids}).to_arrow(compat_level=pl.CompatLevel.newest()))
-        keys = con.sql(f"SELECT {natural_key_sql('id')} AS sort_key FROM ids").pl()
-    finally:
-        con.close()
-    return keys.get_column("sort_key").cast(pl.String)
+    return evaluate_sql(pl.DataFrame({"id": ids}), natural_key_sql("id")).cast(pl.String)

@@ -168,10 +168,10 @@ def _read_fast(path: Path, delimiter: str, n_rows: int | None) -> pl.DataFrame |
     if frame.width > 1 and frame.height and frame[frame.columns[-1]].null_count():
         if not _every_row_full(path, delimiter, frame.height):
             return None
-    return with_lines(frame, 2)
+    return _with_lines(frame, 2)
 
 
-def with_lines(frame: pl.DataFrame, first: int) -> pl.DataFrame:
+def _with_lines(frame: pl.DataFrame, first: int) -> pl.DataFrame:
     """`frame` with its rows' lines (`LINE`, Int64) counted from `first`, as its first column.
 
     The line column is split where the frame's other columns are split into chunks. A parallel reader's
@@ -329,5 +329,5 @@ def _read_parquet(path: Path, name: str, n_rows: int | None) -> Table:
                 skip_nulls=True))
         else:
             texts.append(pl.col(column).cast(pl.String))
-    frame = with_lines(frame.select(texts), 1)
+    frame = _with_lines(frame.select(texts), 1)
     return Table(name, frame, {column: lines for column, lines in nested.items() if lines})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from storage.frame_sql import evaluate_sql
 from storage.importers.words import FALSE_WORDS, TRUE_WORDS
 
 if TYPE_CHECKING:   # the store loads this module on opening (for attached releases): polars waits for an import
@@ -49,18 +50,5 @@ def same_answers(answers: pl.Series, labels: pl.Series) -> pl.Series:
     """Each answer against its row's label by `same_answer_sql`, named `correct`."""
     import polars as pl
 
-    return _evaluate(pl.DataFrame({"a": answers, "l": labels}), same_answer_sql("a", "l"))
-
-
-def _evaluate(frame: pl.DataFrame, sql: str) -> pl.Series:
-    import duckdb
-    import polars as pl
-
-    con = duckdb.connect()   # in memory: it reads the frame where it lies
-    try:
-        # as string views: DuckDB reads polars' own buffers instead of a copy of every text
-        con.register("rows", frame.to_arrow(compat_level=pl.CompatLevel.newest()))
-        result = con.sql(f"SELECT ({sql}) AS correct FROM rows").pl()
-    finally:
-        con.close()
-    return result.get_column("correct").cast(pl.Boolean)
+    return evaluate_sql(pl.DataFrame({"a": answers, "l": labels}), same_answer_sql("a", "l")).cast(pl.Boolean) \
+        .alias("correct")

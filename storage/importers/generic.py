@@ -15,7 +15,9 @@ truth, title, media and metadata, and only new ids become new (generic) stimuli.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -307,12 +309,13 @@ def _first_rows(typed: pl.DataFrame) -> pl.DataFrame:
     return firsts.with_columns(natural_keys(firsts.get_column("external_id")).alias("sort_key"))
 
 
-def _while_first_rows_are_found(typed: pl.DataFrame) -> tuple[ThreadPoolExecutor, Future[pl.DataFrame]]:
-    """`_first_rows(typed)` started on a thread of its own, with the pool it runs in (to be shut down): polars
-    finds first occurrences on one core, so the other checks of a large table use the second meanwhile, and
-    the new stimuli's sort keys are ready before the write begins."""
-    pool = ThreadPoolExecutor(max_workers=1)
-    return pool, pool.submit(_first_rows, typed)
+@contextmanager
+def _first_rows_beside(typed: pl.DataFrame) -> Iterator[Future[pl.DataFrame]]:
+    """`_first_rows(typed)`, worked out on a thread of its own while the block runs (and waited for when it
+    ends): polars finds first occurrences on one core, so the other checks of a large table use the second
+    meanwhile, and the new stimuli's sort keys are ready before the write begins."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(_first_rows, typed)
 
 
 def _stimuli_for(plan: ImportPlan, firsts: pl.DataFrame, mapping: dict[str, str], file: str,
@@ -347,8 +350,7 @@ def _run_key(typed: pl.DataFrame) -> list[pl.Expr]:
 
 def _predictions(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], options: ImportOptions,
                  file: str, log: ProblemLog) -> None:
-    pool, firsts = _while_first_rows_are_found(typed)
-    with pool:
+    with _first_rows_beside(typed) as firsts:
         typed = typed.with_columns(_run_key(typed))
         typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode"], file, log,
                             "prediction")
@@ -367,8 +369,7 @@ def _judgments(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str], o
                file: str, log: ProblemLog) -> None:
     # without a criterion column, the score column's own name says what was judged
     criterion = _col(typed, "criterion", mapping.get("score", "score"))
-    pool, firsts = _while_first_rows_are_found(typed)
-    with pool:
+    with _first_rows_beside(typed) as firsts:
         typed = typed.with_columns(*_run_key(typed), _col(typed, "judge", "").alias("judge"),
                                    criterion.alias("criterion"))
         typed = _duplicates(typed, ["stimulus", "model", "modality", "prompt_setting", "vision_mode", "judge",
@@ -392,8 +393,7 @@ def _human_ratings(plan: ImportPlan, typed: pl.DataFrame, mapping: dict[str, str
     condition = _col(typed, "modality", "")
     if "prompt" in typed.columns:
         condition = pl.concat_str([condition, pl.col("prompt").fill_null("")], separator=" ").str.strip_chars()
-    pool, firsts = _while_first_rows_are_found(typed)
-    with pool:
+    with _first_rows_beside(typed) as firsts:
         typed = typed.with_columns(condition.alias("condition"))
         typed = _duplicates(typed, ["stimulus", "rater", "condition"], file, log, "rating")
         correct = _correct(typed)

@@ -33,12 +33,17 @@ RUN_COLS = ["model", "modality", "prompt_setting", "vision_mode", "context"]
 # the plan's frames that name runs (a model and its conditions)
 _RUN_FRAMES = ("predictions", "judgments", "trace_steps")
 _PREDICTION_COLUMNS = "run_id, stimulus_id, raw_output, answer, correct, latency_s, meta"
-# those columns' values for a plan's answer `f` joined to its run `r` and stimulus `s`
-_ANSWER_VALUES = "r.run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
+
 # up to how many runs of one import's answers are told apart by a CASE on the model rather than a join
 _RUNS_WRITTEN_OUT = 64
 # the sequence each table's ids come from (storage.schema), for inserts that draw them beforehand
 _ID_SEQUENCES = {"prediction": "seq_prediction", "stimulus": "seq_stimulus"}
+
+
+def _answer_values(run_id: str = "r.run_id") -> str:
+    """The values of `_PREDICTION_COLUMNS` for a plan's answer `f` joined to its stimulus `s`, its run's id being
+    `run_id` (SQL: by default that of the run `r` it is joined to)."""
+    return f"{run_id} AS run_id, s.stimulus_id, f.raw_output, f.answer, f.correct, f.latency_s, f.meta"
 
 
 @dataclass
@@ -336,7 +341,7 @@ class _Writer:
 
     def _answers(self, frame: pl.DataFrame, effect: PlanEffect) -> None:
         same = _same_conditions(frame)
-        values, join, params = _ANSWER_VALUES, self._RUN_JOIN, []
+        values, join, params = _answer_values(), self._RUN_JOIN, []
         if same is not None:
             # answers all given under the same conditions are matched to their runs by the model alone; a few
             # models' runs are written out, which costs less than a join looking up every answer's model
@@ -344,8 +349,7 @@ class _Writer:
                                     " AND vision_mode = ? AND context = ?", same).fetchall()
             join = "JOIN stim_map s ON s.external_id = f.stimulus"
             if len(runs) <= _RUNS_WRITTEN_OUT:
-                run_id = "CASE f.model" + " WHEN ? THEN ?" * len(runs) + " END AS run_id"
-                values = _ANSWER_VALUES.replace("r.run_id", run_id, 1)
+                values = _answer_values("CASE f.model" + " WHEN ? THEN ?" * len(runs) + " END")
                 params = [value for run in runs for value in run]
             else:
                 join = ("JOIN run_map r ON r.model = f.model AND r.modality = ? AND r.prompt_setting = ?"

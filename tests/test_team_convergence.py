@@ -150,11 +150,14 @@ class Held:
     def __init__(self, url: str, dataset: str) -> None:
         self.url, self.dataset = url, dataset
         self.open: list[psycopg.Connection] = []
+        self.editing: dict[psycopg.Connection, str] = {}   # the label each open transaction edits
         self.labels: list[tuple[str, int]] = []   # (uid, revision) of its committed labels
 
     def begin(self, rng: random.Random) -> None:
         con = team_server.connect(self.url, autocommit=False)
-        known = self._known(con)
+        # a label one of its own open transactions is editing is locked until that one ends: an edit of it here
+        # would wait for a commit that this one thread can then never make
+        known = [label for label in self._known(con) if label[0] not in self.editing.values()]
         uid, base = rng.choice(known) if known and rng.random() < 0.5 else (str(uuid.uuid4()), 0)
         start = round(rng.uniform(0, 8), 2)
         edit = {"kind": "annotation", "edit_uid": str(uuid.uuid4()), "uid": uid, "dataset": self.dataset,
@@ -164,6 +167,7 @@ class Held:
                           "deleted": rng.random() < 0.2}}
         con.execute("SELECT thinslice.apply_edit(%s::jsonb)", [json.dumps(edit)])
         self.open.append(con)
+        self.editing[con] = uid
 
     def _known(self, con: psycopg.Connection) -> list[tuple[str, int]]:
         rows = con.execute("SELECT uid::text, revision FROM thinslice.annotation WHERE annotator = %s"
@@ -174,6 +178,7 @@ class Held:
         if not self.open:
             return
         con = self.open.pop(rng.randrange(len(self.open)))
+        self.editing.pop(con)
         try:
             if commit if commit is not None else rng.random() < 0.8:
                 con.commit()

@@ -412,8 +412,31 @@ DELETE FROM model_outcome o WHERE (SELECT count(*) FROM run r WHERE r.dataset_id
     AND r.model_id = o.model_id AND r.modality = o.modality) < 2;
 """
 
+# Version 17: a stimulus's id is no longer a primary key, as a prediction's is not (see above). Ids come from their
+# sequence, and a lookup by id reads the zone maps of a table written in id order about as fast as the index did
+# (0.86 against 0.79 ms among 2.5M stimuli), while keeping the index cost 0.3 s of importing 10M answers to 1.25M new
+# clips (6.66 against 6.94 s). The table is made again with its rows (DuckDB cannot drop a constraint).
+V17 = """
+CREATE TABLE stimulus_v17 (
+    id BIGINT NOT NULL DEFAULT nextval('seq_stimulus'),
+    dataset_id BIGINT NOT NULL,
+    external_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    ground_truth VARCHAR,
+    split VARCHAR,
+    title VARCHAR,
+    text VARCHAR,
+    meta JSON,
+    sort_key VARCHAR
+);
+INSERT INTO stimulus_v17 SELECT id, dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key
+    FROM stimulus ORDER BY id;
+DROP TABLE stimulus;
+ALTER TABLE stimulus_v17 RENAME TO stimulus;
+"""
+
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
-                                                                       V12, V13, V14, V15, V16]
+                                                                       V12, V13, V14, V15, V16, V17]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -1,9 +1,11 @@
-"""A store made before the stimuli lost their index by dataset and external id opens without loss: every row of
-every table is as it was, ids included, and imports into it afterwards add only the ids the dataset lacks and
-number new stimuli after the stored ones."""
+"""A store made before the stimuli lost their index by dataset and external id (version 15), or their primary key
+(version 17), opens without loss: every row of every table is as it was, ids included, and imports into it
+afterwards add only the ids the dataset lacks and number new stimuli after the stored ones."""
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from app.import_service import run_import
 from storage.importers.common import ImportOptions
@@ -23,11 +25,12 @@ def _import(store: Store, path: Path) -> None:
     run_import(store, "generic", path, ImportOptions(dataset_name="Results", mapping=dict(MAP)))
 
 
-def test_a_store_of_the_version_before_opens_with_every_row_and_takes_new_ids_after_its_own(tmp_path):
+@pytest.mark.parametrize("old_version", [14, 16])
+def test_a_store_of_the_version_before_opens_with_every_row_and_takes_new_ids_after_its_own(tmp_path, old_version):
     first = _csv(tmp_path / "first.csv", [("clip-2", "m1", "yes", "yes"), ("clip-10", "m1", "no", "yes"),
                                           ("clip-1", "m1", "No", "no")])
     db = tmp_path / "old.duckdb"
-    old = Store.open(db, migrate_to=14)   # the version before stimuli lost their indexes (15)
+    old = Store.open(db, migrate_to=old_version)
     _import(old, first)
     before = store_rows(old)
     old.close()
@@ -36,7 +39,8 @@ def test_a_store_of_the_version_before_opens_with_every_row_and_takes_new_ids_af
     assert store.version == LATEST_VERSION
     changes = changed_rows(before, store_rows(store))
     assert set(changes) == {"schema_version"}   # the stimuli, their ids and sort keys are as they were
-    assert changes["schema_version"][0] == [] and [row[0] for row in changes["schema_version"][1]] == [15, 16]
+    assert changes["schema_version"][0] == [] and [row[0] for row in changes["schema_version"][1]] == list(
+        range(old_version + 1, LATEST_VERSION + 1))
 
     cur = store.cursor()
     # the same table again changes nothing; a second model's answers to one stored and one new clip add only the

@@ -43,3 +43,21 @@ def test_a_line_break_inside_a_quoted_value_is_trimmed(tmp_path):
 
 def test_a_table_without_padding_stores_every_value_as_written(tmp_path):
     assert stored(tmp_path, "clip,system,pred,secs\n" + "\n".join(ROWS) + "\n") == EXPECTED
+
+
+LONG_ROWS = [f"clip-{i:07d},model-{i % 7},stranger,{i % 1000 / 10}" for i in range(60_000)]   # about 2 MB
+
+
+@pytest.mark.parametrize("accented", [False, True], ids=["plain", "an accent early"])
+@pytest.mark.parametrize("space", [" ", "\t", "\xa0", "\u3000"], ids=["U+0020", "U+0009", "U+00A0", "U+3000"])
+def test_a_value_padded_only_at_the_end_of_a_long_file_is_trimmed(tmp_path, space, accented):
+    # the file is searched a piece at a time: the padding lies far past the first pieces, which hold other
+    # non-ASCII text in one case
+    rows = list(LONG_ROWS)
+    if accented:
+        rows[3] = rows[3].replace("stranger", "étranger")
+    rows[-1] = rows[-1].replace("stranger", f"stranger{space}")
+    found = stored(tmp_path, "clip,system,pred,secs\n" + "\n".join(rows) + "\n")
+    assert len(found) == len(rows) and found[-1][2] == "stranger" and found[3][2] == (
+        "étranger" if accented else "stranger")
+    assert {answer for _, _, answer, _ in found} == ({"stranger", "étranger"} if accented else {"stranger"})

@@ -9,7 +9,9 @@ threads end and its store closes without the session stopping) and started again
 edits without a session, or loses its connections; now and then the server itself restarts. After all
 held transactions end and everyone is back, the schedule waits for quiescence and checks.
 
-A failing schedule names its seed; THINSLICE_TEAM_SEED=N replays that one alone.
+A failing schedule names its seed; THINSLICE_TEAM_SEED=N replays that one alone. A schedule still running after
+`HUNG_S` is cut off (every member's server connections end, so a wait on the server fails) and fails naming its
+seed, rather than holding the whole run until its time limit.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import os
 import queue
 import random
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -38,6 +41,7 @@ from tests.pg_server import STIMULI, member_store, pg_server  # noqa: F401  (the
 SCHEDULES = int(os.environ.get("THINSLICE_TEAM_SCHEDULES", "100"))
 STEPS = (3, 7)              # edits and events per schedule
 SETTLE_S = 15.0             # quiescence must come within this
+HUNG_S = 90.0               # a schedule takes about half a second, a server restart a few
 MEMBERS = ("m0", "m1")
 RAW = "raw"                 # the member whose transactions are held open
 
@@ -323,7 +327,25 @@ def test_random_schedules_converge_and_lose_no_acknowledged_edit(pg_server, tmp_
     replay = os.environ.get("THINSLICE_TEAM_SEED")
     seeds = [int(replay)] if replay else [random.randrange(10**6) * SCHEDULES + i for i in range(SCHEDULES)]
     for seed in seeds:
+        hung = threading.Event()
+        watchdog = threading.Timer(HUNG_S, _cut_off, [url, hung])
+        watchdog.start()
         try:
             _run(seed, pg_server, url, urls, templates, tmp_path)
         except Exception as exc:
-            pytest.fail(f"schedule {seed} failed (replay: THINSLICE_TEAM_SEED={seed}): {exc}")
+            pytest.fail(f"schedule {seed} failed (replay: THINSLICE_TEAM_SEED={seed}): "
+                        + ("it hung and was cut off: " if hung.is_set() else "") + str(exc))
+        finally:
+            watchdog.cancel()
+        if hung.is_set():
+            pytest.fail(f"schedule {seed} hung for {HUNG_S:.0f} s and was cut off"
+                        f" (replay: THINSLICE_TEAM_SEED={seed})")
+
+
+def _cut_off(url: str, hung: threading.Event) -> None:
+    """End every member's server connections, the held transactions' included: whatever waits on the server
+    fails (or, a member's, retries on a new connection), so a hung schedule ends and is named."""
+    hung.set()
+    with team_server.connect(url) as con:
+        con.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = ANY(%s)",
+                    [[*MEMBERS, RAW]])

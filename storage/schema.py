@@ -380,15 +380,13 @@ CREATE OR REPLACE VIEW prediction_counts AS SELECT r.dataset_id, p.run_id, p.cor
 # an older store gets the rows of every stored prediction.
 V14 = CREATE_SQL + BUILD_SQL
 
-# Version 15: a stimulus is no longer indexed by its dataset and external id (nor by its dataset alone): no query
-# reads through those indexes (a lookup by dataset and id scans the table's zone maps either way), and keeping them
-# was a third of writing a large results table's stimuli. A dataset's ids stay unique by its two writers: the import
-# writer adds only ids the dataset lacks, one import at a time (one process opens a store, and within it
-# `Store.import_lock` lets one import write at once), and attaching makes a new dataset of distinct ids. DuckDB
-# cannot drop a constraint, so the table is made again with its rows.
-V15 = """
-CREATE TABLE stimulus_v15 (
-    id BIGINT PRIMARY KEY DEFAULT nextval('seq_stimulus'),
+
+def _stimulus_made_again(version: int, id_column: str) -> str:
+    """SQL making the stimulus table again as `stimulus_v<version>` with `id_column` as its id, its rows copied in id
+    order: DuckDB cannot drop a constraint or an index of a table."""
+    return f"""
+CREATE TABLE stimulus_v{version} (
+    {id_column},
     dataset_id BIGINT NOT NULL,
     external_id VARCHAR NOT NULL,
     kind VARCHAR NOT NULL,
@@ -399,11 +397,20 @@ CREATE TABLE stimulus_v15 (
     meta JSON,
     sort_key VARCHAR
 );
-INSERT INTO stimulus_v15 SELECT id, dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key
-    FROM stimulus ORDER BY id;
+INSERT INTO stimulus_v{version} SELECT id, dataset_id, external_id, kind, ground_truth, split, title, text, meta,
+    sort_key FROM stimulus ORDER BY id;
 DROP TABLE stimulus;
-ALTER TABLE stimulus_v15 RENAME TO stimulus;
+ALTER TABLE stimulus_v{version} RENAME TO stimulus;
 """
+
+
+# Version 15: a stimulus is no longer indexed by its dataset and external id (nor by its dataset alone): no query
+# reads through those indexes (a lookup by dataset and id scans the table's zone maps either way), and keeping them
+# was a third of writing a large results table's stimuli. A dataset's ids stay unique by its two writers: the import
+# writer adds only ids the dataset lacks, one import at a time (one process opens a store, and within it
+# `Store.import_lock` lets one import write at once), and attaching makes a new dataset of distinct ids. DuckDB
+# cannot drop a constraint, so the table is made again with its rows.
+V15 = _stimulus_made_again(15, "id BIGINT PRIMARY KEY DEFAULT nextval('seq_stimulus')")
 
 # Version 16: a model's outcomes are kept only where it has several runs in a dataset and modality; where it has one,
 # that run's answers are its outcomes and are read as they are (storage/outcomes.py), so the copy is dropped.
@@ -412,28 +419,11 @@ DELETE FROM model_outcome o WHERE (SELECT count(*) FROM run r WHERE r.dataset_id
     AND r.model_id = o.model_id AND r.modality = o.modality) < 2;
 """
 
-# Version 17: a stimulus's id is no longer a primary key, as a prediction's is not (see above). Ids come from their
+# Version 17: a stimulus's id is no longer a primary key, as the large tables' ids are not (see `prediction`). Ids come from their
 # sequence, and a lookup by id reads the zone maps of a table written in id order about as fast as the index did
 # (0.86 against 0.79 ms among 2.5M stimuli), while keeping the index cost 0.3 s of importing 10M answers to 1.25M new
-# clips (6.66 against 6.94 s). The table is made again with its rows (DuckDB cannot drop a constraint).
-V17 = """
-CREATE TABLE stimulus_v17 (
-    id BIGINT NOT NULL DEFAULT nextval('seq_stimulus'),
-    dataset_id BIGINT NOT NULL,
-    external_id VARCHAR NOT NULL,
-    kind VARCHAR NOT NULL,
-    ground_truth VARCHAR,
-    split VARCHAR,
-    title VARCHAR,
-    text VARCHAR,
-    meta JSON,
-    sort_key VARCHAR
-);
-INSERT INTO stimulus_v17 SELECT id, dataset_id, external_id, kind, ground_truth, split, title, text, meta, sort_key
-    FROM stimulus ORDER BY id;
-DROP TABLE stimulus;
-ALTER TABLE stimulus_v17 RENAME TO stimulus;
-"""
+# clips (6.66 against 6.94 s).
+V17 = _stimulus_made_again(17, "id BIGINT NOT NULL DEFAULT nextval('seq_stimulus')")
 
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
                                                                        V12, V13, V14, V15, V16, V17]

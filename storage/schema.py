@@ -419,10 +419,10 @@ DELETE FROM model_outcome o WHERE (SELECT count(*) FROM run r WHERE r.dataset_id
     AND r.model_id = o.model_id AND r.modality = o.modality) < 2;
 """
 
-# Version 17: a stimulus's id is no longer a primary key, as the large tables' ids are not (see `prediction`). Ids come from their
-# sequence, and a lookup by id reads the zone maps of a table written in id order about as fast as the index did
-# (0.86 against 0.79 ms among 2.5M stimuli), while keeping the index cost 0.3 s of importing 10M answers to 1.25M new
-# clips (6.66 against 6.94 s).
+# Version 17: a stimulus's id is no longer a primary key, as the large tables' ids are not (see `prediction`). Ids
+# come from their sequence, and a lookup by id reads the zone maps of a table written in id order about as fast as
+# the index did (0.86 against 0.79 ms among 2.5M stimuli), while keeping the index cost 0.3 s of importing 10M
+# answers to 1.25M new clips (6.66 against 6.94 s).
 V17 = _stimulus_made_again(17, "id BIGINT NOT NULL DEFAULT nextval('seq_stimulus')")
 
 MIGRATIONS: list[str | Callable[[duckdb.DuckDBPyConnection], None]] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11,
